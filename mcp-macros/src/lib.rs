@@ -1,0 +1,1 @@
+//! Procedural macros for declaring MCP tools and elicitation forms.

@@ -1,0 +1,1 @@
+//! A stateless MCP 2026-07-28 server runtime.
