@@ -1,0 +1,1 @@
+//! `context`: not written yet.

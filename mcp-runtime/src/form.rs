@@ -1,0 +1,1 @@
+//! `form`: not written yet.

@@ -1,0 +1,1 @@
+//! `replay`: not written yet.

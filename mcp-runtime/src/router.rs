@@ -1,0 +1,1 @@
+//! `router`: not written yet.

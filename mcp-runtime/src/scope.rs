@@ -1,0 +1,1 @@
+//! `scope`: not written yet.

@@ -1,0 +1,1 @@
+//! `state`: not written yet.

@@ -1,0 +1,1 @@
+//! `tool`: not written yet.

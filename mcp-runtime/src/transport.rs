@@ -1,0 +1,1 @@
+//! `transport`: not written yet.
