@@ -21,4 +21,4 @@ mod workspace;
 pub use policy::{PolicyError, ScopeError, ScopePolicy};
 pub use rel_path::{MAX_REL_PATH_LEN, RelPath, RelPathError};
 pub use uri::{MAX_URI_LEN, UriError, WorkspaceUri};
-pub use workspace::{FsError, Workspace};
+pub use workspace::{FsError, Listing, WalkOptions, Workspace};

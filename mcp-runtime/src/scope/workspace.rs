@@ -1,11 +1,42 @@
 //! Containment: file operations resolved beneath a workspace directory handle.
 
-use std::io;
+use std::io::{self, Read, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use cap_std::fs::{Dir, MetadataExt};
+use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
+use super::rel_path::RelPath;
 use super::uri::WorkspaceUri;
+
+/// Bounds for [`Workspace::walk_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkOptions {
+    /// Deepest directory level descended into (1 = only the workspace's own entries).
+    pub max_depth: usize,
+    /// Most directory entries examined (files, directories and everything else) before the
+    /// walk stops and reports itself truncated.
+    pub max_entries: usize,
+}
+
+impl Default for WalkOptions {
+    /// 16 levels, 10 000 entries: far above a notes folder, far below a home directory.
+    fn default() -> Self {
+        Self {
+            max_depth: 16,
+            max_entries: 10_000,
+        }
+    }
+}
+
+/// The result of [`Workspace::walk`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Listing {
+    /// Matching regular files, sorted by id.
+    pub files: Vec<RelPath>,
+    /// Whether a [`WalkOptions`] bound cut the walk short (then `files` is incomplete).
+    pub truncated: bool,
+}
 
 /// A file operation inside a workspace failed or was refused.
 ///
@@ -48,6 +79,20 @@ pub enum FsError {
     /// The entry was replaced while it was being checked; nothing was done.
     #[error("{path} changed while it was being opened; retry the operation")]
     ChangedConcurrently {
+        /// Workspace-relative path.
+        path: String,
+    },
+    /// The file is larger than the caller's limit.
+    #[error("{path} is larger than the {limit}-byte limit for reading it")]
+    TooLarge {
+        /// Workspace-relative path.
+        path: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The file is not valid UTF-8 text.
+    #[error("{path} is not valid UTF-8 text")]
+    NotUtf8 {
         /// Workspace-relative path.
         path: String,
     },
@@ -159,5 +204,239 @@ impl Workspace {
     /// offer. cap-std keeps paths opened through it inside the workspace.
     pub fn dir(&self) -> &Dir {
         &self.dir
+    }
+}
+
+/// Containment: every operation is resolved beneath the workspace handle.
+///
+/// Symlink policy, per operation:
+/// - [`walk`](Self::walk) never descends into a symlinked directory (no cycles, no duplicate
+///   listings, nothing outside). A symlink to a file is listed only if it is relative and
+///   resolves, link by link, to a regular file inside the workspace; links leading outside
+///   (including absolute links, even to inside paths) are skipped.
+/// - [`read`](Self::read) / [`read_to_string`](Self::read_to_string) follow the same rule: links
+///   resolving inside are followed, anything leading out is refused ([`FsError::Denied`]).
+/// - [`remove_file`](Self::remove_file) and [`write_file`](Self::write_file) follow no symlink
+///   at all: every parent directory is re-opened one real directory at a time, and the entry
+///   itself must not be a link.
+impl Workspace {
+    /// Lists regular files recursively with [`WalkOptions::default`], keeping those `filter`
+    /// accepts.
+    pub fn walk(&self, filter: impl FnMut(&RelPath) -> bool) -> Result<Listing, FsError> {
+        self.walk_with(WalkOptions::default(), filter)
+    }
+
+    /// Lists regular files recursively within `options`' bounds, keeping those `filter` accepts.
+    ///
+    /// Entries whose names are not valid [`RelPath`] components (non-UTF-8, backslash, control
+    /// characters) are skipped, as are sockets, FIFOs and devices. Entries that vanish or are
+    /// swapped mid-walk are skipped. Only a failure to read the workspace itself is an error.
+    pub fn walk_with(
+        &self,
+        options: WalkOptions,
+        mut filter: impl FnMut(&RelPath) -> bool,
+    ) -> Result<Listing, FsError> {
+        let mut listing = Listing::default();
+        let mut examined = 0usize;
+        let root = self
+            .dir
+            .try_clone()
+            .map_err(|e| FsError::from_io("opening", ".", e))?;
+        let mut pending: Vec<(Dir, Option<RelPath>, usize)> = vec![(root, None, 1)];
+        'walk: while let Some((dir, prefix, depth)) = pending.pop() {
+            let shown = prefix.as_ref().map_or(".", RelPath::as_str);
+            let entries = match dir.entries() {
+                Ok(entries) => entries,
+                Err(e) if prefix.is_none() => return Err(FsError::from_io("listing", shown, e)),
+                Err(e) => {
+                    tracing::debug!(dir = shown, error = %e, "skipping unreadable directory");
+                    continue;
+                }
+            };
+            for entry in entries {
+                examined += 1;
+                if examined > options.max_entries {
+                    listing.truncated = true;
+                    break 'walk;
+                }
+                let Ok(entry) = entry else { continue };
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let rel = match &prefix {
+                    Some(p) => p.join(&name),
+                    None => RelPath::new(name.as_str()),
+                };
+                let Ok(rel) = rel else { continue };
+                let Ok(file_type) = entry.file_type() else {
+                    continue;
+                };
+                if file_type.is_dir() {
+                    if depth >= options.max_depth {
+                        listing.truncated = true;
+                        continue;
+                    }
+                    match open_dir_nofollow(&dir, &name, rel.as_str()) {
+                        Ok(sub) => pending.push((sub, Some(rel), depth + 1)),
+                        Err(e) => tracing::debug!(dir = %rel, error = %e, "skipping directory"),
+                    }
+                } else if file_type.is_file() {
+                    if filter(&rel) {
+                        listing.files.push(rel);
+                    }
+                } else if file_type.is_symlink() {
+                    // Resolved from the workspace root, so a link may point anywhere inside the
+                    // workspace but cap-std refuses any step outside it.
+                    let inside_file = self.dir.metadata(rel.as_path()).is_ok_and(|m| m.is_file());
+                    if inside_file && filter(&rel) {
+                        listing.files.push(rel);
+                    }
+                }
+            }
+        }
+        listing.files.sort();
+        Ok(listing)
+    }
+
+    /// Reads a regular file of at most `max_bytes` bytes.
+    pub fn read(&self, rel: &RelPath, max_bytes: u64) -> Result<Vec<u8>, FsError> {
+        let shown = rel.as_str();
+        let err = |op| move |e| FsError::from_io(op, shown, e);
+        let before = self
+            .dir
+            .metadata(rel.as_path())
+            .map_err(err("inspecting"))?;
+        if !before.is_file() {
+            return Err(FsError::NotARegularFile {
+                path: shown.to_owned(),
+            });
+        }
+        if before.len() > max_bytes {
+            return Err(FsError::TooLarge {
+                path: shown.to_owned(),
+                limit: max_bytes,
+            });
+        }
+        let file = self.dir.open(rel.as_path()).map_err(err("opening"))?;
+        let after = file.metadata().map_err(err("inspecting"))?;
+        if !after.is_file() || (after.dev(), after.ino()) != (before.dev(), before.ino()) {
+            return Err(FsError::ChangedConcurrently {
+                path: shown.to_owned(),
+            });
+        }
+        let mut buf = Vec::new();
+        file.take(max_bytes.saturating_add(1))
+            .read_to_end(&mut buf)
+            .map_err(err("reading"))?;
+        if buf.len() as u64 > max_bytes {
+            return Err(FsError::TooLarge {
+                path: shown.to_owned(),
+                limit: max_bytes,
+            });
+        }
+        Ok(buf)
+    }
+
+    /// Reads a regular UTF-8 text file of at most `max_bytes` bytes.
+    pub fn read_to_string(&self, rel: &RelPath, max_bytes: u64) -> Result<String, FsError> {
+        let bytes = self.read(rel, max_bytes)?;
+        String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 {
+            path: rel.as_str().to_owned(),
+        })
+    }
+
+    /// Deletes the regular file `rel`, re-checking containment immediately before the unlink.
+    ///
+    /// The parent is re-opened from the workspace handle one real directory at a time (a parent
+    /// swapped for a symlink since it was listed is refused, wherever the link points), the entry
+    /// must be a regular file and not a symlink, and the unlink goes through the parent's handle.
+    /// If the entry is swapped after the check, the unlink still only removes a name inside that
+    /// directory (a link itself, never its target).
+    pub fn remove_file(&self, rel: &RelPath) -> Result<(), FsError> {
+        let (parent, name) = self.open_parent(rel)?;
+        let parent = parent.as_ref().unwrap_or(&self.dir);
+        let shown = rel.as_str();
+        let meta = parent
+            .symlink_metadata(name)
+            .map_err(|e| FsError::from_io("inspecting", shown, e))?;
+        if meta.is_symlink() {
+            return Err(FsError::SymlinkRefused {
+                path: shown.to_owned(),
+            });
+        }
+        if !meta.is_file() {
+            return Err(FsError::NotARegularFile {
+                path: shown.to_owned(),
+            });
+        }
+        parent
+            .remove_file(name)
+            .map_err(|e| FsError::from_io("deleting", shown, e))
+    }
+
+    /// Creates or atomically replaces the regular file `rel` with `contents`.
+    ///
+    /// Like [`remove_file`](Self::remove_file), no symlink is followed: parents must be real
+    /// directories (they are not created) and an existing entry must be a regular file. The data
+    /// goes to a fresh temporary file in the same directory, which is then renamed over `rel`, so
+    /// readers see the old or the new contents, never a mix.
+    pub fn write_file(&self, rel: &RelPath, contents: &[u8]) -> Result<(), FsError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let (parent, name) = self.open_parent(rel)?;
+        let parent = parent.as_ref().unwrap_or(&self.dir);
+        let shown = rel.as_str();
+        match parent.symlink_metadata(name) {
+            Ok(meta) if meta.is_symlink() => {
+                return Err(FsError::SymlinkRefused {
+                    path: shown.to_owned(),
+                });
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(FsError::NotARegularFile {
+                    path: shown.to_owned(),
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(FsError::from_io("inspecting", shown, e)),
+        }
+        let temp = format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        // create_new: O_EXCL never follows or reuses an existing entry.
+        options.write(true).create_new(true);
+        let result = parent
+            .open_with(&temp, &options)
+            .and_then(|mut file| {
+                file.write_all(contents)?;
+                file.sync_all()
+            })
+            .and_then(|()| parent.rename(&temp, parent, name));
+        if let Err(e) = result {
+            let _ = parent.remove_file(&temp);
+            return Err(FsError::from_io("writing", shown, e));
+        }
+        Ok(())
+    }
+
+    /// Opens the directory containing `rel` without following symlinks; `None` means the
+    /// workspace directory itself.
+    fn open_parent<'r>(&self, rel: &'r RelPath) -> Result<(Option<Dir>, &'r str), FsError> {
+        let mut components: Vec<&str> = rel.components().collect();
+        let name = components.pop().unwrap_or(rel.as_str());
+        let mut current: Option<Dir> = None;
+        let mut shown = String::new();
+        for component in components {
+            if !shown.is_empty() {
+                shown.push('/');
+            }
+            shown.push_str(component);
+            let next = open_dir_nofollow(current.as_ref().unwrap_or(&self.dir), component, &shown)?;
+            current = Some(next);
+        }
+        Ok((current, name))
     }
 }
