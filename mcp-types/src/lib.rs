@@ -24,6 +24,7 @@ mod macros;
 mod serde_util;
 
 pub mod capabilities;
+pub mod completion;
 pub mod content;
 pub mod discover;
 pub mod elicitation;
@@ -33,12 +34,16 @@ pub mod jsonrpc;
 pub mod meta;
 pub mod mrtr;
 pub mod notifications;
+pub mod prompts;
+pub mod resources;
 pub mod result;
 pub mod roots;
 pub mod sampling;
+pub mod subscriptions;
 pub mod tools;
 
 pub use capabilities::*;
+pub use completion::*;
 pub use content::*;
 pub use discover::*;
 pub use elicitation::*;
@@ -48,9 +53,12 @@ pub use jsonrpc::*;
 pub use meta::*;
 pub use mrtr::*;
 pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
 pub use result::*;
 pub use roots::*;
 pub use sampling::*;
+pub use subscriptions::*;
 pub use tools::*;
 
 /// A JSON object (`{ [key: string]: unknown }` in the spec).
