@@ -1,3 +1,68 @@
 //! Typed serde model of the Model Context Protocol 2026-07-28 wire format.
 //!
 //! This crate holds data types only: no I/O, no async, no runtime logic.
+//!
+//! Every module is named after one protocol concept and every type carries its
+//! spec name (`CallToolRequestParams`, `InputRequiredResult`, ...). All public
+//! types are re-exported at the crate root.
+//!
+//! Conventions that hold for every type:
+//! - Unknown members survive a round trip (a flattened `extra` map); nothing uses
+//!   `deny_unknown_fields`, because the spec's objects are open.
+//! - Fields the schema types as `number` use [`serde_json::Number`], so `50` never
+//!   comes back as `50.0`.
+//! - Optional fields are `Option` and skipped when absent, so "absent" and
+//!   "default" stay distinguishable (`isError` absent is not `isError: false`).
+
+// Error responses are returned by value because the contract hands them to the
+// transport ready to send, and wire enums mirror the spec's unions 1:1; boxing
+// would only add noise to every caller for a rare error path.
+#![allow(clippy::result_large_err, clippy::large_enum_variant)]
+
+#[macro_use]
+mod macros;
+mod serde_util;
+
+pub mod capabilities;
+pub mod completion;
+pub mod content;
+pub mod discover;
+pub mod elicitation;
+pub mod errors;
+pub mod form_schema;
+pub mod jsonrpc;
+pub mod meta;
+pub mod mrtr;
+pub mod notifications;
+pub mod prompts;
+pub mod resources;
+pub mod result;
+pub mod roots;
+pub mod sampling;
+pub mod subscriptions;
+pub mod tools;
+
+pub use capabilities::*;
+pub use completion::*;
+pub use content::*;
+pub use discover::*;
+pub use elicitation::*;
+pub use errors::*;
+pub use form_schema::*;
+pub use jsonrpc::*;
+pub use meta::*;
+pub use mrtr::*;
+pub use notifications::*;
+pub use prompts::*;
+pub use resources::*;
+pub use result::*;
+pub use roots::*;
+pub use sampling::*;
+pub use subscriptions::*;
+pub use tools::*;
+
+/// A JSON object (`{ [key: string]: unknown }` in the spec).
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// The protocol revision this crate models.
+pub const LATEST_PROTOCOL_VERSION: &str = "2026-07-28";

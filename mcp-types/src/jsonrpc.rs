@@ -1,0 +1,420 @@
+//! The JSON-RPC 2.0 envelope and a classifier for incoming messages.
+//!
+//! [`classify`] and [`parse_message`] turn any JSON value (or raw bytes) into a
+//! [`JsonRpcMessage`] or a ready-to-send [`JsonRpcErrorResponse`] (`-32700` or
+//! `-32600`). When the message's `id` was readable it is echoed; otherwise the
+//! error response has no `id` member at all (never `"id": null`).
+//! [`classify_client_message`] additionally rejects what a client must never send
+//! to a server (a response).
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+
+use crate::JsonObject;
+use crate::errors::ErrorObject;
+
+const_str!(
+    /// The `"jsonrpc": "2.0"` member.
+    JsonRpcVersion = "2.0"
+);
+
+/// A request id: a string or an integer, never `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// Reads an id from a JSON value: a string or an integer that fits `i64`.
+    pub fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            _ => None,
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl std::fmt::Display for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// Serializes `value` into a JSON object, for typed params/results.
+fn to_object<T: Serialize>(value: &T) -> Result<JsonObject, serde_json::Error> {
+    match serde_json::to_value(value)? {
+        Value::Object(o) => Ok(o),
+        other => Err(serde_json::Error::custom(format!(
+            "expected a value serializing to a JSON object, got {}",
+            kind(&other)
+        ))),
+    }
+}
+
+/// A JSON-RPC request: `{jsonrpc, id, method, params?}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcRequest {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The request id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The params object (every concrete MCP request has one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl JsonRpcRequest {
+    /// Builds a request from typed params (e.g. `CallToolRequestParams`).
+    pub fn new<P: Serialize>(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: &P,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(JsonRpcRequest {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params: Some(to_object(params)?),
+        })
+    }
+
+    /// Decodes `params` into a typed params struct (absent params decode as `{}`).
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, serde_json::Error> {
+        serde_json::from_value(Value::Object(self.params.clone().unwrap_or_default()))
+    }
+}
+
+/// A JSON-RPC notification: `{jsonrpc, method, params?}` (no `id`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcNotification {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The notification method.
+    pub method: String,
+    /// The params object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<JsonObject>,
+}
+
+impl JsonRpcNotification {
+    /// Builds a notification from typed params (e.g. `ProgressNotificationParams`).
+    pub fn new<P: Serialize>(
+        method: impl Into<String>,
+        params: &P,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(JsonRpcNotification {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params: Some(to_object(params)?),
+        })
+    }
+
+    /// Decodes `params` into a typed struct (absent params decode as `{}`).
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, serde_json::Error> {
+        serde_json::from_value(Value::Object(self.params.clone().unwrap_or_default()))
+    }
+}
+
+/// A successful JSON-RPC response: `{jsonrpc, id, result}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result object (carries `resultType`).
+    pub result: JsonObject,
+}
+
+impl JsonRpcResponse {
+    /// Builds a response from a typed result (e.g. `CallToolResult`).
+    pub fn new<R: Serialize>(id: RequestId, result: &R) -> Result<Self, serde_json::Error> {
+        Ok(JsonRpcResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result: to_object(result)?,
+        })
+    }
+
+    /// Decodes `result` into a typed result struct.
+    pub fn result_as<R: DeserializeOwned>(&self) -> Result<R, serde_json::Error> {
+        serde_json::from_value(Value::Object(self.result.clone()))
+    }
+}
+
+/// A JSON-RPC error response: `{jsonrpc, id?, error}`. `id` is omitted (not
+/// `null`) when the request's id could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcErrorResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers, if it was readable.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "non_null_id"
+    )]
+    pub id: Option<RequestId>,
+    /// The error.
+    pub error: ErrorObject,
+}
+
+/// `id` on an error response may be absent but never `null`.
+fn non_null_id<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
+}
+
+impl JsonRpcErrorResponse {
+    /// An error response for the given (possibly unknown) id.
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        JsonRpcErrorResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+/// Any JSON-RPC message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum JsonRpcMessage {
+    /// A request (has `id` and `method`).
+    Request(JsonRpcRequest),
+    /// A notification (has `method`, no `id`).
+    Notification(JsonRpcNotification),
+    /// A success response (has `result`).
+    Response(JsonRpcResponse),
+    /// An error response (has `error`).
+    ErrorResponse(JsonRpcErrorResponse),
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        classify(&v).map_err(|e| D::Error::custom(e.error.message()))
+    }
+}
+
+/// A message a client may send to a server: a request or a notification.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ClientMessage {
+    /// A request.
+    Request(JsonRpcRequest),
+    /// A notification.
+    Notification(JsonRpcNotification),
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses raw bytes (one message) into a [`JsonRpcMessage`]; invalid JSON or UTF-8
+/// gives a `-32700` error response without `id`.
+pub fn parse_message(bytes: &[u8]) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        JsonRpcErrorResponse::new(
+            None,
+            ErrorObject::parse_error(format!("Invalid JSON ({e})")),
+        )
+    })?;
+    classify(&value)
+}
+
+/// Like [`parse_message`], but only accepts what a client may send to a server.
+pub fn parse_client_message(bytes: &[u8]) -> Result<ClientMessage, JsonRpcErrorResponse> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        JsonRpcErrorResponse::new(
+            None,
+            ErrorObject::parse_error(format!("Invalid JSON ({e})")),
+        )
+    })?;
+    classify_client_message(&value)
+}
+
+/// Classifies a message received by a server: requests and notifications pass;
+/// responses are refused with `-32600` (clients must not send responses).
+pub fn classify_client_message(value: &Value) -> Result<ClientMessage, JsonRpcErrorResponse> {
+    match classify(value)? {
+        JsonRpcMessage::Request(r) => Ok(ClientMessage::Request(r)),
+        JsonRpcMessage::Notification(n) => Ok(ClientMessage::Notification(n)),
+        JsonRpcMessage::Response(r) => Err(JsonRpcErrorResponse::new(
+            Some(r.id),
+            ErrorObject::invalid_request("clients must not send JSON-RPC responses to a server"),
+        )),
+        JsonRpcMessage::ErrorResponse(r) => Err(JsonRpcErrorResponse::new(
+            r.id,
+            ErrorObject::invalid_request("clients must not send JSON-RPC responses to a server"),
+        )),
+    }
+}
+
+/// Classifies any JSON value as one JSON-RPC message, or returns the exact error
+/// response to send back (`-32600`, echoing the id when it was readable).
+pub fn classify(value: &Value) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
+    let obj = match value {
+        Value::Object(o) => o,
+        Value::Array(_) => {
+            return Err(JsonRpcErrorResponse::new(
+                None,
+                ErrorObject::invalid_request(
+                    "batch arrays are not supported; send a single JSON-RPC message object",
+                ),
+            ));
+        }
+        other => {
+            return Err(JsonRpcErrorResponse::new(
+                None,
+                ErrorObject::invalid_request(format!(
+                    "a JSON-RPC message must be a JSON object, got {}",
+                    kind(other)
+                )),
+            ));
+        }
+    };
+
+    // The id decides whether the error can be correlated, so read it first.
+    let (id, id_problem) = match obj.get("id") {
+        None => (None, None),
+        Some(Value::Null) => (
+            None,
+            Some("id must be a string or an integer, not null".to_owned()),
+        ),
+        Some(v) => match RequestId::from_value(v) {
+            Some(id) => (Some(id), None),
+            None => (
+                None,
+                Some(format!(
+                    "id must be a string or an integer, got {}",
+                    describe_bad_id(v)
+                )),
+            ),
+        },
+    };
+    let fail = |detail: String| {
+        Err(JsonRpcErrorResponse::new(
+            id.clone(),
+            ErrorObject::invalid_request(detail),
+        ))
+    };
+
+    match obj.get("jsonrpc") {
+        None => return fail("missing \"jsonrpc\": \"2.0\"".to_owned()),
+        Some(Value::String(s)) if s == "2.0" => {}
+        Some(other) => return fail(format!("\"jsonrpc\" must be \"2.0\", got {other}")),
+    }
+    if let Some(problem) = id_problem {
+        return fail(problem);
+    }
+
+    let has_result = obj.contains_key("result");
+    let has_error = obj.contains_key("error");
+
+    if let Some(method) = obj.get("method") {
+        let Value::String(method) = method else {
+            return fail(format!("\"method\" must be a string, got {}", kind(method)));
+        };
+        if has_result || has_error {
+            return fail(
+                "a message cannot carry both \"method\" and \"result\"/\"error\"".to_owned(),
+            );
+        }
+        let params = match obj.get("params") {
+            None => None,
+            Some(Value::Object(p)) => Some(p.clone()),
+            Some(other) => {
+                return fail(format!("\"params\" must be an object, got {}", kind(other)));
+            }
+        };
+        let method = method.clone();
+        return Ok(match id {
+            Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
+                jsonrpc: JsonRpcVersion,
+                id,
+                method,
+                params,
+            }),
+            None => JsonRpcMessage::Notification(JsonRpcNotification {
+                jsonrpc: JsonRpcVersion,
+                method,
+                params,
+            }),
+        });
+    }
+
+    match (obj.get("result"), obj.get("error")) {
+        (Some(_), Some(_)) => {
+            fail("a response cannot carry both \"result\" and \"error\"".to_owned())
+        }
+        (Some(result), None) => {
+            let Some(rid) = id.clone() else {
+                return fail("a result response must carry the request's id".to_owned());
+            };
+            match result {
+                Value::Object(r) => Ok(JsonRpcMessage::Response(JsonRpcResponse {
+                    jsonrpc: JsonRpcVersion,
+                    id: rid,
+                    result: r.clone(),
+                })),
+                other => fail(format!("\"result\" must be an object, got {}", kind(other))),
+            }
+        }
+        (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error.clone()) {
+            Ok(error) => Ok(JsonRpcMessage::ErrorResponse(JsonRpcErrorResponse::new(
+                id.clone(),
+                error,
+            ))),
+            Err(e) => fail(format!(
+                "\"error\" must be {{code: integer, message: string, data?}} ({e})"
+            )),
+        },
+        (None, None) => {
+            fail("missing \"method\" (or \"result\"/\"error\" for a response)".to_owned())
+        }
+    }
+}
+
+fn describe_bad_id(v: &Value) -> String {
+    match v {
+        Value::Number(n) if n.is_f64() => format!("the non-integer number {n}"),
+        Value::Number(n) => format!("the out-of-range integer {n}"),
+        other => kind(other).to_owned(),
+    }
+}
