@@ -36,7 +36,7 @@
 //! One-time use is not this module's job: the payload carries a random [`Nonce`] which the
 //! caller claims in a [`crate::replay::ReplayStore`] after opening the token.
 
-mod canonical;
+pub mod canonical;
 pub mod keys;
 
 use std::collections::BTreeMap;
