@@ -1,1 +1,339 @@
-//! `replay`: not written yet.
+//! One-time use of request state: a store of claimed nonces shared by every instance.
+//!
+//! A sealed [`crate::state::StatePayload`] carries a random [`Nonce`]. Before acting on an
+//! opened token, the server *claims* that nonce; the claim succeeds exactly once across every
+//! instance sharing the store, so a replayed retry (same token sent twice, to the same or
+//! another instance) finds [`ClaimOutcome::AlreadyUsed`] and does nothing.
+//!
+//! Stores: [`MemoryReplayStore`] (one process), [`SqliteReplayStore`] (processes on one host
+//! sharing a file), [`PostgresReplayStore`] (any number of hosts). [`open_store`] picks one
+//! from a configuration string.
+//!
+//! # Claim plus mutation
+//!
+//! [`ReplayStore::claim_with`] runs a mutation *while the claim is held* so both take effect
+//! or neither does: SQL stores insert the nonce, run the action and commit in one transaction
+//! (action failure rolls back, the nonce stays claimable); the memory store claims, runs the
+//! action and releases the nonce if the action fails.
+//!
+//! Because the action's effect (say, unlinking a file) lands outside the database, a crash
+//! between the action and `COMMIT` leaves the effect done but the nonce unclaimed. That is
+//! safe when the action is *convergent*: it checks the world and does nothing when its effect
+//! is already there (unlink → "file already gone" counts as done). A later retry re-claims the
+//! nonce, runs the action, finds nothing to do and commits; no effect happens twice. The
+//! opposite order (commit, then act) would be unsafe: a crash after `COMMIT` would burn the
+//! nonce with the effect never applied and no way to retry. Write actions accordingly.
+//!
+//! # Expiry
+//!
+//! Claims carry the token's expiry. A claimed nonce must be remembered at least until then
+//! (after it, the token itself is refused by [`crate::state::StateKeyring::open`]); stores
+//! delete expired claims in [`ReplayStore::prune_expired`] and on their own schedule. A nonce
+//! whose claim is still stored counts as used even past its expiry.
+
+mod memory;
+mod postgres;
+mod sqlite;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+
+pub use crate::state::Nonce;
+pub use memory::MemoryReplayStore;
+pub use postgres::PostgresReplayStore;
+pub use sqlite::SqliteReplayStore;
+
+/// The result of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimOutcome {
+    /// This caller is the one and only claimant (and, for `claim_with`, its action committed).
+    Claimed,
+    /// The nonce was claimed before: the request is a replay (the action did not run).
+    AlreadyUsed,
+}
+
+/// The mutation [`ReplayStore::claim_with`] runs while holding the claim.
+///
+/// Synchronous and run on a blocking thread by the SQL stores (it may do file I/O); keep it
+/// short, since it holds a database write transaction. To return data, capture a channel or an
+/// `Arc<Mutex<_>>`.
+pub type ClaimAction = Box<dyn FnOnce() -> Result<(), ActionError> + Send + 'static>;
+
+/// Why a [`ClaimAction`] failed; the claim was rolled back.
+pub struct ActionError(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl ActionError {
+    /// Wraps any error.
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Self(error.into())
+    }
+
+    /// The wrapped error.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        self.0
+    }
+}
+
+impl fmt::Debug for ActionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ActionError").field(&self.0).finish()
+    }
+}
+
+impl fmt::Display for ActionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for ActionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// Why a replay store operation failed. Messages say what to fix; none contains credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReplayError {
+    /// The memory store holds `capacity` unexpired claims; it refuses new ones rather than
+    /// forget live ones (forgetting would re-enable replays).
+    #[error(
+        "replay store is full ({capacity} unexpired nonces); raise its capacity, shorten state lifetimes, or use a SQLite/PostgreSQL store"
+    )]
+    CapacityExhausted {
+        /// The configured capacity.
+        capacity: usize,
+    },
+    /// The claim's action failed; the claim was rolled back and the nonce is still claimable.
+    #[error("action run under the claim failed (claim rolled back): {0}")]
+    ActionFailed(#[source] ActionError),
+    /// The action panicked; the claim was rolled back.
+    #[error("action run under the claim panicked (claim rolled back)")]
+    ActionPanicked,
+    /// A SQLite error.
+    #[error("SQLite replay store: {context}: {source}")]
+    Sqlite {
+        /// What was being done.
+        context: &'static str,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The SQLite file was written by a newer build with an unknown schema.
+    #[error(
+        "SQLite replay store schema version {found} is newer than this build supports ({supported}); upgrade this server or use another file"
+    )]
+    SchemaTooNew {
+        /// Version found in the file.
+        found: i64,
+        /// Highest version this build knows.
+        supported: i64,
+    },
+    /// A PostgreSQL error.
+    #[error("PostgreSQL replay store: {context}: {}", error_chain(source))]
+    Postgres {
+        /// What was being done.
+        context: &'static str,
+        /// The underlying error.
+        #[source]
+        source: tokio_postgres::Error,
+    },
+    /// No PostgreSQL connection could be obtained from the pool.
+    #[error("PostgreSQL replay store: cannot get a connection: {0}")]
+    Pool(String),
+    /// A blocking worker task failed (runtime shutting down).
+    #[error("replay store worker task failed: {0}")]
+    Worker(String),
+    /// The store specification passed to [`open_store`] is not understood.
+    #[error("replay store `{spec}` not understood: {hint}")]
+    InvalidSpec {
+        /// The specification with any password removed.
+        spec: String,
+        /// What to write instead.
+        hint: &'static str,
+    },
+}
+
+impl ReplayError {
+    /// A stable short code for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::CapacityExhausted { .. } => "capacity_exhausted",
+            Self::ActionFailed(_) => "action_failed",
+            Self::ActionPanicked => "action_panicked",
+            Self::Sqlite { .. } => "sqlite",
+            Self::SchemaTooNew { .. } => "schema_too_new",
+            Self::Postgres { .. } => "postgres",
+            Self::Pool(_) => "pool",
+            Self::Worker(_) => "worker",
+            Self::InvalidSpec { .. } => "invalid_spec",
+        }
+    }
+}
+
+/// A store of claimed nonces shared by every instance of a server.
+///
+/// Object-safe; hold it as `Arc<dyn ReplayStore>`.
+pub trait ReplayStore: Send + Sync + fmt::Debug {
+    /// Claims `nonce` (remembered until at least `expires_at`). Exactly one call per nonce,
+    /// across every instance sharing the store, gets [`ClaimOutcome::Claimed`].
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
+
+    /// Claims `nonce` and runs `action` under the claim; both commit or neither does.
+    ///
+    /// `AlreadyUsed` means the action did not run. An action failure returns
+    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. See the
+    /// [module docs](self) for what a crash mid-way means.
+    fn claim_with(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
+
+    /// Deletes claims whose expiry has passed; returns how many were deleted.
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>>;
+}
+
+/// Opens a store from a configuration string:
+///
+/// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only);
+/// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
+/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL.
+pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
+    let spec = spec.trim();
+    let invalid = |hint| ReplayError::InvalidSpec {
+        spec: redact(spec),
+        hint,
+    };
+    if spec == "memory" {
+        return Ok(Arc::new(MemoryReplayStore::new(
+            MemoryReplayStore::DEFAULT_CAPACITY,
+        )));
+    }
+    if let Some(capacity) = spec.strip_prefix("memory:") {
+        let capacity: usize = capacity
+            .parse()
+            .ok()
+            .filter(|c| *c > 0)
+            .ok_or_else(|| invalid("write `memory` or `memory:N` with N a positive integer"))?;
+        return Ok(Arc::new(MemoryReplayStore::new(capacity)));
+    }
+    if let Some(path) = spec.strip_prefix("sqlite:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        if path.is_empty() {
+            return Err(invalid(
+                "write `sqlite:PATH`, e.g. `sqlite:/var/lib/mcp/replay.db`",
+            ));
+        }
+        return Ok(Arc::new(SqliteReplayStore::open(path).await?));
+    }
+    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        return Ok(Arc::new(PostgresReplayStore::connect(spec).await?));
+    }
+    Err(invalid(
+        "expected `memory`, `memory:N`, `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`",
+    ))
+}
+
+/// `error` and its sources, joined with `: ` (driver errors keep the useful part, such as
+/// "connection refused", in their sources).
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// `spec` with the password of a URL (`scheme://user:password@host`) replaced by `***`.
+fn redact(spec: &str) -> String {
+    let Some((scheme, rest)) = spec.split_once("://") else {
+        return spec.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            let masked = if userinfo.contains(':') {
+                format!("{user}:***")
+            } else {
+                user.to_owned()
+            };
+            format!("{scheme}://{masked}@{host}{tail}")
+        }
+        None => spec.to_owned(),
+    }
+}
+
+/// Seconds since the Unix epoch, clamped to `i64` (SQL integer columns).
+fn unix_secs_i64(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_hides_passwords() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact("postgres://h/db?x=1"), "postgres://h/db?x=1");
+        assert_eq!(redact("sqlite:/a"), "sqlite:/a");
+    }
+
+    #[tokio::test]
+    async fn open_store_errors_say_what_to_write() {
+        for bad in ["", "redis://x", "memory:0", "memory:lots", "sqlite:"] {
+            let err = open_store(bad).await.unwrap_err();
+            assert_eq!(err.reason(), "invalid_spec", "{bad}");
+            let message = err.to_string();
+            assert!(
+                message.contains("sqlite:") || message.contains("memory:N"),
+                "{message}"
+            );
+        }
+        let err = open_store("mysql://root:hunter2@db/x").await.unwrap_err();
+        assert!(!err.to_string().contains("hunter2"));
+    }
+
+    #[tokio::test]
+    async fn open_store_memory_and_sqlite() {
+        let store = open_store("memory:4").await.unwrap();
+        let n = Nonce::from_bytes([1; 16]);
+        let later = SystemTime::now() + std::time::Duration::from_secs(60);
+        assert_eq!(store.claim(n, later).await.unwrap(), ClaimOutcome::Claimed);
+        assert_eq!(
+            store.claim(n, later).await.unwrap(),
+            ClaimOutcome::AlreadyUsed
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let spec = format!("sqlite:{}", dir.path().join("r.db").display());
+        let store = open_store(&spec).await.unwrap();
+        assert_eq!(store.claim(n, later).await.unwrap(), ClaimOutcome::Claimed);
+        assert_eq!(
+            store.claim(n, later).await.unwrap(),
+            ClaimOutcome::AlreadyUsed
+        );
+    }
+}

@@ -1,1 +1,440 @@
-//! `state`: not written yet.
+//! Signed `requestState`: what lets any instance finish a flow another instance began.
+//!
+//! When a tool needs input, the server answers with an input-required result carrying an
+//! opaque `requestState`; the client echoes it on the retry. The state is a token sealed here
+//! with HMAC-SHA256, so the server needs no session storage: everything it must remember
+//! (which principal, which call, which round, answers already accepted) travels in the token,
+//! and the signature proves the server wrote it.
+//!
+//! # Token format (version 1)
+//!
+//! ```text
+//! v1.<kid>.<payload>.<mac>
+//! ```
+//!
+//! - `v1`: format version. Anything else is rejected as [`StateError::UnsupportedVersion`].
+//! - `<kid>`: id of the key that signed it (1 to 32 of `A-Z a-z 0-9 - _`), see [`keys`].
+//! - `<payload>`: unpadded url-safe base64 of the JSON serialisation of [`StatePayload`].
+//! - `<mac>`: unpadded url-safe base64 of HMAC-SHA256(key, `"v1.<kid>.<payload>"`), i.e. the
+//!   MAC covers the version, the key id and the encoded payload exactly as transmitted.
+//!
+//! Base64 decoding is strict (no padding, no non-zero trailing bits), so each payload has
+//! exactly one encoding and no character of a token can change without breaking the MAC.
+//! Tokens longer than [`MAX_TOKEN_LEN`] are rejected before any decoding.
+//!
+//! The payload is **signed, not encrypted**: the client can read it. It holds only things the
+//! client already knows (its own answers, the call it made) plus digests; never put secrets in
+//! it.
+//!
+//! # Verification order
+//!
+//! [`StateKeyring::open`] checks length, shape, version, key id, then the MAC (constant-time)
+//! *before* parsing any JSON, so unauthenticated bytes never reach the JSON parser. Only then
+//! are the time window and the bindings (principal, method, target, argument digest) checked.
+//! Each failure is its own [`StateError`] variant with a stable [`StateError::reason`] code.
+//!
+//! One-time use is not this module's job: the payload carries a random [`Nonce`] which the
+//! caller claims in a [`crate::replay::ReplayStore`] after opening the token.
+
+pub mod canonical;
+pub mod keys;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::Mac as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+pub use canonical::{ArgDigest, canonical_digest, canonical_json};
+pub use keys::{KeyError, KeyProblem, StateKey, StateKeyring};
+
+/// Strict unpadded url-safe base64, used for every binary field of a token.
+pub(crate) const B64: base64::engine::GeneralPurpose = URL_SAFE_NO_PAD;
+
+/// The token format version this build writes and reads.
+pub const TOKEN_VERSION: &str = "v1";
+
+/// Longest token accepted by [`StateKeyring::open`] or produced by [`StateKeyring::seal`]
+/// (16 KiB). Bounds the work an unauthenticated client can cause.
+pub const MAX_TOKEN_LEN: usize = 16 * 1024;
+
+/// How far in the future `issued_at` may lie (clock skew between instances) before a token is
+/// rejected as [`StateError::IssuedInFuture`].
+pub const MAX_CLOCK_SKEW: Duration = Duration::from_secs(60);
+
+/// A random 128-bit value making each sealed state unique and claimable once.
+///
+/// Serialised as unpadded url-safe base64 (22 characters).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Nonce([u8; 16]);
+
+impl Nonce {
+    /// A fresh nonce from the operating system's random source.
+    pub fn random() -> Result<Self, RandomnessUnavailable> {
+        let mut bytes = [0u8; 16];
+        getrandom::fill(&mut bytes).map_err(|e| RandomnessUnavailable(e.to_string()))?;
+        Ok(Self(bytes))
+    }
+
+    /// Wraps raw nonce bytes.
+    pub const fn from_bytes(bytes: [u8; 16]) -> Self {
+        Self(bytes)
+    }
+
+    /// The raw nonce bytes.
+    pub const fn as_bytes(&self) -> &[u8; 16] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Nonce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Nonce({self})")
+    }
+}
+
+impl fmt::Display for Nonce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&B64.encode(self.0))
+    }
+}
+
+impl Serialize for Nonce {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&B64.encode(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Nonce {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        let bytes = B64
+            .decode(text.as_bytes())
+            .map_err(|_| serde::de::Error::custom("nonce is not unpadded url-safe base64"))?;
+        let bytes: [u8; 16] = bytes
+            .try_into()
+            .map_err(|_| serde::de::Error::custom("nonce is not 16 bytes"))?;
+        Ok(Self(bytes))
+    }
+}
+
+/// The operating system's random source failed (nothing sensible can be signed without it).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the OS random source failed: {0}")]
+pub struct RandomnessUnavailable(String);
+
+/// Everything a request state token vouches for.
+///
+/// Field names are short on the wire because the whole token rides in every retry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatePayload {
+    /// The authenticated principal the flow belongs to ([`crate::Principal::as_str`]).
+    #[serde(rename = "p")]
+    pub principal: String,
+    /// The request method that started the flow, e.g. `tools/call`.
+    #[serde(rename = "m")]
+    pub method: String,
+    /// What the method targets, e.g. the tool name.
+    #[serde(rename = "t")]
+    pub target: String,
+    /// [`canonical_digest`] of the salient arguments; a retry with other arguments is refused.
+    #[serde(rename = "a")]
+    pub arg_digest: ArgDigest,
+    /// Handler-chosen digests, keyed by input key: e.g. the schema and candidate ids shown
+    /// under that key, so an answer is only accepted against what was actually offered.
+    #[serde(rename = "b", default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bindings: BTreeMap<String, ArgDigest>,
+    /// The round number: 0 for the first input request, +1 per further round.
+    #[serde(rename = "r")]
+    pub round: u32,
+    /// Answers accepted in earlier rounds, by input key, in the order they were accepted.
+    #[serde(rename = "ans", default, skip_serializing_if = "Map::is_empty")]
+    pub answers: Map<String, Value>,
+    /// When the token was sealed, seconds since the Unix epoch.
+    #[serde(rename = "iat")]
+    pub issued_at: u64,
+    /// When the token stops being accepted, seconds since the Unix epoch.
+    #[serde(rename = "exp")]
+    pub expires_at: u64,
+    /// Random value for one-time use (claim it in a [`crate::replay::ReplayStore`]).
+    #[serde(rename = "n")]
+    pub nonce: Nonce,
+}
+
+impl StatePayload {
+    /// A round-0 payload with a fresh nonce, valid from `now` for `ttl`.
+    pub fn new(
+        principal: impl Into<String>,
+        method: impl Into<String>,
+        target: impl Into<String>,
+        arg_digest: ArgDigest,
+        now: SystemTime,
+        ttl: Duration,
+    ) -> Result<Self, RandomnessUnavailable> {
+        let issued_at = unix_secs(now);
+        Ok(Self {
+            principal: principal.into(),
+            method: method.into(),
+            target: target.into(),
+            arg_digest,
+            bindings: BTreeMap::new(),
+            round: 0,
+            answers: Map::new(),
+            issued_at,
+            expires_at: issued_at.saturating_add(ttl.as_secs()),
+            nonce: Nonce::random()?,
+        })
+    }
+
+    /// The payload for the following round: same call, `round + 1`, answers kept, bindings
+    /// cleared (the next round binds what it shows), fresh nonce and validity window.
+    pub fn next_round(
+        &self,
+        now: SystemTime,
+        ttl: Duration,
+    ) -> Result<Self, RandomnessUnavailable> {
+        let issued_at = unix_secs(now);
+        Ok(Self {
+            bindings: BTreeMap::new(),
+            round: self.round.saturating_add(1),
+            issued_at,
+            expires_at: issued_at.saturating_add(ttl.as_secs()),
+            nonce: Nonce::random()?,
+            ..self.clone()
+        })
+    }
+
+    /// When the token stops being accepted, as a [`SystemTime`] (e.g. for a replay store).
+    pub fn expires_at_time(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(self.expires_at)
+    }
+}
+
+/// What the retry request must match for its state to be accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct Expectation<'a> {
+    /// The principal making the retry.
+    pub principal: &'a str,
+    /// The retry's method, e.g. `tools/call`.
+    pub method: &'a str,
+    /// The retry's target, e.g. the tool name.
+    pub target: &'a str,
+    /// [`canonical_digest`] of the retry's salient arguments.
+    pub arg_digest: ArgDigest,
+}
+
+/// Why a request state token was refused.
+///
+/// Messages are safe to show a client (they never echo the token); [`Self::reason`] is a
+/// stable code for logs and metrics.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StateError {
+    /// Longer than [`MAX_TOKEN_LEN`]; rejected without decoding.
+    #[error(
+        "requestState is {len} bytes, over the {max}-byte limit; restart the request without requestState"
+    )]
+    TooLong {
+        /// Length received.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Not `version.kid.payload.mac`, or a part is not valid base64 of the right size.
+    #[error("requestState is malformed ({0}); send back the requestState exactly as received")]
+    Malformed(&'static str),
+    /// A version this server does not read.
+    #[error(
+        "requestState has an unsupported format version (expected {TOKEN_VERSION}); restart the request without requestState"
+    )]
+    UnsupportedVersion,
+    /// Signed by a key this server does not (or no longer) have.
+    #[error("requestState was signed with an unknown key{}; it may predate a key rotation, restart the request without requestState", kid.as_deref().map(|k| format!(" `{k}`")).unwrap_or_default())]
+    UnknownKey {
+        /// The key id, when it is a well-formed id (otherwise omitted).
+        kid: Option<String>,
+    },
+    /// The MAC does not match: the token was altered or forged.
+    #[error("requestState signature is invalid; send back the requestState exactly as received")]
+    BadSignature,
+    /// Authenticated but the payload does not parse (a server-side bug or incompatible build).
+    #[error(
+        "requestState payload is not understood by this server version; restart the request without requestState"
+    )]
+    InvalidPayload,
+    /// Past its expiry.
+    #[error(
+        "requestState expired at {expired_at} (unix seconds); restart the request without requestState"
+    )]
+    Expired {
+        /// Expiry, unix seconds.
+        expired_at: u64,
+    },
+    /// Issued further in the future than clock skew explains.
+    #[error("requestState is issued in the future (check clock synchronisation between servers)")]
+    IssuedInFuture,
+    /// Issued to another principal.
+    #[error("requestState belongs to a different principal")]
+    PrincipalMismatch,
+    /// Issued for another method.
+    #[error("requestState was issued for a different method")]
+    MethodMismatch,
+    /// Issued for another target (e.g. another tool).
+    #[error("requestState was issued for a different target")]
+    TargetMismatch,
+    /// The retry's arguments differ from the original call's.
+    #[error(
+        "arguments differ from the call that produced this requestState; retry with the original arguments or restart without requestState"
+    )]
+    ArgumentsChanged,
+}
+
+impl StateError {
+    /// A stable short code for logs and metrics.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::TooLong { .. } => "too_long",
+            Self::Malformed(_) => "malformed",
+            Self::UnsupportedVersion => "unsupported_version",
+            Self::UnknownKey { .. } => "unknown_key",
+            Self::BadSignature => "bad_signature",
+            Self::InvalidPayload => "invalid_payload",
+            Self::Expired { .. } => "expired",
+            Self::IssuedInFuture => "issued_in_future",
+            Self::PrincipalMismatch => "principal_mismatch",
+            Self::MethodMismatch => "method_mismatch",
+            Self::TargetMismatch => "target_mismatch",
+            Self::ArgumentsChanged => "arguments_changed",
+        }
+    }
+}
+
+/// Why a payload could not be sealed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SealError {
+    /// The sealed token would exceed [`MAX_TOKEN_LEN`] (e.g. too many or too large answers),
+    /// so [`StateKeyring::open`] would refuse it.
+    #[error(
+        "request state would be {len} bytes, over the {max}-byte limit; keep fewer or smaller answers in it"
+    )]
+    TooLarge {
+        /// Length the token would have.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The payload failed to serialise.
+    #[error("request state payload failed to serialise: {0}")]
+    Serialize(String),
+}
+
+impl StateKeyring {
+    /// Seals `payload` with the current key into a `v1.<kid>.<payload>.<mac>` token.
+    pub fn seal(&self, payload: &StatePayload) -> Result<String, SealError> {
+        let json = serde_json::to_vec(payload).map_err(|e| SealError::Serialize(e.to_string()))?;
+        let key = self.current();
+        let mut token = format!("{TOKEN_VERSION}.{}.{}", key.kid(), B64.encode(json));
+        let mut mac = key.mac();
+        mac.update(token.as_bytes());
+        let tag = mac.finalize().into_bytes();
+        token.push('.');
+        token.push_str(&B64.encode(tag));
+        if token.len() > MAX_TOKEN_LEN {
+            return Err(SealError::TooLarge {
+                len: token.len(),
+                max: MAX_TOKEN_LEN,
+            });
+        }
+        Ok(token)
+    }
+
+    /// Verifies `token` and checks it against `expect` at time `now`.
+    ///
+    /// The MAC is checked (in constant time) before the payload is decoded or parsed.
+    pub fn open(
+        &self,
+        token: &str,
+        expect: &Expectation<'_>,
+        now: SystemTime,
+    ) -> Result<StatePayload, StateError> {
+        if token.len() > MAX_TOKEN_LEN {
+            return Err(StateError::TooLong {
+                len: token.len(),
+                max: MAX_TOKEN_LEN,
+            });
+        }
+        let mut parts = token.split('.');
+        let (Some(version), Some(kid), Some(payload_b64), Some(mac_b64), None) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            return Err(StateError::Malformed("expected four dot-separated parts"));
+        };
+        if version != TOKEN_VERSION {
+            return Err(StateError::UnsupportedVersion);
+        }
+        let Some(key) = self.key(kid) else {
+            let kid = keys::valid_kid(kid).then(|| kid.to_owned());
+            return Err(StateError::UnknownKey { kid });
+        };
+        // 32 bytes encode to exactly 43 characters; checking first keeps decoding bounded.
+        if mac_b64.len() != 43 {
+            return Err(StateError::Malformed("signature has the wrong length"));
+        }
+        let tag = B64
+            .decode(mac_b64)
+            .map_err(|_| StateError::Malformed("signature is not unpadded url-safe base64"))?;
+        let signed_len = token.len() - mac_b64.len() - 1;
+        let mut mac = key.mac();
+        mac.update(&token.as_bytes()[..signed_len]);
+        mac.verify_slice(&tag)
+            .map_err(|_| StateError::BadSignature)?;
+
+        // Authenticated from here on: these bytes were written by a holder of the key.
+        let json = B64
+            .decode(payload_b64)
+            .map_err(|_| StateError::InvalidPayload)?;
+        let payload: StatePayload =
+            serde_json::from_slice(&json).map_err(|_| StateError::InvalidPayload)?;
+
+        let now_secs = unix_secs(now);
+        if now_secs >= payload.expires_at {
+            return Err(StateError::Expired {
+                expired_at: payload.expires_at,
+            });
+        }
+        if payload.issued_at > now_secs.saturating_add(MAX_CLOCK_SKEW.as_secs()) {
+            return Err(StateError::IssuedInFuture);
+        }
+        if payload.principal != expect.principal {
+            return Err(StateError::PrincipalMismatch);
+        }
+        if payload.method != expect.method {
+            return Err(StateError::MethodMismatch);
+        }
+        if payload.target != expect.target {
+            return Err(StateError::TargetMismatch);
+        }
+        if payload.arg_digest != expect.arg_digest {
+            return Err(StateError::ArgumentsChanged);
+        }
+        Ok(payload)
+    }
+}
+
+/// Seconds since the Unix epoch (0 for times before it).
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests;

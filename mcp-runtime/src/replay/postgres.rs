@@ -1,0 +1,287 @@
+//! Replay store in PostgreSQL, shared by any number of hosts.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use futures::future::BoxFuture;
+use tokio_postgres::NoTls;
+
+use super::{
+    ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, error_chain, unix_secs_i64,
+};
+
+/// Minimum seconds between automatic prunes (one also runs on connect).
+const PRUNE_INTERVAL_SECS: i64 = 60;
+/// Longest accepted table name (leaves room for the index name suffix within 63 bytes).
+const MAX_TABLE_LEN: usize = 48;
+
+/// A replay store in a PostgreSQL table, over a connection pool (no TLS: run it on a trusted
+/// network or a local socket).
+///
+/// A claim is one `INSERT ... ON CONFLICT (nonce) DO NOTHING RETURNING`: the unique index makes
+/// concurrent claimers of one nonce wait for each other, and exactly one gets a row back.
+/// `claim_with` runs that insert, the action (on a blocking thread) and `COMMIT` in one
+/// transaction; a concurrent claimer waits for that transaction and then sees the outcome.
+/// A crash (or a dropped future) before `COMMIT` rolls the claim back; see the
+/// [module docs](super) for why that is safe with a convergent action.
+#[derive(Clone)]
+pub struct PostgresReplayStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    table: String,
+    insert_sql: String,
+    prune_sql: String,
+    last_prune: AtomicI64,
+}
+
+impl std::fmt::Debug for PostgresReplayStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The pool's config holds the password; show the table only.
+        f.debug_struct("PostgresReplayStore")
+            .field("table", &self.inner.table)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresReplayStore {
+    /// Table used by [`Self::connect`].
+    pub const DEFAULT_TABLE: &'static str = "mcp_replay_nonces";
+
+    /// Connects to `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`), creates the
+    /// [`Self::DEFAULT_TABLE`] table if missing and prunes expired claims.
+    pub async fn connect(url: &str) -> Result<Self, ReplayError> {
+        Self::connect_with_table(url, Self::DEFAULT_TABLE).await
+    }
+
+    /// Like [`Self::connect`] with another table name (lower-case letters, digits and `_`,
+    /// starting with a letter or `_`, at most 48 characters), e.g. one per deployment.
+    pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, ReplayError> {
+        if !valid_table(table) {
+            return Err(ReplayError::InvalidSpec {
+                spec: table.to_owned(),
+                hint: "a table name is 1 to 48 of a-z 0-9 _, not starting with a digit",
+            });
+        }
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|source| ReplayError::Postgres {
+                context: "parsing the connection URL",
+                source,
+            })?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(10)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| ReplayError::Pool(e.to_string()))?;
+        let store = Self {
+            inner: Arc::new(Inner {
+                pool,
+                table: table.to_owned(),
+                insert_sql: format!(
+                    "INSERT INTO \"{table}\" (nonce, expires_at) VALUES ($1, $2)
+                     ON CONFLICT (nonce) DO NOTHING RETURNING 1"
+                ),
+                prune_sql: format!("DELETE FROM \"{table}\" WHERE expires_at < $1"),
+                last_prune: AtomicI64::new(0),
+            }),
+        };
+        store.create_table().await?;
+        store.prune_at(SystemTime::now()).await?;
+        Ok(store)
+    }
+
+    /// The table this store uses.
+    pub fn table(&self) -> &str {
+        &self.inner.table
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client, ReplayError> {
+        self.inner
+            .pool
+            .get()
+            .await
+            .map_err(|e| ReplayError::Pool(error_chain(&e)))
+    }
+
+    async fn create_table(&self) -> Result<(), ReplayError> {
+        let table = &self.inner.table;
+        let mut client = self.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(pg("starting the setup transaction"))?;
+        // Concurrent `CREATE TABLE IF NOT EXISTS` can still collide in the catalog; serialise
+        // first-time setup across processes with a transaction-scoped advisory lock.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&format!("mcp-replay:{table}")],
+        )
+        .await
+        .map_err(pg("locking for table setup"))?;
+        tx.batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                 nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
+                 expires_at TIMESTAMPTZ NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);"
+        ))
+        .await
+        .map_err(pg("creating the replay table"))?;
+        tx.commit().await.map_err(pg("committing table setup"))
+    }
+
+    async fn prune_at(&self, now: SystemTime) -> Result<u64, ReplayError> {
+        let client = self.client().await?;
+        let deleted = client
+            .execute(&self.inner.prune_sql, &[&now])
+            .await
+            .map_err(pg("pruning expired nonces"))?;
+        self.inner
+            .last_prune
+            .store(unix_secs_i64(now), Ordering::Relaxed);
+        Ok(deleted)
+    }
+
+    async fn maybe_prune(&self) {
+        let now = SystemTime::now();
+        if unix_secs_i64(now) - self.inner.last_prune.load(Ordering::Relaxed) >= PRUNE_INTERVAL_SECS
+        {
+            // Best effort: a failed prune only delays cleanup.
+            if let Err(e) = self.prune_at(now).await {
+                tracing::warn!(error = %e, "replay store: pruning expired nonces failed");
+            }
+        }
+    }
+
+    async fn claim_plain(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.insert_sql)
+            .await
+            .map_err(pg("preparing the claim"))?;
+        let row = client
+            .query_opt(&stmt, &[&&nonce.as_bytes()[..], &expires_at])
+            .await
+            .map_err(pg("inserting the nonce"))?;
+        drop(client);
+        self.maybe_prune().await;
+        Ok(if row.is_some() {
+            ClaimOutcome::Claimed
+        } else {
+            ClaimOutcome::AlreadyUsed
+        })
+    }
+
+    async fn claim_and_act(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let mut client = self.client().await?;
+        let stmt = client
+            .prepare_cached(&self.inner.insert_sql)
+            .await
+            .map_err(pg("preparing the claim"))?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(pg("starting the claim transaction"))?;
+        let row = tx
+            .query_opt(&stmt, &[&&nonce.as_bytes()[..], &expires_at])
+            .await
+            .map_err(pg("inserting the nonce"))?;
+        if row.is_none() {
+            tx.rollback()
+                .await
+                .map_err(pg("ending the claim transaction"))?;
+            return Ok(ClaimOutcome::AlreadyUsed);
+        }
+        let result =
+            tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(action)))
+                .await;
+        let failure = match result {
+            Ok(Ok(Ok(()))) => None,
+            Ok(Ok(Err(e))) => Some(ReplayError::ActionFailed(e)),
+            Ok(Err(_)) => Some(ReplayError::ActionPanicked),
+            Err(e) => Some(ReplayError::Worker(e.to_string())),
+        };
+        if let Some(failure) = failure {
+            if let Err(e) = tx.rollback().await {
+                // The server rolls back anyway when the connection drops the transaction.
+                tracing::warn!(error = %e, "replay store: rollback after failed action failed");
+            }
+            return Err(failure);
+        }
+        tx.commit().await.map_err(pg("committing the claim"))?;
+        drop(client);
+        self.maybe_prune().await;
+        Ok(ClaimOutcome::Claimed)
+    }
+}
+
+fn valid_table(table: &str) -> bool {
+    let mut bytes = table.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'_'))
+        && table.len() <= MAX_TABLE_LEN
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+}
+
+fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ReplayError {
+    move |source| ReplayError::Postgres { context, source }
+}
+
+impl ReplayStore for PostgresReplayStore {
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_plain(nonce, expires_at))
+    }
+
+    fn claim_with(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_and_act(nonce, expires_at, action))
+    }
+
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(self.prune_at(SystemTime::now()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_table;
+
+    #[test]
+    fn table_names_are_validated() {
+        assert!(valid_table("mcp_replay_nonces"));
+        assert!(valid_table("_t1"));
+        for bad in ["", "1t", "T", "a-b", "a\"b", "a;drop", &"a".repeat(49)] {
+            assert!(!valid_table(bad), "{bad}");
+        }
+    }
+}

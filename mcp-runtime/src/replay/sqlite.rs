@@ -1,0 +1,281 @@
+//! Replay store in a SQLite file, shared by every process on one host.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use futures::future::BoxFuture;
+use rusqlite::{Connection, TransactionBehavior, params};
+
+use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, unix_secs_i64};
+
+/// How long a claim waits for another process's write transaction before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Minimum seconds between automatic prunes (one also runs on open).
+const PRUNE_INTERVAL_SECS: i64 = 60;
+
+/// Schema migrations, applied in order; the `schema_version` table records how many ran.
+/// Append only: never edit a released entry.
+const MIGRATIONS: &[&str] = &[
+    // 1: the claims table. WITHOUT ROWID: the nonce is the key, no second b-tree needed.
+    "CREATE TABLE replay_nonces (
+         nonce      BLOB    NOT NULL PRIMARY KEY CHECK (length(nonce) = 16),
+         expires_at INTEGER NOT NULL
+     ) WITHOUT ROWID;
+     CREATE INDEX replay_nonces_expires_at ON replay_nonces (expires_at);",
+];
+
+/// A replay store in a SQLite file (WAL mode). Any number of processes may open the same
+/// file; exactly one claim per nonce succeeds among all of them.
+///
+/// Each claim is a `BEGIN IMMEDIATE` transaction (taking SQLite's write lock up front, so
+/// two claimers never both read "absent") doing `INSERT ... ON CONFLICT DO NOTHING` and
+/// checking that one row changed. Other processes wait up to 10 s for the lock. Work runs on
+/// `tokio::task::spawn_blocking`, so this store needs a Tokio runtime.
+///
+/// `synchronous = FULL`: a committed claim survives power loss, not just a process crash,
+/// because a lost claim would re-enable a replay.
+///
+/// # Crash between the action and `COMMIT`
+///
+/// In [`ReplayStore::claim_with`] the action runs after the `INSERT` and before `COMMIT`. If
+/// the process dies in between (after, say, unlinking a file), SQLite discards the
+/// uncommitted transaction on the next open: the nonce is unclaimed while the file is gone. A
+/// retry of the same request re-claims the nonce, runs the action again, which finds no file
+/// and (being convergent, see the [module docs](super)) treats that as done, then commits.
+/// The unlink happened once; the nonce ends up claimed once. The same holds if the awaiting
+/// future is dropped: the blocking task still finishes and commits or rolls back.
+#[derive(Debug, Clone)]
+pub struct SqliteReplayStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+    /// Unix seconds of the last prune, to prune at most once per interval.
+    last_prune: AtomicI64,
+}
+
+impl SqliteReplayStore {
+    /// Opens (creating if needed) the store at `path`: sets WAL mode and a busy timeout,
+    /// applies schema migrations, and prunes expired claims.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self, ReplayError> {
+        let path = path.as_ref().to_owned();
+        let inner = run_blocking(move || {
+            let conn = open_connection(&path)?;
+            let inner = Inner {
+                path,
+                conn: Mutex::new(conn),
+                last_prune: AtomicI64::new(0),
+            };
+            inner.prune(SystemTime::now())?;
+            Ok(inner)
+        })
+        .await?;
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The file this store uses.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The schema version recorded in the file.
+    pub async fn schema_version(&self) -> Result<i64, ReplayError> {
+        let inner = self.inner.clone();
+        run_blocking(move || {
+            inner
+                .lock()
+                .query_row("SELECT version FROM schema_version", [], |row| row.get(0))
+                .map_err(sqlite("reading the schema version"))
+        })
+        .await
+    }
+
+    async fn claim_inner(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: Option<ClaimAction>,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let inner = self.inner.clone();
+        run_blocking(move || {
+            let outcome = inner.claim(nonce, expires_at, action)?;
+            let now = SystemTime::now();
+            if unix_secs_i64(now) - inner.last_prune.load(Ordering::Relaxed) >= PRUNE_INTERVAL_SECS
+            {
+                // Best effort: the claim already committed, a failed prune only delays cleanup.
+                if let Err(e) = inner.prune(now) {
+                    tracing::warn!(error = %e, "replay store: pruning expired nonces failed");
+                }
+            }
+            Ok(outcome)
+        })
+        .await
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock drops any open transaction (rolling it back), so the
+        // connection is still usable.
+        self.conn
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: Option<ClaimAction>,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite("starting the claim transaction"))?;
+        let changed = tx
+            .execute(
+                "INSERT INTO replay_nonces (nonce, expires_at) VALUES (?1, ?2)
+                 ON CONFLICT (nonce) DO NOTHING",
+                params![&nonce.as_bytes()[..], unix_secs_i64(expires_at)],
+            )
+            .map_err(sqlite("inserting the nonce"))?;
+        if changed != 1 {
+            // Dropping `tx` rolls back (nothing was written anyway).
+            return Ok(ClaimOutcome::AlreadyUsed);
+        }
+        if let Some(action) = action {
+            let failure = match std::panic::catch_unwind(AssertUnwindSafe(action)) {
+                Ok(Ok(())) => None,
+                Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
+                Err(_) => Some(ReplayError::ActionPanicked),
+            };
+            if let Some(failure) = failure {
+                // If the explicit rollback fails, dropping the connection's transaction state
+                // still discards the insert; report the action's failure, which is the cause.
+                if let Err(e) = tx.rollback() {
+                    tracing::warn!(error = %e, "replay store: rollback after failed action failed");
+                }
+                return Err(failure);
+            }
+        }
+        tx.commit().map_err(sqlite("committing the claim"))?;
+        Ok(ClaimOutcome::Claimed)
+    }
+
+    fn prune(&self, now: SystemTime) -> Result<u64, ReplayError> {
+        let now_secs = unix_secs_i64(now);
+        let deleted = self
+            .lock()
+            .execute(
+                "DELETE FROM replay_nonces WHERE expires_at < ?1",
+                params![now_secs],
+            )
+            .map_err(sqlite("pruning expired nonces"))?;
+        self.last_prune.store(now_secs, Ordering::Relaxed);
+        Ok(u64::try_from(deleted).unwrap_or(u64::MAX))
+    }
+}
+
+fn open_connection(path: &Path) -> Result<Connection, ReplayError> {
+    let mut conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(sqlite("setting the busy timeout"))?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        .map_err(sqlite("enabling WAL mode"))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(
+            mode,
+            "replay store: SQLite refused WAL mode; claims stay correct but slower"
+        );
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(sqlite("setting synchronous"))?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// Brings the schema up to date inside one write transaction, so concurrent first opens by
+/// several processes apply each migration exactly once.
+fn migrate(conn: &mut Connection) -> Result<(), ReplayError> {
+    let supported = i64::try_from(MIGRATIONS.len()).unwrap_or(i64::MAX);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sqlite("starting the migration transaction"))?;
+    tx.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        .map_err(sqlite("creating the schema_version table"))?;
+    let current: Option<i64> = tx
+        .query_row("SELECT max(version) FROM schema_version", [], |row| {
+            row.get(0)
+        })
+        .map_err(sqlite("reading the schema version"))?;
+    let current = match current {
+        Some(v) => v,
+        None => {
+            tx.execute("INSERT INTO schema_version (version) VALUES (0)", [])
+                .map_err(sqlite("initialising the schema version"))?;
+            0
+        }
+    };
+    if current > supported {
+        return Err(ReplayError::SchemaTooNew {
+            found: current,
+            supported,
+        });
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate() {
+        let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
+        if version <= current {
+            continue;
+        }
+        tx.execute_batch(migration)
+            .map_err(sqlite("applying a schema migration"))?;
+        tx.execute("UPDATE schema_version SET version = ?1", params![version])
+            .map_err(sqlite("recording the schema version"))?;
+    }
+    tx.commit().map_err(sqlite("committing schema migrations"))
+}
+
+fn sqlite(context: &'static str) -> impl FnOnce(rusqlite::Error) -> ReplayError {
+    move |source| ReplayError::Sqlite { context, source }
+}
+
+async fn run_blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ReplayError> + Send + 'static,
+) -> Result<T, ReplayError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ReplayError::Worker(e.to_string()))?
+}
+
+impl ReplayStore for SqliteReplayStore {
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_inner(nonce, expires_at, None))
+    }
+
+    fn claim_with(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_inner(nonce, expires_at, Some(action)))
+    }
+
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || inner.prune(SystemTime::now())))
+    }
+}

@@ -1,0 +1,275 @@
+//! Canonical JSON and the argument digest bound into request state.
+//!
+//! # The canonical form
+//!
+//! Two JSON values that mean the same thing must produce the same digest, however a client
+//! happened to format them on the retry. [`canonical_json`] writes a value as follows:
+//!
+//! - **No whitespace** anywhere outside strings.
+//! - **Objects**: members sorted by key, comparing keys as UTF-8 byte strings (the same order
+//!   as comparing Unicode code points). serde_json objects cannot hold duplicate keys.
+//! - **Strings** (keys and values): serde_json's escaping, i.e. `"` and `\` and control
+//!   characters escaped, everything else written as raw UTF-8. No Unicode normalisation is
+//!   applied: `"é"` precomposed and decomposed are different strings.
+//! - **Numbers** are compared by mathematical value, not by spelling:
+//!   - an integer value that fits in `i64` or `u64` is written as plain decimal digits, whether
+//!     it arrived as `1`, `1.0`, `1e0` or `-0.0` (written `0`);
+//!   - any other value (a fraction, or an integral float outside the 64-bit integer range) is
+//!     written in the shortest form that round-trips the `f64` (serde_json's `ryu` output).
+//!
+//!   Hence `1`, `1.0` and `10e-1` are one value; `0.1` and `0.10` are one value; `1` and `1.5`
+//!   differ.
+//! - `true`, `false`, `null` as themselves; arrays keep their order.
+//!
+//! Digests are computed over parsed values, so "same value" is as good as the JSON parser's
+//! number conversion: the same wire text always gives the same digest, and so do spellings
+//! that parse to the same `f64`. Without serde_json's `float_roundtrip` feature a fraction
+//! with more than ~15 significant digits may parse one ulp off between spellings (e.g.
+//! `0.1000000000000000055511` vs `0.1`), and would then be treated as a different value.
+//!
+//! The digest is SHA-256 over a domain-separation prefix followed by the canonical bytes, so a
+//! digest of arguments can never be confused with another SHA-256 of the same bytes.
+
+use std::fmt;
+
+use base64::Engine as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+
+use super::B64;
+
+/// Prefix hashed before the canonical bytes (domain separation; bump with the canonical rule).
+const DIGEST_DOMAIN: &[u8] = b"mcp-runtime/canonical-json/v1\0";
+
+/// SHA-256 digest of a JSON value's canonical form (see the [module docs](self)).
+///
+/// Serialised as unpadded url-safe base64 (43 characters). Equality is constant-time.
+#[derive(Clone, Copy, Eq)]
+pub struct ArgDigest([u8; 32]);
+
+impl ArgDigest {
+    /// Wraps raw digest bytes (e.g. read back from storage).
+    pub const fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// The raw digest bytes.
+    pub const fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl PartialEq for ArgDigest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl std::hash::Hash for ArgDigest {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl fmt::Debug for ArgDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ArgDigest({self})")
+    }
+}
+
+impl fmt::Display for ArgDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&B64.encode(self.0))
+    }
+}
+
+impl Serialize for ArgDigest {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&B64.encode(self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for ArgDigest {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        let bytes = B64
+            .decode(text.as_bytes())
+            .map_err(|_| serde::de::Error::custom("digest is not unpadded url-safe base64"))?;
+        let bytes: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| serde::de::Error::custom("digest is not 32 bytes"))?;
+        Ok(Self(bytes))
+    }
+}
+
+/// Digest of `value`'s canonical JSON form.
+///
+/// Stable under key reordering, whitespace and number spelling (`1` = `1.0`); any change of
+/// value changes it.
+pub fn canonical_digest(value: &Value) -> ArgDigest {
+    let mut hasher = Sha256::new();
+    hasher.update(DIGEST_DOMAIN);
+    hasher.update(canonical_json(value).as_bytes());
+    ArgDigest(hasher.finalize().into())
+}
+
+/// `value` written in the canonical form described in the [module docs](self).
+///
+/// Exposed so operators and tests can see exactly what is hashed.
+pub fn canonical_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(value, &mut out);
+    out
+}
+
+fn write_value(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => write_number(n, out),
+        Value::String(s) => write_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            // `str` ordering is byte-wise on UTF-8, i.e. code point order.
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, item)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(key, out);
+                out.push(':');
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_string(s: &str, out: &mut String) {
+    // Serialising a `str` cannot fail; fall back to an escaped Debug form just in case so the
+    // function stays total without a panic path.
+    match serde_json::to_string(s) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str(&format!("{s:?}")),
+    }
+}
+
+/// 2^63 and 2^64 as `f64` (both exactly representable).
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+
+fn write_number(n: &Number, out: &mut String) {
+    if let Some(u) = n.as_u64() {
+        out.push_str(&u.to_string());
+        return;
+    }
+    if let Some(i) = n.as_i64() {
+        out.push_str(&i.to_string());
+        return;
+    }
+    let Some(f) = n.as_f64() else {
+        // Not reachable without serde_json's arbitrary_precision; keep the original spelling.
+        out.push_str(&n.to_string());
+        return;
+    };
+    if f.is_finite() && f.fract() == 0.0 {
+        if (0.0..TWO_POW_64).contains(&f) {
+            // Integral and in range: the cast is exact. `-0.0` lands here and prints `0`.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let u = f as u64;
+            out.push_str(&u.to_string());
+            return;
+        }
+        if (-TWO_POW_63..0.0).contains(&f) {
+            #[allow(clippy::cast_possible_truncation)]
+            let i = f as i64;
+            out.push_str(&i.to_string());
+            return;
+        }
+    }
+    // serde_json prints finite f64 with ryu's shortest round-trip form.
+    out.push_str(&Number::from_f64(f).map_or_else(|| "null".to_owned(), |n| n.to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    #[test]
+    fn sorts_keys_and_drops_whitespace() {
+        let v = parse(r#" { "b" : [1, 2, {"z":null, "a":true}], "a" : "x" } "#);
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":"x","b":[1,2,{"a":true,"z":null}]}"#
+        );
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        assert_eq!(canonical_json(&parse("1.0")), "1");
+        assert_eq!(canonical_json(&parse("1e0")), "1");
+        assert_eq!(canonical_json(&parse("-0.0")), "0");
+        assert_eq!(canonical_json(&parse("-2.0")), "-2");
+        assert_eq!(
+            canonical_json(&parse("0.10")),
+            canonical_json(&parse("0.1"))
+        );
+        assert_eq!(
+            canonical_json(&parse("18446744073709551615")),
+            "18446744073709551615"
+        );
+        assert_eq!(
+            canonical_json(&parse("-9223372036854775808")),
+            "-9223372036854775808"
+        );
+        assert_eq!(
+            canonical_digest(&json!({"n": 1})),
+            canonical_digest(&parse(r#"{"n":1.0}"#))
+        );
+        assert_ne!(canonical_digest(&json!(1)), canonical_digest(&json!(1.5)));
+        assert_ne!(canonical_digest(&json!(1)), canonical_digest(&json!("1")));
+    }
+
+    #[test]
+    fn key_order_sorts_by_code_point() {
+        let v = json!({"é": 1, "z": 2, "Z": 3, "": 4});
+        assert_eq!(canonical_json(&v), r#"{"":4,"Z":3,"z":2,"é":1}"#);
+    }
+
+    #[test]
+    fn strings_are_escaped_unambiguously() {
+        let v = json!({"a\"b": "c\\d\n"});
+        assert_eq!(canonical_json(&v), r#"{"a\"b":"c\\d\n"}"#);
+        // The canonical form is itself valid JSON meaning the same value.
+        assert_eq!(parse(&canonical_json(&v)), v);
+    }
+
+    #[test]
+    fn digest_serde_round_trip() {
+        let d = canonical_digest(&json!({"x": [1, 2]}));
+        let text = serde_json::to_string(&d).unwrap();
+        assert_eq!(text.len(), 45);
+        let back: ArgDigest = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, d);
+        assert!(serde_json::from_str::<ArgDigest>("\"abc\"").is_err());
+    }
+}

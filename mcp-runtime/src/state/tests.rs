@@ -1,0 +1,327 @@
+use super::*;
+use serde_json::json;
+
+const NOW: u64 = 1_800_000_000;
+
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+fn ring(text: &str) -> StateKeyring {
+    StateKeyring::from_key_file_contents(text).unwrap()
+}
+
+fn key_line(kid: &str, fill: u8) -> String {
+    format!("{kid}:{}", B64.encode([fill; 32]))
+}
+
+fn args() -> Value {
+    json!({"path": "notes/a.md", "force": true})
+}
+
+fn payload() -> StatePayload {
+    let mut p = StatePayload::new(
+        "alice",
+        "tools/call",
+        "delete_note",
+        canonical_digest(&args()),
+        at(NOW),
+        Duration::from_secs(300),
+    )
+    .unwrap();
+    p.bindings
+        .insert("confirm".into(), canonical_digest(&json!({"schema": 1})));
+    p.answers.insert("first".into(), json!({"ok": true}));
+    p
+}
+
+fn expect(digest: ArgDigest) -> Expectation<'static> {
+    Expectation {
+        principal: "alice",
+        method: "tools/call",
+        target: "delete_note",
+        arg_digest: digest,
+    }
+}
+
+fn good() -> (StateKeyring, String, StatePayload) {
+    let keys = ring(&key_line("k1", 7));
+    let p = payload();
+    let token = keys.seal(&p).unwrap();
+    (keys, token, p)
+}
+
+#[test]
+fn round_trip_preserves_everything() {
+    let (keys, token, p) = good();
+    assert!(token.starts_with("v1.k1."));
+    let opened = keys
+        .open(&token, &expect(canonical_digest(&args())), at(NOW + 10))
+        .unwrap();
+    assert_eq!(opened, p);
+    assert_eq!(opened.answers.keys().collect::<Vec<_>>(), ["first"]);
+}
+
+#[test]
+fn reformatted_arguments_still_match() {
+    let (keys, token, _) = good();
+    let same: Value = serde_json::from_str(r#"{ "force" : true, "path":"notes/a.md" }"#).unwrap();
+    assert!(
+        keys.open(&token, &expect(canonical_digest(&same)), at(NOW))
+            .is_ok()
+    );
+}
+
+#[test]
+fn tampered_payload_byte_fails_signature() {
+    let (keys, token, _) = good();
+    let parts: Vec<&str> = token.split('.').collect();
+    let mut payload = parts[2].as_bytes().to_vec();
+    payload[5] = if payload[5] == b'A' { b'B' } else { b'A' };
+    let forged = format!(
+        "{}.{}.{}.{}",
+        parts[0],
+        parts[1],
+        String::from_utf8(payload).unwrap(),
+        parts[3]
+    );
+    let err = keys
+        .open(&forged, &expect(canonical_digest(&args())), at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
+}
+
+#[test]
+fn re_signed_payload_with_other_key_fails() {
+    // An attacker who edits the payload and signs with their own key under our kid.
+    let (keys, _, mut p) = good();
+    p.principal = "mallory".into();
+    let forged = ring(&key_line("k1", 8)).seal(&p).unwrap();
+    let err = keys
+        .open(&forged, &expect(canonical_digest(&args())), at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
+}
+
+#[test]
+fn tampered_mac_byte_fails() {
+    let (keys, token, _) = good();
+    let mut bytes = token.into_bytes();
+    let i = bytes.len() - 10;
+    bytes[i] = if bytes[i] == b'x' { b'y' } else { b'x' };
+    let err = keys
+        .open(
+            &String::from_utf8(bytes).unwrap(),
+            &expect(canonical_digest(&args())),
+            at(NOW),
+        )
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
+}
+
+#[test]
+fn changed_kid_or_version_fails() {
+    let (_, token, _) = good();
+    let keys = ring(&format!("{}\n{}", key_line("k1", 7), key_line("k2", 9)));
+    let e = expect(canonical_digest(&args()));
+    // Pointing the token at another configured key: the MAC (which covers the kid) fails.
+    let err = keys
+        .open(&token.replacen(".k1.", ".k2.", 1), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
+    let err = keys
+        .open(&token.replacen(".k1.", ".k9.", 1), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StateError::UnknownKey {
+            kid: Some("k9".into())
+        }
+    );
+    let err = keys
+        .open(&token.replacen(".k1.", ".k 1.", 1), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::UnknownKey { kid: None });
+    let err = keys
+        .open(&token.replacen("v1.", "v2.", 1), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::UnsupportedVersion);
+}
+
+#[test]
+fn expiry_and_future_issue() {
+    let (keys, token, p) = good();
+    let e = expect(canonical_digest(&args()));
+    assert!(keys.open(&token, &e, at(p.expires_at - 1)).is_ok());
+    let err = keys.open(&token, &e, at(p.expires_at)).unwrap_err();
+    assert_eq!(
+        err,
+        StateError::Expired {
+            expired_at: p.expires_at
+        }
+    );
+    assert_eq!(err.reason(), "expired");
+    let err = keys.open(&token, &e, at(NOW - 61)).unwrap_err();
+    assert_eq!(err, StateError::IssuedInFuture);
+    assert!(keys.open(&token, &e, at(NOW - 59)).is_ok());
+}
+
+#[test]
+fn binding_mismatches_are_distinct() {
+    let (keys, token, _) = good();
+    let d = canonical_digest(&args());
+    let cases = [
+        (
+            Expectation {
+                principal: "bob",
+                ..expect(d)
+            },
+            StateError::PrincipalMismatch,
+        ),
+        (
+            Expectation {
+                method: "prompts/get",
+                ..expect(d)
+            },
+            StateError::MethodMismatch,
+        ),
+        (
+            Expectation {
+                target: "read_note",
+                ..expect(d)
+            },
+            StateError::TargetMismatch,
+        ),
+        (
+            expect(canonical_digest(
+                &json!({"path": "notes/b.md", "force": true}),
+            )),
+            StateError::ArgumentsChanged,
+        ),
+    ];
+    for (e, want) in cases {
+        assert_eq!(keys.open(&token, &e, at(NOW)).unwrap_err(), want);
+    }
+}
+
+#[test]
+fn key_rotation() {
+    let old = ring(&key_line("old", 1));
+    let token = old.seal(&payload()).unwrap();
+    let e = expect(canonical_digest(&args()));
+    let rotated = ring(&format!("{}\n{}", key_line("new", 2), key_line("old", 1)));
+    assert!(rotated.open(&token, &e, at(NOW)).is_ok());
+    // New tokens are signed with the new key.
+    assert!(rotated.seal(&payload()).unwrap().starts_with("v1.new."));
+    let retired = ring(&key_line("new", 2));
+    assert_eq!(
+        retired.open(&token, &e, at(NOW)).unwrap_err(),
+        StateError::UnknownKey {
+            kid: Some("old".into())
+        }
+    );
+    // Programmatic construction behaves the same.
+    let built = StateKeyring::new(
+        StateKey::new("new", &[2; 32]).unwrap(),
+        vec![StateKey::new("old", &[1; 32]).unwrap()],
+    )
+    .unwrap();
+    assert!(built.open(&token, &e, at(NOW)).is_ok());
+    assert!(
+        StateKeyring::new(
+            StateKey::new("a", &[2; 32]).unwrap(),
+            vec![StateKey::new("a", &[1; 32]).unwrap()]
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn overlong_tokens_rejected_before_decoding() {
+    let (keys, _, _) = good();
+    let huge = "v1.k1.".to_owned() + &"A".repeat(MAX_TOKEN_LEN);
+    let err = keys
+        .open(&huge, &expect(canonical_digest(&args())), at(NOW))
+        .unwrap_err();
+    assert_eq!(err.reason(), "too_long");
+    let mut big = payload();
+    big.answers
+        .insert("blob".into(), json!("x".repeat(MAX_TOKEN_LEN)));
+    assert!(matches!(keys.seal(&big), Err(SealError::TooLarge { .. })));
+}
+
+#[test]
+fn malformed_shapes() {
+    let (keys, token, _) = good();
+    let e = expect(canonical_digest(&args()));
+    for bad in [
+        "",
+        "v1",
+        "v1.k1.abc",
+        &format!("{token}.x"),
+        "v1.k1.abc.short",
+        "v1.k1..=",
+    ] {
+        let err = keys.open(bad, &e, at(NOW)).unwrap_err();
+        assert!(matches!(err, StateError::Malformed(_)), "{bad:?}: {err:?}");
+    }
+    // A 43-char MAC with non-canonical trailing bits is rejected as malformed, not accepted.
+    let parts: Vec<&str> = token.split('.').collect();
+    let mut mac = parts[3].to_owned();
+    mac.pop();
+    mac.push('_');
+    let odd = format!("{}.{}.{}.{mac}", parts[0], parts[1], parts[2]);
+    assert!(keys.open(&odd, &e, at(NOW)).is_err());
+}
+
+#[test]
+fn errors_never_echo_the_token() {
+    let (keys, token, _) = good();
+    let parts: Vec<&str> = token.split('.').collect();
+    let e = expect(canonical_digest(&args()));
+    let variants = [
+        format!("{}.{}.{}.{}", parts[0], parts[1], parts[3], parts[2]),
+        format!("v9.{}.{}.{}", parts[1], parts[2], parts[3]),
+        format!("{}.{}.{}.{}", parts[0], parts[1], parts[2], parts[2]),
+    ];
+    for bad in variants {
+        let err = keys.open(&bad, &e, at(NOW)).unwrap_err();
+        let shown = format!("{err:?} {err}");
+        assert!(!shown.contains(&parts[2][..16]), "{shown}");
+        assert!(!shown.contains(&parts[3][..16]), "{shown}");
+    }
+}
+
+#[test]
+fn reasons_are_distinct() {
+    let all = [
+        StateError::TooLong { len: 1, max: 0 },
+        StateError::Malformed("x"),
+        StateError::UnsupportedVersion,
+        StateError::UnknownKey { kid: None },
+        StateError::BadSignature,
+        StateError::InvalidPayload,
+        StateError::Expired { expired_at: 0 },
+        StateError::IssuedInFuture,
+        StateError::PrincipalMismatch,
+        StateError::MethodMismatch,
+        StateError::TargetMismatch,
+        StateError::ArgumentsChanged,
+    ];
+    let reasons: std::collections::HashSet<_> = all.iter().map(StateError::reason).collect();
+    assert_eq!(reasons.len(), all.len());
+}
+
+#[test]
+fn next_round_keeps_answers_and_renews_nonce() {
+    let p = payload();
+    let next = p
+        .next_round(at(NOW + 100), Duration::from_secs(60))
+        .unwrap();
+    assert_eq!(next.round, 1);
+    assert_eq!(next.answers, p.answers);
+    assert!(next.bindings.is_empty());
+    assert_ne!(next.nonce, p.nonce);
+    assert_eq!(next.expires_at, NOW + 160);
+    assert_eq!(next.expires_at_time(), at(NOW + 160));
+}

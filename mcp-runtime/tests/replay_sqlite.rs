@@ -1,0 +1,352 @@
+//! SQLite replay store: one winner per nonce across handles, threads and OS processes;
+//! claims survive restarts; expired claims are pruned; failed actions roll back.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure should abort the test
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use mcp_runtime::replay::{
+    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
+};
+
+fn later() -> SystemTime {
+    SystemTime::now() + Duration::from_secs(600)
+}
+
+fn nonce(seed: u8, i: u32) -> Nonce {
+    let mut b = [seed; 16];
+    b[..4].copy_from_slice(&i.to_le_bytes());
+    Nonce::from_bytes(b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_handles_one_file_race_one_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    let a = Arc::new(SqliteReplayStore::open(&path).await.unwrap());
+    let b = Arc::new(SqliteReplayStore::open(&path).await.unwrap());
+    let wins = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..100u32 {
+        for store in [a.clone(), b.clone(), a.clone(), b.clone()] {
+            let wins = wins.clone();
+            tasks.push(tokio::spawn(async move {
+                if store.claim(nonce(1, i), later()).await.unwrap() == ClaimOutcome::Claimed {
+                    wins.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(wins.load(Ordering::SeqCst), 100);
+}
+
+#[test]
+fn os_threads_with_own_handles_one_winner() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(SqliteReplayStore::open(&path)).unwrap();
+    let wins = Arc::new(AtomicUsize::new(0));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, wins) = (path.clone(), wins.clone());
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                rt.block_on(async {
+                    let store = SqliteReplayStore::open(&path).await.unwrap();
+                    for i in 0..50 {
+                        if store.claim(nonce(2, i), later()).await.unwrap() == ClaimOutcome::Claimed
+                        {
+                            wins.fetch_add(1, Ordering::SeqCst);
+                        }
+                    }
+                });
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(wins.load(Ordering::SeqCst), 50);
+}
+
+#[tokio::test]
+async fn claims_survive_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    {
+        let store = SqliteReplayStore::open(&path).await.unwrap();
+        assert_eq!(
+            store.claim(nonce(3, 0), later()).await.unwrap(),
+            ClaimOutcome::Claimed
+        );
+        assert_eq!(store.schema_version().await.unwrap(), 1);
+    }
+    let store = SqliteReplayStore::open(&path).await.unwrap();
+    assert_eq!(
+        store.claim(nonce(3, 0), later()).await.unwrap(),
+        ClaimOutcome::AlreadyUsed
+    );
+    assert_eq!(
+        store.claim(nonce(3, 1), later()).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    // Re-opening did not re-run migrations.
+    assert_eq!(store.schema_version().await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn expired_claims_are_pruned_live_ones_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    let past = SystemTime::now() - Duration::from_secs(5);
+    let store = SqliteReplayStore::open(&path).await.unwrap();
+    for i in 0..3 {
+        store.claim(nonce(4, i), past).await.unwrap();
+    }
+    store.claim(nonce(4, 99), later()).await.unwrap();
+    // Until pruned, an expired claim still counts as used.
+    assert_eq!(
+        store.claim(nonce(4, 0), past).await.unwrap(),
+        ClaimOutcome::AlreadyUsed
+    );
+    assert_eq!(store.prune_expired().await.unwrap(), 3);
+    assert_eq!(store.prune_expired().await.unwrap(), 0);
+    assert_eq!(
+        store.claim(nonce(4, 99), later()).await.unwrap(),
+        ClaimOutcome::AlreadyUsed
+    );
+
+    // Opening prunes too.
+    store.claim(nonce(4, 7), past).await.unwrap();
+    drop(store);
+    let store = SqliteReplayStore::open(&path).await.unwrap();
+    assert_eq!(store.prune_expired().await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn claim_with_commits_or_rolls_back_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteReplayStore::open(dir.path().join("replay.db"))
+        .await
+        .unwrap();
+    let victim = dir.path().join("note.md");
+    std::fs::write(&victim, "x").unwrap();
+    let n = nonce(5, 0);
+
+    let err = store
+        .claim_with(
+            n,
+            later(),
+            Box::new(|| Err(ActionError::new("permission denied"))),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
+    let err = store
+        .claim_with(n, later(), Box::new(|| panic!("boom")))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ReplayError::ActionPanicked), "{err}");
+
+    // The nonce is still claimable; a convergent unlink runs once.
+    let unlinks = Arc::new(AtomicUsize::new(0));
+    let unlink = |path: std::path::PathBuf, count: Arc<AtomicUsize>| -> ClaimAction {
+        Box::new(move || match std::fs::remove_file(&path) {
+            Ok(()) => {
+                count.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(ActionError::new(e)),
+        })
+    };
+    let outcome = store
+        .claim_with(n, later(), unlink(victim.clone(), unlinks.clone()))
+        .await;
+    assert_eq!(outcome.unwrap(), ClaimOutcome::Claimed);
+    assert!(!victim.exists());
+    let outcome = store
+        .claim_with(n, later(), unlink(victim.clone(), unlinks.clone()))
+        .await;
+    assert_eq!(outcome.unwrap(), ClaimOutcome::AlreadyUsed);
+    assert_eq!(unlinks.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn second_claimer_waits_for_first_transaction_outcome() {
+    // While one handle's action runs (holding the write transaction), a claim from another
+    // handle blocks; when the action fails and rolls back, the waiting claim wins.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    let a = SqliteReplayStore::open(&path).await.unwrap();
+    let b = SqliteReplayStore::open(&path).await.unwrap();
+    let n = nonce(6, 0);
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
+    let first = tokio::spawn(async move {
+        a.claim_with(
+            n,
+            later(),
+            Box::new(move || {
+                started_tx.send(()).unwrap();
+                std::thread::sleep(Duration::from_millis(300));
+                Err(ActionError::new("late failure"))
+            }),
+        )
+        .await
+    });
+    tokio::task::spawn_blocking(move || started_rx.recv().unwrap())
+        .await
+        .unwrap();
+    let t0 = Instant::now();
+    assert_eq!(b.claim(n, later()).await.unwrap(), ClaimOutcome::Claimed);
+    assert!(
+        t0.elapsed() >= Duration::from_millis(100),
+        "second claim did not wait"
+    );
+    assert!(matches!(
+        first.await.unwrap(),
+        Err(ReplayError::ActionFailed(_))
+    ));
+}
+
+#[tokio::test]
+async fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    drop(SqliteReplayStore::open(&path).await.unwrap());
+    // Simulate a file written by a future build.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE schema_version SET version = 99", [])
+        .unwrap();
+    drop(conn);
+    let err = SqliteReplayStore::open(&path).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ReplayError::SchemaTooNew {
+                found: 99,
+                supported: 1
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("upgrade"), "{err}");
+}
+
+/// Child mode for [`separate_processes_race_one_winner_each`]: claims nonces 0..N in the file
+/// named by `REPLAY_CHILD_DB` once `REPLAY_CHILD_GO` exists, writing won indices to
+/// `REPLAY_CHILD_OUT`. Without those variables (a normal test run) it does nothing.
+#[test]
+fn child_process_worker() {
+    let (Ok(db), Ok(out), Ok(go)) = (
+        std::env::var("REPLAY_CHILD_DB"),
+        std::env::var("REPLAY_CHILD_OUT"),
+        std::env::var("REPLAY_CHILD_GO"),
+    ) else {
+        return;
+    };
+    let count: u32 = std::env::var("REPLAY_CHILD_COUNT")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let won = rt.block_on(async {
+        let store = SqliteReplayStore::open(&db).await.unwrap();
+        std::fs::write(format!("{out}.ready"), "").unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !Path::new(&go).exists() {
+            assert!(Instant::now() < deadline, "parent never said go");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Each child walks the nonces in its own pseudo-random order, so the two processes
+        // keep colliding throughout instead of one running ahead of the other.
+        let seed: u64 = std::env::var("REPLAY_CHILD_SEED").unwrap().parse().unwrap();
+        let mut order: Vec<u32> = (0..count).collect();
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        for j in (1..order.len()).rev() {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            order.swap(j, usize::try_from(state >> 33).unwrap() % (j + 1));
+        }
+        let mut won = Vec::new();
+        for i in order {
+            if store.claim(nonce(7, i), later()).await.unwrap() == ClaimOutcome::Claimed {
+                won.push(i.to_string());
+            }
+        }
+        won
+    });
+    std::fs::write(out, won.join("\n")).unwrap();
+}
+
+#[test]
+fn separate_processes_race_one_winner_each() {
+    const COUNT: u32 = 1000;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("replay.db");
+    let go = dir.path().join("go");
+    // Create the schema up front so both children race on claims, not on setup.
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(SqliteReplayStore::open(&db))
+        .unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|k| {
+            let out = dir.path().join(format!("out{k}"));
+            let child = Command::new(&exe)
+                .args(["--exact", "child_process_worker", "--test-threads=1"])
+                .env("REPLAY_CHILD_DB", &db)
+                .env("REPLAY_CHILD_OUT", &out)
+                .env("REPLAY_CHILD_GO", &go)
+                .env("REPLAY_CHILD_COUNT", COUNT.to_string())
+                .env("REPLAY_CHILD_SEED", (k + 1).to_string())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for k in 0..2 {
+        let ready = dir.path().join(format!("out{k}.ready"));
+        while !ready.exists() {
+            assert!(Instant::now() < deadline, "child {k} never became ready");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    let mut seen = vec![0u32; COUNT as usize];
+    let mut per_child = Vec::new();
+    for (mut child, out) in children {
+        assert!(child.wait().unwrap().success(), "child failed");
+        let text = std::fs::read_to_string(out).unwrap();
+        let won: Vec<usize> = text.lines().map(|l| l.parse().unwrap()).collect();
+        per_child.push(won.len());
+        for i in won {
+            seen[i] += 1;
+        }
+    }
+    assert!(
+        seen.iter().all(|&c| c == 1),
+        "some nonce won by 0 or 2 processes: {seen:?}"
+    );
+    // Usually both win some; a lopsided split only means the scheduler ran one child first.
+    eprintln!("wins per process: {per_child:?}");
+}
