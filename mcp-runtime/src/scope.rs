@@ -12,6 +12,27 @@
 //!    URI check concluded.
 //! 3. **Sandbox** — [`crate::sandbox`] asks the kernel (Landlock) to enforce the same boundary
 //!    on the whole process.
+//!
+//! ```no_run
+//! use mcp_runtime::Principal;
+//! use mcp_runtime::scope::{RelPath, ScopePolicy};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Server configuration, at startup.
+//! let policy = ScopePolicy::new().allow(Principal::new("alice"), "/home/alice/notes")?;
+//!
+//! // Per request: the principal comes from the transport, the URI from tool arguments.
+//! let alice = Principal::new("alice");
+//! let ws = policy.authorize(&alice, "file:///home/alice/notes")?;
+//! let notes = ws.walk(|id| id.as_str().ends_with(".md"))?;
+//! let target = RelPath::new("Shopping list.md")?;
+//! if notes.files.contains(&target) {
+//!     // ... after the user confirmed:
+//!     ws.remove_file(&target)?;
+//! }
+//! # Ok(())
+//! # }
+//! ```
 
 mod policy;
 mod rel_path;

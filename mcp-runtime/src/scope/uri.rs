@@ -301,6 +301,39 @@ impl std::str::FromStr for WorkspaceUri {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Display then parse is the identity for any nameable directory.
+        #[test]
+        fn display_parse_round_trip(names in prop::collection::vec("[^/\\\\\\x00-\\x1f\\x7f]{1,12}", 0..6)) {
+            let names: Vec<String> = names.into_iter().filter(|n| n != "." && n != "..").collect();
+            let uri = WorkspaceUri::from_components(names);
+            prop_assert_eq!(WorkspaceUri::parse(&uri.to_string()), Ok(uri));
+        }
+
+        /// Arbitrary hostile input never panics, and anything accepted is a plain absolute path.
+        #[test]
+        fn parse_output_is_always_plain(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "/", "//", ".", "..", "%2e", "%2E%2e", "%2F", "%5c", "%00", "%", "%4", "%41", "a",
+                "é", "%C3%A9", "%FF", "?", "#", "\\", "localhost", "file:", ":", "@", " ",
+            ]), 0..12),
+            prefix in prop::sample::select(vec!["file://", "file:///", "FILE://localhost", "file:", ""]),
+        ) {
+            let input = format!("{prefix}{}", parts.concat());
+            if let Ok(uri) = WorkspaceUri::parse(&input) {
+                prop_assert!(uri.path().is_absolute());
+                for c in uri.path().components().skip(1) {
+                    prop_assert!(matches!(c, std::path::Component::Normal(_)), "{:?} from {}", c, input);
+                }
+                for c in uri.components() {
+                    prop_assert!(!c.is_empty() && c != "." && c != ".." && !c.contains(['/', '\\', '\0']));
+                }
+                prop_assert_eq!(WorkspaceUri::parse(&uri.to_string()), Ok(uri));
+            }
+        }
+    }
 
     fn path(uri: &str) -> Result<PathBuf, UriError> {
         WorkspaceUri::parse(uri).map(|u| u.path().to_path_buf())
