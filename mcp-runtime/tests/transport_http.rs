@@ -642,3 +642,81 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
         "listener closed"
     );
 }
+
+/// Collects formatted log output in memory.
+#[derive(Clone, Default)]
+struct LogBuffer(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for LogBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn logs_name_the_request_but_never_secrets() {
+    let logs = LogBuffer::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    // Current-thread test runtime: the server's tasks log on this thread.
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let tokens = BearerTokens::parse(&format!("alice {TOKEN}\n")).unwrap();
+    let server = start_with(HttpConfig::default(), Arc::new(tokens)).await;
+    let auth = format!("Bearer {TOKEN}");
+    let mut headers = mcp_headers("tools/call", Some("search"));
+    headers.push(("Authorization", &auth));
+    let body = request(
+        json!("req-77"),
+        "tools/call",
+        json!({"name":"search","requestState":"SECRET-STATE-abc","inputResponses":{"k":"SECRET-ANSWER"}}),
+    );
+    assert_eq!(post(&server, &headers, &body).await.status, 200);
+    let mut bad = mcp_headers("echo", None);
+    let wrong = "Bearer WRONGTOKENWRONGTOKENWRONGTOKEN00";
+    bad.push(("Authorization", wrong));
+    assert_eq!(
+        post(&server, &bad, &request(json!(2), "echo", Value::Null))
+            .await
+            .status,
+        401
+    );
+
+    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.contains("req-77") && text.contains("tools/call") && text.contains("alice"),
+        "{text}"
+    );
+    assert!(text.contains("status=401"), "{text}");
+    for secret in [
+        TOKEN,
+        "WRONGTOKEN",
+        "SECRET-STATE",
+        "SECRET-ANSWER",
+        "Bearer",
+    ] {
+        assert!(!text.contains(secret), "log leaked {secret}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn bodies_up_to_the_limit_are_accepted() {
+    // Larger than axum's 2 MiB default extractor limit, below our 4 MiB default.
+    let server = start().await;
+    let body = request(
+        json!(70),
+        "echo",
+        json!({"pad": "y".repeat(3 * 1024 * 1024)}),
+    );
+    let response = post(&server, &mcp_headers("echo", None), &body).await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.json()["id"], 70);
+}

@@ -535,4 +535,40 @@ mod tests {
         assert!(OriginAllowlist::parse(["app.example.com"]).is_err());
         assert!(OriginAllowlist::any().allows("http://anything"));
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn sentinel_round_trips_any_string(s in any::<String>()) {
+                let header = format!("=?base64?{}?=", STANDARD.encode(s.as_bytes()));
+                prop_assert_eq!(decode_sentinel(&header, "h").unwrap(), s.as_str());
+            }
+
+            #[test]
+            fn origin_check_never_panics_and_rejects_non_loopback(
+                scheme in "[a-z]{1,6}",
+                host in "[a-z0-9.-]{1,20}",
+                port in proptest::option::of(any::<u16>()),
+            ) {
+                let origin = match port {
+                    Some(p) => format!("{scheme}://{host}:{p}"),
+                    None => format!("{scheme}://{host}"),
+                };
+                let allowed = OriginAllowlist::loopback().allows(&origin);
+                let loopback_host = host == "localhost" || host == "127.0.0.1";
+                let web_scheme = scheme == "http" || scheme == "https";
+                prop_assert_eq!(allowed, loopback_host && web_scheme);
+            }
+
+            #[test]
+            fn arbitrary_header_values_never_panic(v in any::<String>()) {
+                let _ = decode_sentinel(&v, "h");
+                let _ = OriginAllowlist::loopback().allows(&v);
+                let _ = param_matches(&v, &json!(42));
+            }
+        }
+    }
 }

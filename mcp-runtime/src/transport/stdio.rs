@@ -418,4 +418,37 @@ mod tests {
         );
         assert!(lines(b"", 5).await.is_empty());
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// The bounded reader agrees with a naive split, except that lines over the cap are
+            /// reported as too long instead of returned.
+            #[test]
+            fn bounded_reader_matches_naive_split(
+                parts in proptest::collection::vec("[a-z{}\":]{0,12}", 0..8),
+                max in 1usize..10,
+            ) {
+                let input = parts.join("\n");
+                let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                let got = rt.block_on(lines(input.as_bytes(), max));
+                let mut expected: Vec<&str> = input.split('\n').collect();
+                // A trailing empty piece is EOF, not a line.
+                if expected.last() == Some(&"") {
+                    expected.pop();
+                }
+                prop_assert_eq!(got.len(), expected.len());
+                for ((kind, bytes), want) in got.iter().zip(expected) {
+                    if want.len() > max {
+                        prop_assert_eq!(kind, &Line::TooLong);
+                    } else {
+                        prop_assert_eq!(kind, &Line::Complete);
+                        prop_assert_eq!(bytes.as_slice(), want.as_bytes());
+                    }
+                }
+            }
+        }
+    }
 }
