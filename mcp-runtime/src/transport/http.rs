@@ -47,6 +47,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use axum::serve::ListenerExt;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{
     ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE,
@@ -208,7 +209,14 @@ impl BoundHttpServer {
         if let Ok(addr) = self.listener.local_addr() {
             tracing::info!(target: LOG_TARGET, %addr, "MCP HTTP server listening");
         }
-        axum::serve(self.listener, self.router)
+        // Small JSON-RPC responses must not wait on Nagle's algorithm (tens of ms per reply on
+        // keep-alive connections).
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::debug!(target: LOG_TARGET, error = %err, "could not set TCP_NODELAY");
+            }
+        });
+        axum::serve(listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await
     }

@@ -318,7 +318,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         while let Some(message) = next {
-            writer.write_all(&message).await?;
+            writer.write_all(&single_line(message)).await?;
             writer.write_all(b"\n").await?;
             next = rx.try_recv().ok();
         }
@@ -326,6 +326,20 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
     writer.flush().await?;
     writer.shutdown().await
+}
+
+/// Guarantees the one-message-per-line framing even for pretty-printed bodies: a raw CR or LF
+/// in JSON can only be insignificant whitespace (inside strings they must be escaped), so
+/// replacing it with a space keeps the message identical.
+fn single_line(message: Bytes) -> Bytes {
+    if !message.iter().any(|&b| b == b'\n' || b == b'\r') {
+        return message;
+    }
+    message
+        .iter()
+        .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+        .collect::<Vec<u8>>()
+        .into()
 }
 
 /// The outcome of reading one line.
@@ -397,6 +411,17 @@ mod tests {
             }
             out.push((line, buf.clone()));
         }
+    }
+
+    #[test]
+    fn single_line_flattens_pretty_json_without_changing_it() {
+        let pretty =
+            serde_json::to_vec_pretty(&serde_json::json!({"a": "x\ny", "b": [1, 2]})).unwrap();
+        let flat = single_line(Bytes::from(pretty.clone()));
+        assert!(!flat.contains(&b'\n'));
+        let a: Value = serde_json::from_slice(&pretty).unwrap();
+        let b: Value = serde_json::from_slice(&flat).unwrap();
+        assert_eq!(a, b);
     }
 
     #[tokio::test]
