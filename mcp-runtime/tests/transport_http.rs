@@ -720,3 +720,47 @@ async fn bodies_up_to_the_limit_are_accepted() {
     assert_eq!(response.status, 200);
     assert_eq!(response.json()["id"], 70);
 }
+
+#[tokio::test]
+async fn keep_alive_connection_serves_several_requests() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start().await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let mut pending = Vec::new();
+    for id in 1..=3 {
+        let body = serde_json::to_vec(&request(json!(id), "echo", Value::Null)).unwrap();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for (k, v) in mcp_headers("echo", None) {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&body).await.unwrap();
+        // Read exactly one response: headers, then Content-Length bytes.
+        let (head_end, length) = loop {
+            let mut chunk = [0u8; 4096];
+            let n = stream.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "connection closed after {} responses", id - 1);
+            pending.extend_from_slice(&chunk[..n]);
+            if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&pending[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap();
+                if pending.len() >= end + 4 + length {
+                    break (end + 4, length);
+                }
+            }
+        };
+        let reply: Value = serde_json::from_slice(&pending[head_end..head_end + length]).unwrap();
+        assert_eq!(reply["id"], id);
+        pending.drain(..head_end + length);
+    }
+}

@@ -250,6 +250,18 @@ impl BearerTokens {
             path: path.display().to_string(),
             source,
         })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(meta) = std::fs::metadata(path)
+                && meta.permissions().mode() & 0o077 != 0
+            {
+                tracing::warn!(
+                    path = %path.display(),
+                    "auth file is readable by group or others; restrict it with `chmod 600`"
+                );
+            }
+        }
         Self::parse(&text)
     }
 
