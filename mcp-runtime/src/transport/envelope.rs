@@ -1,0 +1,149 @@
+//! The little JSON-RPC knowledge transports need: classifying a parsed message and building the
+//! error responses a transport sends on its own (before or instead of the service).
+//!
+//! Kept private and small so the bodies can move to `mcp_types::ErrorObject` once that lands.
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+/// `-32700` Parse error.
+pub(crate) const PARSE_ERROR: i64 = -32700;
+/// `-32600` Invalid Request.
+pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// `-32603` Internal error.
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
+/// `-32020` HeaderMismatch (HTTP only).
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
+
+/// What a parsed message is, as far as a transport cares.
+#[derive(Debug)]
+pub(crate) enum Kind<'a> {
+    /// A request: has a string or integer `id`.
+    Request { id: &'a Value, method: &'a str },
+    /// A notification: no `id` member.
+    Notification { method: &'a str },
+    /// Anything else (batch, response, `id: null`, missing `method`, wrong `jsonrpc`...).
+    /// `id` is set when a usable id could be read, so the error can echo it.
+    Invalid {
+        id: Option<&'a Value>,
+        reason: &'static str,
+    },
+}
+
+/// Whether `id` is a legal JSON-RPC request id in this revision (string or integer, not null).
+pub(crate) fn is_valid_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.is_i64() || n.is_u64(),
+        _ => false,
+    }
+}
+
+/// Classifies a parsed message.
+pub(crate) fn classify(value: &Value) -> Kind<'_> {
+    let Some(obj) = value.as_object() else {
+        let reason = if value.is_array() {
+            "batches are not supported; send one message per request"
+        } else {
+            "a JSON-RPC message must be a JSON object"
+        };
+        return Kind::Invalid { id: None, reason };
+    };
+    let id = obj.get("id");
+    let usable_id = id.filter(|id| is_valid_id(id));
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Kind::Invalid {
+            id: usable_id,
+            reason: "`jsonrpc` must be \"2.0\"",
+        };
+    }
+    let Some(method) = obj.get("method").and_then(Value::as_str) else {
+        let reason = if obj.contains_key("result") || obj.contains_key("error") {
+            "clients must not send JSON-RPC responses to the server"
+        } else {
+            "`method` must be a string"
+        };
+        return Kind::Invalid {
+            id: usable_id,
+            reason,
+        };
+    };
+    match id {
+        None => Kind::Notification { method },
+        Some(id) if is_valid_id(id) => Kind::Request { id, method },
+        Some(_) => Kind::Invalid {
+            id: None,
+            reason: "`id` must be a string or an integer",
+        },
+    }
+}
+
+/// Builds one serialized JSON-RPC error response. The `id` member is omitted when `id` is `None`
+/// or not a legal id, because this revision's schema does not allow `"id": null`.
+pub(crate) fn error_body(id: Option<&Value>, code: i64, message: &str) -> Bytes {
+    let mut error = Map::with_capacity(2);
+    error.insert("code".into(), Value::from(code));
+    error.insert("message".into(), Value::from(message));
+    let mut envelope = Map::with_capacity(3);
+    envelope.insert("jsonrpc".into(), Value::from("2.0"));
+    if let Some(id) = id.filter(|id| is_valid_id(id)) {
+        envelope.insert("id".into(), id.clone());
+    }
+    envelope.insert("error".into(), Value::Object(error));
+    Bytes::from(serde_json::to_vec(&Value::Object(envelope)).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classifies_requests_notifications_and_garbage() {
+        let req = json!({"jsonrpc":"2.0","id":7,"method":"tools/list"});
+        assert!(matches!(
+            classify(&req),
+            Kind::Request {
+                method: "tools/list",
+                ..
+            }
+        ));
+        let note = json!({"jsonrpc":"2.0","method":"notifications/cancelled"});
+        assert!(matches!(classify(&note), Kind::Notification { .. }));
+        let null_id = json!({"jsonrpc":"2.0","id":null,"method":"x"});
+        assert!(matches!(classify(&null_id), Kind::Invalid { id: None, .. }));
+        let float_id = json!({"jsonrpc":"2.0","id":1.5,"method":"x"});
+        assert!(matches!(
+            classify(&float_id),
+            Kind::Invalid { id: None, .. }
+        ));
+        let response = json!({"jsonrpc":"2.0","id":"a","result":{}});
+        assert!(matches!(
+            classify(&response),
+            Kind::Invalid { id: Some(_), .. }
+        ));
+        let old = json!({"jsonrpc":"1.0","id":1,"method":"x"});
+        assert!(matches!(classify(&old), Kind::Invalid { id: Some(_), .. }));
+        assert!(matches!(
+            classify(&json!([req])),
+            Kind::Invalid { id: None, .. }
+        ));
+    }
+
+    #[test]
+    fn error_body_omits_unusable_ids() {
+        let body = error_body(None, PARSE_ERROR, "Parse error");
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            v,
+            json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}})
+        );
+        let body = error_body(Some(&Value::Null), INVALID_REQUEST, "x");
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert!(v.get("id").is_none());
+        let body = error_body(Some(&json!("r-1")), HEADER_MISMATCH, "x");
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["id"], "r-1");
+        assert_eq!(v["error"]["code"], -32020);
+    }
+}

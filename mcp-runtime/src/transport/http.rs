@@ -1,0 +1,799 @@
+//! The Streamable HTTP transport (2026-07-28 shape): one endpoint, POST only, no sessions.
+//!
+//! Each POST carries exactly one JSON-RPC request or notification and is checked in this order,
+//! the first failure deciding the answer:
+//!
+//! | Step | Failure | Status | Body |
+//! |---|---|---|---|
+//! | `Origin` present and not allowed ([`OriginAllowlist`]) | DNS-rebinding defence | 403 | JSON-RPC error `-32600`, no id |
+//! | verb is not POST | legacy GET stream / DELETE session | 405, `Allow: POST` | empty |
+//! | [`Authenticator`] | missing or unknown credentials | 401, `WWW-Authenticate: Bearer realm="mcp"[, error="invalid_token"]` | empty |
+//! | body size ([`HttpConfig::max_body_bytes`]) | too large | 413 | `-32600`, no id |
+//! | JSON parse | not JSON / not UTF-8 | 400 | `-32700`, no id |
+//! | JSON-RPC shape | batch, response, `id: null`, no `method` | 400 | `-32600` (id echoed if usable) |
+//! | headers vs body (§13.2) | missing/malformed/different `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 | `-32020` (id echoed) |
+//! | `Accept` | lists neither JSON nor SSE | 406 | `-32600` (id echoed) |
+//! | the service | see [`ReplyKind::http_status`] | 200 / 400 / 404 | the service's response |
+//!
+//! Responses:
+//! - An accepted notification gets `202 Accepted` with an empty body. Notifications' headers are
+//!   checked leniently: none is required, but one present must not contradict the body.
+//! - A request whose handler finishes without emitting notifications gets one
+//!   `application/json` response. As soon as the handler emits a notification (progress, log),
+//!   the response switches to `text/event-stream` (`X-Accel-Buffering: no`): the notifications,
+//!   then the final response as the last event, then the stream closes.
+//! - `Accept` missing: treated as accepting both (lenient toward minimal clients). `Accept` with
+//!   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
+//! - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
+//!   a `-32603` "request timed out" error with the request's id (200 JSON, or the final SSE event),
+//!   so it can tell the failure apart from a proxy's 504.
+//! - Client disconnect drops the handler future and cancels the request's token; nothing more is
+//!   sent for it.
+//! - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever minted.
+//!
+//! Every request is logged once through `tracing` (target `mcp_runtime::transport::http`) with
+//! its JSON-RPC id, method, principal, status, outcome and latency. Headers, tokens and params
+//! (which may hold `requestState`) are never logged.
+
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::serve::ListenerExt;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::header::{
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE,
+};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio_util::sync::DropGuard;
+
+use super::auth::{AuthRejection, Authenticator};
+use super::envelope::{self, Kind};
+use super::headers::{self, OriginAllowlist};
+use super::service::{
+    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestContext,
+};
+use crate::Principal;
+
+const LOG_TARGET: &str = "mcp_runtime::transport::http";
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+
+/// Tunables for the HTTP transport.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Where to listen. Default `127.0.0.1:8080`: loopback, as the spec recommends for local
+    /// servers. Bind a public address only with real authentication.
+    pub bind: SocketAddr,
+    /// The MCP endpoint path. Default `/mcp`.
+    pub path: String,
+    /// Largest accepted request body, in bytes; larger bodies get 413. Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// How long one request (body upload plus handling) may take. Default 120 s.
+    pub request_timeout: Duration,
+    /// Which `Origin` values may call the server. Default: loopback origins only.
+    pub allowed_origins: OriginAllowlist,
+    /// How many notifications may queue per request before the handler waits. Default 64.
+    pub notification_buffer: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
+            path: "/mcp".to_owned(),
+            max_body_bytes: 4 * 1024 * 1024,
+            request_timeout: Duration::from_secs(120),
+            allowed_origins: OriginAllowlist::loopback(),
+            notification_buffer: 64,
+        }
+    }
+}
+
+/// An invalid [`HttpConfig::path`].
+#[derive(Debug, thiserror::Error)]
+#[error("invalid MCP endpoint path `{0}`: it must start with `/` and contain no `{{`, `}}` or `*`")]
+pub struct InvalidPath(String);
+
+/// A Streamable HTTP server for one [`McpService`].
+pub struct HttpServer {
+    service: Arc<dyn McpService>,
+    auth: Arc<dyn Authenticator>,
+    config: HttpConfig,
+}
+
+impl HttpServer {
+    /// A server with the default [`HttpConfig`]. There is no default authenticator: pass
+    /// [`BearerTokens`](super::auth::BearerTokens) or, for local development,
+    /// [`AllowAnonymous`](super::auth::AllowAnonymous).
+    pub fn new(service: Arc<dyn McpService>, auth: Arc<dyn Authenticator>) -> Self {
+        Self {
+            service,
+            auth,
+            config: HttpConfig::default(),
+        }
+    }
+
+    /// Replaces the configuration.
+    #[must_use]
+    pub fn with_config(mut self, config: HttpConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
+    /// The axum router serving the MCP endpoint, for embedding in a larger application.
+    ///
+    /// # Errors
+    /// [`InvalidPath`] when [`HttpConfig::path`] cannot be routed.
+    pub fn router(&self) -> Result<Router, InvalidPath> {
+        let path = &self.config.path;
+        if !path.starts_with('/') || path.contains(['{', '}', '*']) {
+            return Err(InvalidPath(path.clone()));
+        }
+        let shared = Arc::new(Shared {
+            service: Arc::clone(&self.service),
+            auth: Arc::clone(&self.auth),
+            max_body_bytes: self.config.max_body_bytes,
+            request_timeout: self.config.request_timeout,
+            origins: self.config.allowed_origins.clone(),
+            notification_buffer: self.config.notification_buffer.max(1),
+        });
+        Ok(Router::new()
+            .route(path, any(handle_mcp))
+            .with_state(shared))
+    }
+
+    /// Binds [`HttpConfig::bind`].
+    ///
+    /// # Errors
+    /// The bind error, or `InvalidInput` for an invalid path.
+    pub async fn bind(self) -> io::Result<BoundHttpServer> {
+        let router = self
+            .router()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let listener = TcpListener::bind(self.config.bind).await?;
+        Ok(BoundHttpServer { listener, router })
+    }
+}
+
+/// A server bound to its address, ready to serve.
+pub struct BoundHttpServer {
+    listener: TcpListener,
+    router: Router,
+}
+
+impl BoundHttpServer {
+    /// The address actually bound (useful with port 0).
+    ///
+    /// # Errors
+    /// The socket's error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until SIGTERM or Ctrl-C, then stops accepting and lets in-flight requests finish.
+    ///
+    /// # Errors
+    /// An I/O error from the listener.
+    pub async fn serve(self) -> io::Result<()> {
+        self.serve_with_shutdown(shutdown_signal()).await
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and lets in-flight requests
+    /// finish (each is bounded by the request timeout).
+    ///
+    /// # Errors
+    /// An I/O error from the listener.
+    pub async fn serve_with_shutdown(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        if let Ok(addr) = self.listener.local_addr() {
+            tracing::info!(target: LOG_TARGET, %addr, "MCP HTTP server listening");
+        }
+        // Small JSON-RPC responses must not wait on Nagle's algorithm (tens of ms per reply on
+        // keep-alive connections).
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(err) = tcp.set_nodelay(true) {
+                tracing::debug!(target: LOG_TARGET, error = %err, "could not set TCP_NODELAY");
+            }
+        });
+        axum::serve(listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}
+
+/// Completes on Ctrl-C, or on SIGTERM on Unix.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            // No Ctrl-C handler available: rely on SIGTERM only.
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!(target: LOG_TARGET, "shutdown signal received; draining in-flight requests");
+}
+
+struct Shared {
+    service: Arc<dyn McpService>,
+    auth: Arc<dyn Authenticator>,
+    max_body_bytes: usize,
+    request_timeout: Duration,
+    origins: OriginAllowlist,
+    notification_buffer: usize,
+}
+
+/// A JSON response with the given status.
+fn json(status: StatusCode, body: Bytes) -> Response {
+    (status, [(CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+}
+
+/// Logs and builds a rejection that happened before the service ran.
+fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &str) -> Response {
+    tracing::info!(
+        target: LOG_TARGET,
+        status = status.as_u16(),
+        outcome = "rejected",
+        reason,
+        latency_us = micros(started),
+        "mcp request"
+    );
+    match body {
+        Some(body) => json(status, body),
+        None => status.into_response(),
+    }
+}
+
+fn micros(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// What the client's `Accept` header allows.
+#[derive(Debug, Clone, Copy)]
+struct Accepts {
+    json: bool,
+    sse: bool,
+}
+
+fn accepts(headers: &HeaderMap) -> Accepts {
+    let mut seen = false;
+    let mut out = Accepts {
+        json: false,
+        sse: false,
+    };
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            seen = true;
+            let mut parts = item.split(';');
+            let media = parts.next().unwrap_or("").trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            if refused {
+                continue;
+            }
+            let any = media == "*/*";
+            out.json |= any
+                || media.eq_ignore_ascii_case("application/json")
+                || media.eq_ignore_ascii_case("application/*");
+            out.sse |= any
+                || media.eq_ignore_ascii_case("text/event-stream")
+                || media.eq_ignore_ascii_case("text/*");
+        }
+    }
+    if !seen {
+        // No Accept header: the spec does not say; accept both rather than fail minimal clients.
+        return Accepts {
+            json: true,
+            sse: true,
+        };
+    }
+    out
+}
+
+async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let started = Instant::now();
+    let (parts, body) = request.into_parts();
+
+    // 1. Origin (DNS-rebinding defence), before anything else.
+    if let Some(origin) = parts.headers.get(ORIGIN) {
+        let allowed = origin.to_str().is_ok_and(|o| shared.origins.allows(o));
+        if !allowed {
+            let body = envelope::error_body(
+                None,
+                envelope::INVALID_REQUEST,
+                "Forbidden: Origin not allowed",
+            );
+            return reject(StatusCode::FORBIDDEN, Some(body), started, "origin");
+        }
+    }
+
+    // 2. Verb: only POST exists in this revision (no GET stream, no DELETE session).
+    if parts.method != Method::POST {
+        let mut response = reject(StatusCode::METHOD_NOT_ALLOWED, None, started, "verb");
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST"));
+        return response;
+    }
+
+    // 3. Authentication, before the body is read.
+    let principal = match shared.auth.authenticate(&parts.headers) {
+        Ok(principal) => principal,
+        Err(rejection) => {
+            let challenge = match rejection {
+                AuthRejection::Missing => HeaderValue::from_static(r#"Bearer realm="mcp""#),
+                AuthRejection::InvalidToken => HeaderValue::from_static(
+                    r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
+                ),
+            };
+            let mut response = reject(StatusCode::UNAUTHORIZED, None, started, "auth");
+            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+            return response;
+        }
+    };
+
+    // 4. Body size: refuse early on a declared length, enforce while reading otherwise.
+    let too_large = || {
+        let body = envelope::error_body(
+            None,
+            envelope::INVALID_REQUEST,
+            &format!("Request body larger than {} bytes", shared.max_body_bytes),
+        );
+        reject(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            Some(body),
+            started,
+            "body size",
+        )
+    };
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > shared.max_body_bytes as u64) {
+        return too_large();
+    }
+    let deadline = tokio::time::Instant::now() + shared.request_timeout;
+    let collected = tokio::time::timeout_at(
+        deadline,
+        Limited::new(body, shared.max_body_bytes).collect(),
+    )
+    .await;
+    let raw = match collected {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => return too_large(),
+        Ok(Err(_)) => return reject(StatusCode::BAD_REQUEST, None, started, "body read"),
+        Err(_) => return reject(StatusCode::REQUEST_TIMEOUT, None, started, "body timeout"),
+    };
+
+    // 5. Parse once; the parsed value travels on to the service.
+    let message = match Message::parse(raw) {
+        Ok(message) => message,
+        Err(_) => {
+            let body =
+                envelope::error_body(None, envelope::PARSE_ERROR, "Parse error: invalid JSON");
+            return reject(StatusCode::BAD_REQUEST, Some(body), started, "parse");
+        }
+    };
+
+    // 6. Shape, then headers against the body.
+    let (id, method) = match envelope::classify(message.value()) {
+        Kind::Invalid { id, reason } => {
+            let body = envelope::error_body(
+                id,
+                envelope::INVALID_REQUEST,
+                &format!("Invalid Request: {reason}"),
+            );
+            return reject(
+                StatusCode::BAD_REQUEST,
+                Some(body),
+                started,
+                "invalid request",
+            );
+        }
+        Kind::Notification { method } => {
+            if let Err(err) = headers::check_notification(&parts.headers, message.value(), method) {
+                let body = envelope::error_body(None, envelope::HEADER_MISMATCH, &err.to_string());
+                return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
+            }
+            let method = method.to_owned();
+            return notification(&shared, message, principal, method, started).await;
+        }
+        Kind::Request { id, method } => {
+            let service = &shared.service;
+            if let Err(err) = headers::check_request(&parts.headers, message.value(), method, |t| {
+                service.param_headers(t)
+            }) {
+                let body =
+                    envelope::error_body(Some(id), envelope::HEADER_MISMATCH, &err.to_string());
+                return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
+            }
+            (id.clone(), method.to_owned())
+        }
+    };
+
+    let accept = accepts(&parts.headers);
+    if !accept.json && !accept.sse {
+        let body = envelope::error_body(
+            Some(&id),
+            envelope::INVALID_REQUEST,
+            "Not Acceptable: Accept must list application/json and text/event-stream",
+        );
+        return reject(StatusCode::NOT_ACCEPTABLE, Some(body), started, "accept");
+    }
+
+    // 7. The service.
+    let log = RequestLog {
+        id,
+        method,
+        principal,
+        started,
+        done: false,
+    };
+    handle_request(&shared, message, log, accept, deadline).await
+}
+
+async fn notification(
+    shared: &Shared,
+    message: Message,
+    principal: Principal,
+    method: String,
+    started: Instant,
+) -> Response {
+    let ctx = RequestContext::new(
+        principal.clone(),
+        NotificationSink::discard(),
+        CancellationToken::new(),
+    );
+    let reply = shared.service.handle(message, ctx).await;
+    let (response, status, outcome) = match reply {
+        None
+        | Some(Reply {
+            kind: ReplyKind::Result,
+            ..
+        }) => (
+            StatusCode::ACCEPTED.into_response(),
+            StatusCode::ACCEPTED,
+            "accepted",
+        ),
+        Some(reply) => {
+            // A rejected notification needs an error status; 200 would read as accepted.
+            let status = match reply.http_status() {
+                s if s.is_client_error() || s.is_server_error() => s,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            (json(status, reply.body), status, "rejected")
+        }
+    };
+    tracing::info!(
+        target: LOG_TARGET,
+        method = %method,
+        principal = %principal,
+        status = status.as_u16(),
+        outcome,
+        latency_us = micros(started),
+        "mcp notification"
+    );
+    response
+}
+
+/// Per-request log record; logs exactly once, as "cancelled" if dropped unfinished (client
+/// disconnect).
+struct RequestLog {
+    id: Value,
+    method: String,
+    principal: Principal,
+    started: Instant,
+    done: bool,
+}
+
+impl RequestLog {
+    fn finish(&mut self, status: StatusCode, outcome: &str) {
+        self.done = true;
+        tracing::info!(
+            target: LOG_TARGET,
+            request_id = %self.id,
+            method = %self.method,
+            principal = %self.principal,
+            status = status.as_u16(),
+            outcome,
+            latency_us = micros(self.started),
+            "mcp request"
+        );
+    }
+}
+
+impl Drop for RequestLog {
+    fn drop(&mut self) {
+        if !self.done {
+            tracing::info!(
+                target: LOG_TARGET,
+                request_id = %self.id,
+                method = %self.method,
+                principal = %self.principal,
+                outcome = "cancelled",
+                latency_us = micros(self.started),
+                "mcp request: client disconnected"
+            );
+        }
+    }
+}
+
+fn outcome(reply: &Reply) -> &'static str {
+    match reply.kind {
+        ReplyKind::Result => "ok",
+        _ => "error",
+    }
+}
+
+type HandlerFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
+
+fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
+    Reply::error(
+        envelope::INTERNAL_ERROR,
+        envelope::error_body(
+            Some(id),
+            envelope::INTERNAL_ERROR,
+            &format!(
+                "Internal error: request timed out after {} ms",
+                timeout.as_millis()
+            ),
+        ),
+    )
+}
+
+fn no_reply(id: &Value) -> Reply {
+    Reply::error(
+        envelope::INTERNAL_ERROR,
+        envelope::error_body(
+            Some(id),
+            envelope::INTERNAL_ERROR,
+            "Internal error: the server produced no response",
+        ),
+    )
+}
+
+async fn handle_request(
+    shared: &Shared,
+    message: Message,
+    mut log: RequestLog,
+    accept: Accepts,
+    deadline: tokio::time::Instant,
+) -> Response {
+    let cancel = CancellationToken::new();
+    // Dropping the guard (response sent, or client gone) cancels the request's token.
+    let guard = cancel.clone().drop_guard();
+    let (sink, mut rx) = NotificationSink::channel(shared.notification_buffer, cancel.clone());
+    let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
+    let service = Arc::clone(&shared.service);
+    let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
+    let timeout = shared.request_timeout;
+
+    let mut sse = SseState {
+        handler: None,
+        rx: None,
+        pending: Vec::new(),
+        reply: None,
+        deadline,
+        timeout,
+        log: None,
+        _guard: guard,
+    };
+    if !accept.json {
+        sse.handler = Some(handler);
+        sse.rx = Some(rx);
+        sse.log = Some(log);
+        return sse_response(sse);
+    }
+
+    // JSON phase: wait for the reply; switch to SSE on the first notification.
+    let mut rx_open = true;
+    loop {
+        tokio::select! {
+            biased;
+            note = rx.recv(), if rx_open => match note {
+                Some(note) if accept.sse => {
+                    sse.pending.push(note);
+                    sse.handler = Some(handler);
+                    sse.rx = Some(rx);
+                    sse.log = Some(log);
+                    return sse_response(sse);
+                }
+                // JSON only: the client cannot receive notifications; drop them.
+                Some(_) => {}
+                None => rx_open = false,
+            },
+            reply = &mut handler => {
+                let reply = reply.unwrap_or_else(|| no_reply(&log.id));
+                // Notifications queued in the same poll that produced the reply still go first.
+                if accept.sse && let Ok(note) = rx.try_recv() {
+                    sse.pending.push(note);
+                    while let Ok(note) = rx.try_recv() {
+                        sse.pending.push(note);
+                    }
+                    sse.reply = Some(reply);
+                    sse.log = Some(log);
+                    return sse_response(sse);
+                }
+                let status = reply.http_status();
+                log.finish(status, outcome(&reply));
+                drop(sse);
+                return json(status, reply.body);
+            },
+            () = tokio::time::sleep_until(deadline) => {
+                drop(handler);
+                let reply = timeout_reply(&log.id, timeout);
+                log.finish(StatusCode::OK, "timeout");
+                return json(StatusCode::OK, reply.body);
+            },
+        }
+    }
+}
+
+/// An SSE response in progress. Dropping it (client disconnect) drops the handler and cancels
+/// the request.
+struct SseState {
+    handler: Option<HandlerFuture>,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    /// Notifications already received, to send before anything else.
+    pending: Vec<Bytes>,
+    /// The final response, once known.
+    reply: Option<Reply>,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+    log: Option<RequestLog>,
+    _guard: DropGuard,
+}
+
+/// Frames one JSON-RPC message as an SSE event. Compact JSON has no raw newlines, but a service
+/// may hand over pretty-printed bytes, so each line becomes its own `data:` field.
+fn sse_event(message: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(message.len() + 8);
+    for line in message.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        out.put_slice(b"data: ");
+        out.put_slice(line);
+        out.put_u8(b'\n');
+    }
+    out.put_u8(b'\n');
+    out.freeze()
+}
+
+impl SseState {
+    /// The next event, or `None` once the final response was sent.
+    async fn next_event(&mut self) -> Option<Bytes> {
+        if !self.pending.is_empty() {
+            return Some(sse_event(&self.pending.remove(0)));
+        }
+        loop {
+            if let Some(reply) = self.reply.take() {
+                // Drain notifications the handler queued before returning, then the reply.
+                if let Some(note) = self.rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                    self.reply = Some(reply);
+                    return Some(sse_event(&note));
+                }
+                self.rx = None;
+                if let Some(log) = self.log.as_mut() {
+                    log.finish(StatusCode::OK, outcome(&reply));
+                }
+                return Some(sse_event(&reply.body));
+            }
+            let handler = self.handler.as_mut()?;
+            let rx_open = self.rx.is_some();
+            tokio::select! {
+                biased;
+                note = async { self.rx.as_mut()?.recv().await }, if rx_open => match note {
+                    Some(note) => return Some(sse_event(&note)),
+                    None => self.rx = None,
+                },
+                reply = handler => {
+                    self.handler = None;
+                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
+                    self.reply = Some(reply.unwrap_or_else(|| no_reply(&id)));
+                }
+                () = tokio::time::sleep_until(self.deadline) => {
+                    self.handler = None;
+                    self.rx = None;
+                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
+                    if let Some(log) = self.log.as_mut() {
+                        log.finish(StatusCode::OK, "timeout");
+                    }
+                    return Some(sse_event(&timeout_reply(&id, self.timeout).body));
+                }
+            }
+        }
+    }
+}
+
+fn sse_response(state: SseState) -> Response {
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        let event = state.next_event().await?;
+        Some((Ok::<_, std::convert::Infallible>(event), state))
+    });
+    (
+        StatusCode::OK,
+        [
+            (CONTENT_TYPE, EVENT_STREAM),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (X_ACCEL_BUFFERING, HeaderValue::from_static("no")),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(v: &str) -> Accepts {
+        let mut h = HeaderMap::new();
+        h.insert(ACCEPT, HeaderValue::from_str(v).unwrap());
+        accepts(&h)
+    }
+
+    #[test]
+    fn accept_negotiation() {
+        let both = accept("application/json, text/event-stream");
+        assert!(both.json && both.sse);
+        let json_only = accept("application/json");
+        assert!(json_only.json && !json_only.sse);
+        let any = accept("*/*");
+        assert!(any.json && any.sse);
+        let refused = accept("application/json, text/event-stream;q=0");
+        assert!(refused.json && !refused.sse);
+        let none = accept("text/html");
+        assert!(!none.json && !none.sse);
+        let missing = accepts(&HeaderMap::new());
+        assert!(missing.json && missing.sse);
+    }
+
+    #[test]
+    fn sse_framing_splits_lines() {
+        assert_eq!(&sse_event(b"{\"a\":1}")[..], b"data: {\"a\":1}\n\n");
+        assert_eq!(
+            &sse_event(b"{\r\n\"a\":1\n}")[..],
+            b"data: {\ndata: \"a\":1\ndata: }\n\n"
+        );
+    }
+}

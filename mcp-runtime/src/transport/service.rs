@@ -1,0 +1,287 @@
+//! The seam between a transport and the server core: [`McpService`].
+//!
+//! A transport frames, authenticates and validates one JSON-RPC message, then hands it to the
+//! service together with a [`RequestContext`]. The service answers with at most one [`Reply`]; the
+//! notifications a request emits while it runs (progress, log) go through the context's
+//! [`NotificationSink`] and end up on that request's own stream (the SSE response on HTTP, stdout
+//! on stdio).
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use http::StatusCode;
+use serde_json::Value;
+use tokio::sync::mpsc;
+pub use tokio_util::sync::CancellationToken;
+
+use crate::Principal;
+
+/// One incoming JSON-RPC message: the raw bytes plus the value the transport already parsed.
+///
+/// Transports must parse every message once anyway (to tell requests from notifications, and on
+/// HTTP to compare headers with the body), so the parsed value travels on and the service never
+/// has to parse again. The raw bytes stay available for services that prefer to deserialize
+/// straight into typed structs.
+#[derive(Debug, Clone)]
+pub struct Message {
+    raw: Bytes,
+    value: Value,
+}
+
+impl Message {
+    /// Parses raw bytes into a message.
+    ///
+    /// # Errors
+    /// The JSON parse error, when `raw` is not valid UTF-8 JSON.
+    pub fn parse(raw: Bytes) -> Result<Self, serde_json::Error> {
+        let value = serde_json::from_slice(&raw)?;
+        Ok(Self { raw, value })
+    }
+
+    /// Builds a message from an already parsed value (serializing it for [`Message::raw`]).
+    pub fn from_value(value: Value) -> Self {
+        // Serializing a `Value` cannot fail: its map keys are always strings.
+        let raw = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
+        Self { raw, value }
+    }
+
+    /// The bytes exactly as received.
+    pub fn raw(&self) -> &Bytes {
+        &self.raw
+    }
+
+    /// The parsed JSON value.
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Takes the parsed JSON value.
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    /// The `method` member, when present and a string.
+    pub fn method(&self) -> Option<&str> {
+        self.value.get("method").and_then(Value::as_str)
+    }
+
+    /// The `id` member, when present.
+    pub fn id(&self) -> Option<&Value> {
+        self.value.get("id")
+    }
+}
+
+/// Where a running request sends its notifications (progress, log).
+///
+/// Each notification is one serialized JSON-RPC notification. Sending after the request was
+/// cancelled, or after its transport went away, is a silent no-op that returns `false`: the
+/// protocol forbids sending anything more for a cancelled request.
+#[derive(Debug, Clone)]
+pub struct NotificationSink {
+    tx: Option<mpsc::Sender<Bytes>>,
+    cancel: CancellationToken,
+}
+
+impl NotificationSink {
+    /// A sink feeding a bounded channel; `cancel` silences the sink once cancelled.
+    ///
+    /// Transports use this; services can use it in their own tests to observe notifications.
+    pub fn channel(capacity: usize, cancel: CancellationToken) -> (Self, mpsc::Receiver<Bytes>) {
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (Self::from_sender(tx, cancel), rx)
+    }
+
+    /// A sink feeding an existing channel (e.g. a writer shared by several requests).
+    pub fn from_sender(tx: mpsc::Sender<Bytes>, cancel: CancellationToken) -> Self {
+        Self {
+            tx: Some(tx),
+            cancel,
+        }
+    }
+
+    /// A sink that drops everything (for callers with no stream to notify).
+    pub fn discard() -> Self {
+        Self {
+            tx: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Sends one serialized notification; waits while the transport's buffer is full, which
+    /// slows a chatty handler down to the client's pace instead of buffering without bound.
+    ///
+    /// Returns `false` when the notification was dropped (request cancelled or stream closed).
+    pub async fn send(&self, notification: Bytes) -> bool {
+        let Some(tx) = &self.tx else { return false };
+        if self.cancel.is_cancelled() {
+            return false;
+        }
+        tokio::select! {
+            biased;
+            () = self.cancel.cancelled() => false,
+            sent = tx.send(notification) => sent.is_ok(),
+        }
+    }
+
+    /// Serializes and sends one notification; see [`NotificationSink::send`].
+    pub async fn send_json(&self, notification: &Value) -> bool {
+        match serde_json::to_vec(notification) {
+            Ok(bytes) => self.send(Bytes::from(bytes)).await,
+            Err(_) => false,
+        }
+    }
+
+    /// Whether notifications can no longer be delivered.
+    pub fn is_closed(&self) -> bool {
+        self.cancel.is_cancelled() || self.tx.as_ref().is_none_or(mpsc::Sender::is_closed)
+    }
+}
+
+/// Everything a transport knows about one incoming message besides its body.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RequestContext {
+    /// Who sent the message, as the transport authenticated it (never taken from `clientInfo`).
+    pub principal: Principal,
+    /// Where the request's progress and log notifications go.
+    pub notifications: NotificationSink,
+    /// Cancelled when the client cancels the request (stdio `notifications/cancelled`, HTTP
+    /// disconnect), when it times out, or when it completes. Transports also drop the handler
+    /// future at that point; the token is for work the handler spawned elsewhere.
+    pub cancel: CancellationToken,
+}
+
+impl RequestContext {
+    /// Builds a context.
+    pub fn new(
+        principal: Principal,
+        notifications: NotificationSink,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            principal,
+            notifications,
+            cancel,
+        }
+    }
+}
+
+/// The service's answer to one request: a serialized JSON-RPC response plus what kind it is, so
+/// the HTTP transport can pick the status code without parsing the body again.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// One serialized JSON-RPC response (result or error), without a trailing newline.
+    pub body: Bytes,
+    /// Result or error, and which error.
+    pub kind: ReplyKind,
+}
+
+impl Reply {
+    /// A successful (`result`) response.
+    pub fn result(body: Bytes) -> Self {
+        Self {
+            body,
+            kind: ReplyKind::Result,
+        }
+    }
+
+    /// An `error` response with the given JSON-RPC error code.
+    pub fn error(code: i64, body: Bytes) -> Self {
+        Self {
+            body,
+            kind: ReplyKind::Error { code },
+        }
+    }
+
+    /// A `-32602` error caused by missing or malformed required `params._meta` fields, which
+    /// the spec maps to HTTP 400 (unlike other `-32602` errors).
+    pub fn malformed_meta(body: Bytes) -> Self {
+        Self {
+            body,
+            kind: ReplyKind::MalformedMeta,
+        }
+    }
+
+    /// The HTTP status this reply gets when sent as a plain JSON response.
+    pub fn http_status(&self) -> StatusCode {
+        self.kind.http_status()
+    }
+}
+
+/// What a [`Reply`] carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyKind {
+    /// A `result` response.
+    Result,
+    /// An `error` response with this JSON-RPC error code.
+    Error {
+        /// The JSON-RPC error code (`error.code`).
+        code: i64,
+    },
+    /// A `-32602` error because required `params._meta` fields are missing or malformed.
+    MalformedMeta,
+}
+
+impl ReplyKind {
+    /// The HTTP status for this kind (spec §Streamable HTTP): 404 for `-32601`; 400 for
+    /// `-32020`/`-32021`/`-32022`, malformed `_meta`, and the envelope errors `-32700`/`-32600`;
+    /// 200 for everything else, including other `-32602`s and `-32603`, because dual-era
+    /// clients read a 400 with an unrecognised body as a legacy server.
+    pub fn http_status(self) -> StatusCode {
+        match self {
+            Self::Result => StatusCode::OK,
+            Self::MalformedMeta => StatusCode::BAD_REQUEST,
+            Self::Error { code } => match code {
+                -32601 => StatusCode::NOT_FOUND,
+                -32020 | -32021 | -32022 | -32700 | -32600 => StatusCode::BAD_REQUEST,
+                _ => StatusCode::OK,
+            },
+        }
+    }
+}
+
+/// One `x-mcp-header` rule: a `tools/call` whose `arguments` hold a non-null value at `path` must
+/// carry an `Mcp-Param-{name}` header equal to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamHeader {
+    /// The `{Name}` in `Mcp-Param-{Name}` (compared case-insensitively, like all header names).
+    pub name: String,
+    /// Property names leading from `arguments` to the value (only `properties` keys, per spec).
+    pub path: Vec<String>,
+}
+
+impl ParamHeader {
+    /// A rule for `Mcp-Param-{name}` mirroring `arguments.<path[0]>.<path[1]>…`.
+    pub fn new(name: impl Into<String>, path: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        Self {
+            name: name.into(),
+            path: path.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+/// The server core as the transports see it.
+///
+/// Object safe: transports hold an `Arc<dyn McpService>`.
+pub trait McpService: Send + Sync + 'static {
+    /// Handles one JSON-RPC request or notification sent by `ctx.principal`.
+    ///
+    /// The transport has already checked that `message` is a JSON object with `jsonrpc: "2.0"`
+    /// and a string `method` (and, on HTTP, that the headers match the body); requests have a
+    /// string or integer `id`.
+    ///
+    /// - For a request, return `Some(reply)` carrying the response with the request's id.
+    ///   (A transport answers `-32603` if a live request yields `None`.)
+    /// - For a notification, return `None` to accept it (HTTP answers 202). Returning
+    ///   `Some(error reply without id)` rejects it: HTTP sends that body with a 4xx status,
+    ///   stdio sends nothing, because nothing may answer a notification there.
+    ///
+    /// Notifications the request emits while it runs go to `ctx.notifications`. The future may
+    /// be dropped at any await point (cancellation, client disconnect, timeout).
+    fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>>;
+
+    /// Header rules a `tools/call` of `tool` must satisfy (its `x-mcp-header` properties, which
+    /// become `Mcp-Param-*` headers on HTTP). Default: none.
+    fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
+        &[]
+    }
+}
