@@ -350,3 +350,89 @@ fn separate_processes_race_one_winner_each() {
     // Usually both win some; a lopsided split only means the scheduler ran one child first.
     eprintln!("wins per process: {per_child:?}");
 }
+
+/// Child mode for [`crash_between_action_and_commit_leaves_nonce_claimable`]: claims nonce
+/// (8, 0) with an action that unlinks `REPLAY_CRASH_FILE` and then aborts the process before
+/// the claim can commit.
+#[test]
+fn crash_child_worker() {
+    let (Ok(db), Ok(file)) = (
+        std::env::var("REPLAY_CRASH_DB"),
+        std::env::var("REPLAY_CRASH_FILE"),
+    ) else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = SqliteReplayStore::open(&db).await.unwrap();
+        let _ = store
+            .claim_with(
+                nonce(8, 0),
+                later(),
+                Box::new(move || {
+                    std::fs::remove_file(&file).unwrap();
+                    // Die after the effect, before COMMIT. `exit` runs no destructors, so the
+                    // transaction is neither committed nor rolled back: a crash, as far as
+                    // SQLite can tell (and, unlike `abort`, it leaves no core file behind).
+                    std::process::exit(86);
+                }),
+            )
+            .await;
+    });
+    unreachable!("the action exits the process");
+}
+
+#[tokio::test]
+async fn crash_between_action_and_commit_leaves_nonce_claimable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("replay.db");
+    let file = dir.path().join("note.md");
+    std::fs::write(&file, "x").unwrap();
+    drop(SqliteReplayStore::open(&db).await.unwrap());
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash_child_worker", "--test-threads=1"])
+        .env("REPLAY_CRASH_DB", &db)
+        .env("REPLAY_CRASH_FILE", &file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(86),
+        "child should have exited inside the action"
+    );
+    assert!(
+        !file.exists(),
+        "the action's effect happened before the crash"
+    );
+
+    // The nonce was never committed: a retry re-claims it, the convergent action finds the
+    // file already gone (no second effect), and the claim commits.
+    let store = SqliteReplayStore::open(&db).await.unwrap();
+    let effects = Arc::new(AtomicUsize::new(0));
+    let e = effects.clone();
+    let path = file.clone();
+    let action: ClaimAction = Box::new(move || match std::fs::remove_file(&path) {
+        Ok(()) => {
+            e.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(err) => Err(ActionError::new(err)),
+    });
+    assert_eq!(
+        store
+            .claim_with(nonce(8, 0), later(), action)
+            .await
+            .unwrap(),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(effects.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        store.claim(nonce(8, 0), later()).await.unwrap(),
+        ClaimOutcome::AlreadyUsed
+    );
+}

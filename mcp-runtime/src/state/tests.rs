@@ -325,3 +325,34 @@ fn next_round_keeps_answers_and_renews_nonce() {
     assert_eq!(next.expires_at, NOW + 160);
     assert_eq!(next.expires_at_time(), at(NOW + 160));
 }
+
+#[test]
+fn mac_is_checked_before_the_payload_is_parsed() {
+    let keys = ring(&key_line("k1", 7));
+    let e = expect(canonical_digest(&args()));
+    let sign = |signing: &StateKeyring, body: &[u8]| {
+        let unsigned = format!("v1.k1.{}", B64.encode(body));
+        let mut mac = signing.current().mac();
+        mac.update(unsigned.as_bytes());
+        format!("{unsigned}.{}", B64.encode(mac.finalize().into_bytes()))
+    };
+    // Garbage correctly signed: authenticated, then refused as an unreadable payload.
+    let err = keys
+        .open(&sign(&keys, b"{not json"), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::InvalidPayload);
+    // The same garbage signed by anyone else never reaches the parser.
+    let err = keys
+        .open(&sign(&ring(&key_line("k1", 8)), b"{not json"), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
+    // Unknown fields in an authenticated payload are refused, not ignored.
+    let mut v = serde_json::to_value(payload()).unwrap();
+    v.as_object_mut()
+        .unwrap()
+        .insert("admin".into(), json!(true));
+    let err = keys
+        .open(&sign(&keys, v.to_string().as_bytes()), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::InvalidPayload);
+}
