@@ -43,6 +43,12 @@ async fn store(table: &str) -> Option<PostgresReplayStore> {
     match PostgresReplayStore::connect_with_table(&url(), table).await {
         Ok(s) => Some(s),
         Err(e) => {
+            // CI sets MCP_REQUIRE_POSTGRES so that a missing server fails instead of skipping.
+            assert!(
+                std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),
+                "MCP_REQUIRE_POSTGRES is set but PostgreSQL at {} is unreachable: {e}",
+                url()
+            );
             println!("skipped: no PostgreSQL at {}: {e}", url());
             None
         }
