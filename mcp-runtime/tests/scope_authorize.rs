@@ -272,7 +272,7 @@ fn model(base: &Path, host_ok: bool, segs: &[(&str, Meaning)]) -> Expect {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// No generated URI outside alice's root is ever accepted, and the decision matches the model.
     #[test]
