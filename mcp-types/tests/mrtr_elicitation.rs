@@ -192,7 +192,8 @@ fn elicit_params_mode_dispatch() {
 #[test]
 fn primitive_schema_dispatch_order() {
     use PrimitiveSchemaDefinition as P;
-    let cases: Vec<(Value, fn(&P) -> bool)> = vec![
+    type Check = fn(&P) -> bool;
+    let cases: Vec<(Value, Check)> = vec![
         (
             json!({"type":"string","format":"date-time","minLength":1}),
             |p| matches!(p, P::String(s) if s.format == Some(StringFormat::DateTime)),
