@@ -332,7 +332,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
         ]
         .prop_map(Value::from),
     ];
-    let inner = leaf.prop_recursive(3, 24, 4, |inner| {
+    leaf.prop_recursive(3, 24, 4, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
             prop::collection::vec(
@@ -353,6 +353,5 @@ fn arb_json() -> impl Strategy<Value = Value> {
             )
             .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
         ]
-    });
-    inner
+    })
 }
