@@ -193,16 +193,25 @@ impl ClientCapabilities {
     /// `{"extensions":{"x/y":{}}}`), or `None` when nothing is missing.
     ///
     /// A required `elicitation: {}` means form mode (the backward-compatible
-    /// reading), so it reports `{"elicitation":{"form":{}}}` when missing.
+    /// reading), so it reports `{"elicitation":{"form":{}}}` when missing. When a
+    /// tool needs both modes and the request declared only the implicit
+    /// `elicitation: {}`, both `form` and `url` are reported: adding just `url`
+    /// to `{}` would turn the declaration into URL-only.
     pub fn missing_from(&self, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
         let mut missing = ClientCapabilities::default();
         if let Some(req) = &self.elicitation {
             let mut m = ElicitationCapability::default();
-            if req.supports_form() && !declared.supports_form() {
-                m.form = Some(JsonObject::new());
-            }
+            let have = declared.elicitation.as_ref();
             if req.supports_url() && !declared.supports_url() {
                 m.url = Some(JsonObject::new());
+            }
+            // A declared `{}` means form only *because* `url` is absent; once the
+            // client adds `url` it must also name `form` explicitly, so report it.
+            let form_only_implicit = have.is_some_and(|e| e.form.is_none());
+            if req.supports_form()
+                && (!declared.supports_form() || (m.url.is_some() && form_only_implicit))
+            {
+                m.form = Some(JsonObject::new());
             }
             if m.form.is_some() || m.url.is_some() {
                 missing.elicitation = Some(m);

@@ -1,0 +1,357 @@
+//! Property tests: generated InputRequiredResult / ElicitResult /
+//! ClientCapabilities values round-trip, and the classifier never panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
+use mcp_types::*;
+use proptest::prelude::*;
+use serde_json::{Number, Value, json};
+
+fn key() -> impl Strategy<Value = String> {
+    "[a-z][a-z0-9_]{0,8}"
+}
+
+fn small_object() -> impl Strategy<Value = JsonObject> {
+    prop::collection::vec(
+        (
+            key(),
+            prop_oneof![
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                "[ -~]{0,6}".prop_map(Value::from)
+            ],
+        ),
+        0..3,
+    )
+    .prop_map(|kv| kv.into_iter().collect())
+}
+
+fn number() -> impl Strategy<Value = Number> {
+    prop_oneof![
+        any::<i64>().prop_map(Number::from),
+        any::<u64>().prop_map(Number::from),
+        (-1e9f64..1e9).prop_filter_map("finite", Number::from_f64),
+    ]
+}
+
+fn content_value() -> impl Strategy<Value = ElicitContentValue> {
+    prop_oneof![
+        "[ -~]{0,10}".prop_map(ElicitContentValue::String),
+        number().prop_map(ElicitContentValue::Number),
+        any::<bool>().prop_map(ElicitContentValue::Boolean),
+        prop::collection::vec("[a-z]{0,5}", 0..4).prop_map(ElicitContentValue::StringArray),
+    ]
+}
+
+fn elicit_result() -> impl Strategy<Value = ElicitResult> {
+    (
+        prop_oneof![
+            Just(ElicitAction::Accept),
+            Just(ElicitAction::Decline),
+            Just(ElicitAction::Cancel)
+        ],
+        prop::option::of(prop::collection::vec((key(), content_value()), 0..5)),
+        prop::option::of(small_object()),
+    )
+        .prop_map(|(action, content, meta)| ElicitResult {
+            action,
+            content: content.map(|c| c.into_iter().collect()),
+            meta,
+            extra: JsonObject::new(),
+        })
+}
+
+fn opt_obj() -> impl Strategy<Value = Option<JsonObject>> {
+    prop::option::of(small_object())
+}
+
+fn client_capabilities() -> impl Strategy<Value = ClientCapabilities> {
+    (
+        prop::option::of((opt_obj(), opt_obj())),
+        prop::option::of((opt_obj(), opt_obj())),
+        any::<bool>(),
+        prop::option::of(prop::collection::vec(
+            ("[a-z]{1,5}\\.[a-z]{1,5}/[a-z]{1,5}", small_object()),
+            0..3,
+        )),
+        prop::option::of(prop::collection::vec((key(), small_object()), 0..3)),
+    )
+        .prop_map(|(elicitation, sampling, roots, extensions, experimental)| {
+            ClientCapabilities {
+                elicitation: elicitation.map(|(form, url)| ElicitationCapability {
+                    form,
+                    url,
+                    extra: JsonObject::new(),
+                }),
+                sampling: sampling.map(|(context, tools)| SamplingCapability {
+                    context,
+                    tools,
+                    extra: JsonObject::new(),
+                }),
+                roots: roots.then(RootsCapability::default),
+                extensions: extensions.map(|v| v.into_iter().collect()),
+                experimental: experimental.map(|v| v.into_iter().collect()),
+                extra: JsonObject::new(),
+            }
+        })
+}
+
+fn primitive_schema() -> impl Strategy<Value = PrimitiveSchemaDefinition> {
+    let title = prop::option::of("[A-Za-z ]{1,8}");
+    let values = prop::collection::vec("[a-z]{1,4}", 1..4);
+    prop_oneof![
+        (
+            title.clone(),
+            prop::option::of(0u64..5),
+            prop::option::of(prop_oneof![
+                Just(StringFormat::Email),
+                Just(StringFormat::Uri),
+                Just(StringFormat::Date),
+                Just(StringFormat::DateTime)
+            ])
+        )
+            .prop_map(|(t, min, f)| {
+                let mut s = StringSchema::new();
+                s.title = t;
+                s.min_length = min;
+                s.format = f;
+                s.into()
+            }),
+        (
+            any::<bool>(),
+            prop::option::of(number()),
+            prop::option::of(number())
+        )
+            .prop_map(|(int, min, def)| {
+                let mut n = NumberSchema::new(if int {
+                    NumberKind::Integer
+                } else {
+                    NumberKind::Number
+                });
+                n.minimum = min;
+                n.default = def;
+                n.into()
+            }),
+        prop::option::of(any::<bool>()).prop_map(|d| {
+            let mut b = BooleanSchema::new();
+            b.default = d;
+            b.into()
+        }),
+        values.clone().prop_map(|v| UntitledSingleSelectEnumSchema {
+            kind: StringType,
+            title: None,
+            description: None,
+            default: v.first().cloned(),
+            values: v,
+            extra: JsonObject::new()
+        }
+        .into()),
+        values.clone().prop_map(|v| TitledSingleSelectEnumSchema {
+            kind: StringType,
+            title: None,
+            description: None,
+            default: None,
+            one_of: v
+                .iter()
+                .map(|x| EnumOption::new(x.clone(), x.to_uppercase()))
+                .collect(),
+            extra: JsonObject::new()
+        }
+        .into()),
+        values.clone().prop_map(|v| UntitledMultiSelectEnumSchema {
+            kind: ArrayType,
+            title: None,
+            description: None,
+            min_items: Some(0),
+            max_items: None,
+            default: Some(vec![]),
+            items: UntitledEnumItems {
+                kind: StringType,
+                values: v,
+                extra: JsonObject::new()
+            },
+            extra: JsonObject::new()
+        }
+        .into()),
+        values.clone().prop_map(|v| TitledMultiSelectEnumSchema {
+            kind: ArrayType,
+            title: None,
+            description: None,
+            min_items: None,
+            max_items: Some(2),
+            default: None,
+            items: TitledEnumItems {
+                any_of: v
+                    .iter()
+                    .map(|x| EnumOption::new(x.clone(), x.clone()))
+                    .collect(),
+                extra: JsonObject::new()
+            },
+            extra: JsonObject::new()
+        }
+        .into()),
+        values.prop_map(|v| LegacyTitledEnumSchema {
+            kind: StringType,
+            title: None,
+            description: None,
+            default: None,
+            enum_names: Some(v.iter().map(|x| x.to_uppercase()).collect()),
+            values: v,
+            extra: JsonObject::new()
+        }
+        .into()),
+    ]
+}
+
+fn input_request() -> impl Strategy<Value = InputRequest> {
+    prop_oneof![
+        (
+            "[ -~]{0,12}",
+            prop::collection::vec((key(), primitive_schema(), any::<bool>()), 0..4),
+            any::<bool>()
+        )
+            .prop_map(|(msg, fields, explicit)| {
+                let schema = fields
+                    .into_iter()
+                    .fold(RequestedSchema::new(), |s, (k, d, r)| s.field(k, d, r));
+                let mut p = ElicitRequestFormParams::new(msg, schema);
+                if !explicit {
+                    p.mode = None;
+                }
+                InputRequest::Elicit(ElicitRequest {
+                    method: ElicitationCreateMethod,
+                    params: ElicitRequestParams::Form(p),
+                })
+            }),
+        ("[ -~]{0,12}", "https://[a-z]{1,8}\\.test/[a-z]{0,6}")
+            .prop_map(|(m, u)| ElicitRequest::url(m, u).into()),
+        ("[ -~]{1,12}", 1u64..10_000).prop_map(|(text, max)| {
+            CreateMessageRequest::new(CreateMessageRequestParams::new(
+                vec![SamplingMessage::user_text(text)],
+                max,
+            ))
+            .into()
+        }),
+        Just(ListRootsRequest::new().into()),
+    ]
+}
+
+fn input_required_result() -> impl Strategy<Value = InputRequiredResult> {
+    (
+        prop::option::of(prop::collection::vec((key(), input_request()), 0..4)),
+        prop::option::of("[A-Za-z0-9_-]{0,20}"),
+    )
+        .prop_filter_map("needs requests or state", |(reqs, state)| {
+            let reqs = reqs.map(|v| {
+                v.into_iter()
+                    .fold(InputRequests::new(), |acc, (k, r)| acc.with(k, r))
+            });
+            InputRequiredResult::new(reqs, state).ok()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn elicit_result_round_trips(r in elicit_result()) {
+        let v = serde_json::to_value(&r).unwrap();
+        let back: ElicitResult = serde_json::from_value(v.clone()).unwrap();
+        prop_assert_eq!(&back, &r);
+        prop_assert_eq!(serde_json::to_value(&back).unwrap(), v);
+    }
+
+    #[test]
+    fn client_capabilities_round_trip(c in client_capabilities()) {
+        let text = serde_json::to_string(&c).unwrap();
+        let back: ClientCapabilities = serde_json::from_str(&text).unwrap();
+        prop_assert_eq!(&back, &c);
+    }
+
+    #[test]
+    fn missing_from_is_sound(req in client_capabilities(), declared in client_capabilities()) {
+        // Nothing is missing against yourself, and adding what is missing satisfies the need.
+        prop_assert_eq!(req.missing_from(&req), None);
+        if let Some(missing) = req.missing_from(&declared) {
+            let mut merged = serde_json::to_value(&declared).unwrap();
+            merge(&mut merged, &serde_json::to_value(&missing).unwrap());
+            let merged: ClientCapabilities = serde_json::from_value(merged).unwrap();
+            prop_assert_eq!(req.missing_from(&merged), None, "missing {:?}", missing);
+        }
+    }
+
+    #[test]
+    fn input_required_result_round_trips(r in input_required_result()) {
+        let v = serde_json::to_value(&r).unwrap();
+        prop_assert_eq!(&v["resultType"], &json!("input_required"));
+        let back: InputRequiredResult = serde_json::from_value(v.clone()).unwrap();
+        prop_assert_eq!(&back, &r);
+        prop_assert_eq!(serde_json::to_value(&back).unwrap(), v);
+    }
+
+    #[test]
+    fn classifier_never_panics_and_never_emits_null_id(v in arb_json()) {
+        if let Err(e) = classify(&v) {
+            let out = serde_json::to_value(&e).unwrap();
+            prop_assert!(out.get("id").is_none_or(|id| !id.is_null()));
+            let code = out["error"]["code"].as_i64().unwrap();
+            prop_assert!(code == -32600 || code == -32700);
+        }
+    }
+
+    #[test]
+    fn parse_message_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        let _ = parse_message(&bytes);
+    }
+}
+
+fn merge(into: &mut Value, from: &Value) {
+    match (into, from) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(
+                    a.entry(k.clone())
+                        .or_insert(Value::Object(JsonObject::new())),
+                    v,
+                );
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}
+
+fn arb_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        Just(json!(1.5)),
+        prop_oneof![
+            Just("2.0".to_owned()),
+            Just("tools/call".to_owned()),
+            "[a-z]{0,4}".prop_map(String::from)
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("jsonrpc"),
+                        Just("id"),
+                        Just("method"),
+                        Just("params"),
+                        Just("result"),
+                        Just("error"),
+                        Just("code"),
+                        Just("message")
+                    ],
+                    inner
+                ),
+                0..5
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+        ]
+    })
+}
