@@ -1,1 +1,656 @@
-//! `context`: not written yet.
+//! [`ToolContext`]: what a running tool can see and ask for.
+//!
+//! # Multi round-trip requests (MRTR)
+//!
+//! A tool that needs the user (elicitation), the client's model (sampling) or the client's
+//! roots asks through the context. On a pass where the answer is not there yet, the call
+//! returns the hidden input-required [`ToolError`]; propagate it with `?` and the runtime
+//! answers the request with an `InputRequiredResult` carrying the input requests and a freshly
+//! sealed `requestState`. The client retries the same call with `inputResponses` and the
+//! echoed state; the runtime verifies the state *before* the tool runs again (signature,
+//! principal, method, tool, argument digest, expiry), and this time the same call returns the
+//! validated, typed answer.
+//!
+//! Security properties the context enforces, so a tool author gets them without thinking:
+//!
+//! - Responses are only read under keys the sealed state says were asked, and only when the
+//!   schema (or sampling request) the tool rebuilds on the retry has the digest that was sealed
+//!   under that key: a changed candidate set is refused, not silently accepted.
+//! - Accepted form content is parsed and re-validated with [`ElicitForm::from_content`]; bad
+//!   content is asked for again (the state stays retryable).
+//! - The first time a pass hands the tool an answer taken from the retry (accept, decline,
+//!   sampling result, root list), the state's nonce is claimed in the shared
+//!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
+//!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
+//!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
+//! - Answers of earlier rounds travel inside the signed state; later rounds get them back
+//!   without the client resending them.
+//! - An input request is only made in a mode this request's `clientCapabilities` declare;
+//!   otherwise the call fails with `-32021` naming the missing capability.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitAction, ElicitRequest, ElicitResult, ElicitationCapability, ErrorObject, IncludeContext,
+    InputRequest, InputRequests, InputResponses, JsonObject, ListRootsRequest, ListRootsResult,
+    LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
+    Root, SamplingCapability,
+};
+use serde_json::{Map, Number, Value, json};
+
+use crate::Principal;
+pub use crate::form_shim::{ElicitForm, FormError};
+use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
+use crate::state::{ArgDigest, StatePayload, canonical_digest};
+use crate::tool::ToolError;
+use crate::transport::NotificationSink;
+
+/// The user's answer to an elicitation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicitation<T> {
+    /// The user submitted the form; the content was validated into `T`.
+    Accepted(T),
+    /// The user explicitly declined.
+    Declined,
+    /// The user dismissed the request without choosing.
+    Cancelled,
+}
+
+/// Application state registered with the server builder, by type.
+#[derive(Default)]
+pub(crate) struct StateMap(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+
+impl StateMap {
+    pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.0.insert(TypeId::of::<T>(), Box::new(value));
+    }
+
+    fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_ref::<T>())
+            .cloned()
+    }
+}
+
+/// What a retry brought, and what this pass asked, for one `tools/call`.
+pub(crate) struct Mrtr {
+    pub(crate) store: Arc<dyn ReplayStore>,
+    /// The verified state of this retry (None on a first call).
+    pub(crate) opened: Option<StatePayload>,
+    /// The retry's responses; only read under keys `opened` vouches for.
+    pub(crate) responses: InputResponses,
+    /// Input requests registered on this pass, in order.
+    pub(crate) pending: InputRequests,
+    /// Digest of what each pending request shows, sealed into the next state.
+    pub(crate) pending_bindings: BTreeMap<String, ArgDigest>,
+    /// Answers taken from this retry, carried into the next round's state.
+    pub(crate) fresh_answers: Map<String, Value>,
+    /// Whether this pass claimed `opened`'s nonce.
+    pub(crate) claimed: bool,
+}
+
+/// Where a keyed answer comes from.
+enum Lookup {
+    /// Accepted in an earlier round (inside the signed state).
+    Earlier(Value),
+    /// Sent with this retry under a key the state says was asked.
+    Fresh(Value),
+    /// Not answered yet.
+    Missing,
+}
+
+/// Everything a running tool can see and ask for.
+pub struct ToolContext {
+    principal: Principal,
+    capabilities: ClientCapabilities,
+    progress_token: Option<ProgressToken>,
+    log_level: Option<LoggingLevel>,
+    app_state: Arc<StateMap>,
+    notifications: NotificationSink,
+    pub(crate) mrtr: Mrtr,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("principal", &self.principal)
+            .field("round", &self.mrtr.opened.as_ref().map(|p| p.round))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The request-scoped parts of a context, as the dispatcher read them from `_meta`.
+pub(crate) struct ContextParts {
+    pub(crate) principal: Principal,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) app_state: Arc<StateMap>,
+    pub(crate) notifications: NotificationSink,
+    pub(crate) mrtr: Mrtr,
+}
+
+impl ToolContext {
+    pub(crate) fn new(parts: ContextParts) -> Self {
+        Self {
+            principal: parts.principal,
+            capabilities: parts.capabilities,
+            progress_token: parts.progress_token,
+            log_level: parts.log_level,
+            app_state: parts.app_state,
+            notifications: parts.notifications,
+            mrtr: parts.mrtr,
+        }
+    }
+
+    /// The authenticated principal making this call (never derived from `clientInfo`).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The client capabilities declared by *this* request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// A clone of the application state of type `T` registered with `.state(..)`.
+    pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Result<T, ToolError> {
+        self.app_state.get::<T>().ok_or_else(|| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "server misconfigured: no application state of type `{}`; register it with Server::builder(..).state(value)",
+                std::any::type_name::<T>()
+            )))
+        })
+    }
+
+    /// The MRTR round of this pass: 0 on a first call, then 1, 2, ... per answered round.
+    pub fn round(&self) -> u32 {
+        self.mrtr.opened.as_ref().map_or(0, |p| {
+            if self.mrtr.claimed {
+                p.round.saturating_add(1)
+            } else {
+                p.round
+            }
+        })
+    }
+
+    // ---- elicitation -------------------------------------------------------------------
+
+    /// Asks the user to fill in form `F` under `key`, or returns the validated answer on the
+    /// retry. Propagate the error with `?`: on a first pass it is the input-required signal.
+    ///
+    /// Needs form-mode elicitation in this request's capabilities (else `-32021`).
+    pub async fn elicit<F: ElicitForm>(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        choices: F::Choices,
+    ) -> Result<Elicitation<F>, ToolError> {
+        match self.try_elicit::<F>(key, message, choices).await? {
+            Some(answer) => Ok(answer),
+            None => Err(ToolError::input_required()),
+        }
+    }
+
+    /// Like [`ToolContext::elicit`], but registers the request and returns `Ok(None)` when the
+    /// answer is not there yet, so several inputs can be asked in one round. Call
+    /// [`ToolContext::await_inputs`] after registering them all.
+    pub async fn try_elicit<F: ElicitForm>(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        choices: F::Choices,
+    ) -> Result<Option<Elicitation<F>>, ToolError> {
+        match self.resolve_elicit::<F>(key, message, &choices)? {
+            Resolved::Ready(answer) => Ok(Some(answer)),
+            Resolved::Pending => Ok(None),
+            Resolved::Claim(answer, record) => {
+                self.claim().await?;
+                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                Ok(Some(answer))
+            }
+        }
+    }
+
+    /// Like [`ToolContext::elicit`], but on acceptance runs `mutation` *while the one-time
+    /// claim is held* ([`ReplayStore::claim_with`]): with a SQL replay store the claim and the
+    /// mutation commit together or not at all; if the mutation fails, the claim is rolled back
+    /// and the user's answer stays usable for another retry.
+    ///
+    /// `mutation` is synchronous and runs on a blocking thread for SQL stores; keep it short.
+    /// Use this for the last input of a flow: an answer from an earlier round is not
+    /// committed again (the call fails with a tool error instead).
+    pub async fn elicit_with_commit<F, R, M>(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        choices: F::Choices,
+        mutation: M,
+    ) -> Result<Elicitation<R>, ToolError>
+    where
+        F: ElicitForm,
+        R: Send + 'static,
+        M: FnOnce(F) -> Result<R, ActionError> + Send + 'static,
+    {
+        match self.resolve_elicit::<F>(key, message, &choices)? {
+            Resolved::Pending => Err(ToolError::input_required()),
+            Resolved::Ready(Elicitation::Accepted(_)) => Err(ToolError::tool(
+                "this confirmation was already carried out in an earlier round; restart the call",
+            )),
+            Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
+            Resolved::Claim(Elicitation::Declined, record) => {
+                self.claim().await?;
+                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                Ok(Elicitation::Declined)
+            }
+            Resolved::Ready(Elicitation::Cancelled)
+            | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
+            Resolved::Claim(Elicitation::Accepted(value), mut record) => {
+                if let Value::Object(map) = &mut record {
+                    map.insert("x".to_owned(), Value::Bool(true));
+                }
+                let out = self.claim_with(move || mutation(value)).await?;
+                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                Ok(Elicitation::Accepted(out))
+            }
+        }
+    }
+
+    fn resolve_elicit<F: ElicitForm>(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        choices: &F::Choices,
+    ) -> Result<Resolved<Elicitation<F>>, ToolError> {
+        if !self.capabilities.supports_form() {
+            return Err(missing(
+                ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
+            ));
+        }
+        let schema = F::requested_schema(choices);
+        let schema_value = serde_json::to_value(&schema).map_err(|e| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "form schema failed to serialise: {e}"
+            )))
+        })?;
+        let digest = binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, &schema_value);
+        let request = || InputRequest::Elicit(ElicitRequest::form(message, schema));
+        match self.lookup(key, digest)? {
+            Lookup::Earlier(record) => {
+                let response = record.get("r").cloned().unwrap_or(Value::Null);
+                match decode_elicit::<F>(&response, choices) {
+                    Ok(Some(answer)) if record.get("x").is_none() => Ok(Resolved::Ready(answer)),
+                    Ok(Some(Elicitation::Accepted(_))) => Err(ToolError::tool(
+                        "this confirmation was already carried out in an earlier round; restart the call",
+                    )),
+                    Ok(Some(answer)) => Ok(Resolved::Ready(answer)),
+                    Ok(None) | Err(_) => Err(refused(
+                        "an answer from an earlier round no longer fits the form",
+                    )),
+                }
+            }
+            Lookup::Fresh(response) => match decode_elicit::<F>(&response, choices) {
+                Ok(Some(Elicitation::Cancelled)) => Ok(Resolved::Ready(Elicitation::Cancelled)),
+                Ok(Some(answer)) => Ok(Resolved::Claim(
+                    answer,
+                    json!({ "s": digest, "r": response }),
+                )),
+                // Malformed or invalid content: ask again; the state stays retryable.
+                Ok(None) | Err(_) => {
+                    self.register(key, digest, request());
+                    Ok(Resolved::Pending)
+                }
+            },
+            Lookup::Missing => {
+                self.register(key, digest, request());
+                Ok(Resolved::Pending)
+            }
+        }
+    }
+
+    // ---- sampling and roots ------------------------------------------------------------
+
+    /// Asks the client to sample its model under `key` (`sampling/createMessage`), or returns
+    /// the client's result on the retry.
+    ///
+    /// Needs `sampling` in this request's capabilities, plus `sampling.tools` when `params`
+    /// offers tools and `sampling.context` for an `includeContext` other than `none`
+    /// (else `-32021` with exactly what is missing).
+    pub async fn sample(
+        &mut self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ToolError> {
+        match self.try_sample(key, params).await? {
+            Some(r) => Ok(r),
+            None => Err(ToolError::input_required()),
+        }
+    }
+
+    /// Like [`ToolContext::sample`] but returns `Ok(None)` after registering the request (see
+    /// [`ToolContext::await_inputs`]).
+    pub async fn try_sample(
+        &mut self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<Option<CreateMessageResult>, ToolError> {
+        let mut need = SamplingCapability::default();
+        if params.tools.is_some() || params.tool_choice.is_some() {
+            need.tools = Some(JsonObject::new());
+        }
+        if matches!(
+            params.include_context,
+            Some(IncludeContext::ThisServer | IncludeContext::AllServers)
+        ) {
+            need.context = Some(JsonObject::new());
+        }
+        let required = ClientCapabilities::none().with_sampling(need);
+        if let Some(lacking) = required.missing_from(&self.capabilities) {
+            return Err(missing(lacking));
+        }
+        let params_value = serde_json::to_value(&params).map_err(|e| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "sampling request failed to serialise: {e}"
+            )))
+        })?;
+        let digest = binding_digest(
+            mcp_types::METHOD_SAMPLING_CREATE_MESSAGE,
+            key,
+            &params_value,
+        );
+        self.resolve_typed::<CreateMessageResult>(key, digest, || {
+            InputRequest::CreateMessage(CreateMessageRequest::new(params))
+        })
+        .await
+    }
+
+    /// Asks the client for its roots under `key` (`roots/list`), or returns them on the retry.
+    ///
+    /// A root list describes what the client is looking at; it **never authorizes anything**.
+    /// Check every path against the server's own [`crate::scope`] policy for the principal.
+    ///
+    /// Needs `roots` in this request's capabilities (else `-32021`).
+    pub async fn list_roots(&mut self, key: &str) -> Result<Vec<Root>, ToolError> {
+        match self.try_list_roots(key).await? {
+            Some(r) => Ok(r),
+            None => Err(ToolError::input_required()),
+        }
+    }
+
+    /// Like [`ToolContext::list_roots`] but returns `Ok(None)` after registering the request
+    /// (see [`ToolContext::await_inputs`]).
+    pub async fn try_list_roots(&mut self, key: &str) -> Result<Option<Vec<Root>>, ToolError> {
+        if !self.capabilities.supports_roots() {
+            return Err(missing(ClientCapabilities::none().with_roots()));
+        }
+        let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, &Value::Null);
+        Ok(self
+            .resolve_typed::<ListRootsResult>(key, digest, || {
+                InputRequest::ListRoots(ListRootsRequest::new())
+            })
+            .await?
+            .map(|r| r.roots))
+    }
+
+    /// Fails with the input-required signal when any `try_*` call of this pass registered a
+    /// request; otherwise every `try_*` call so far returned `Some`.
+    pub fn await_inputs(&self) -> Result<(), ToolError> {
+        if self.mrtr.pending.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolError::input_required())
+        }
+    }
+
+    async fn resolve_typed<T: serde::de::DeserializeOwned>(
+        &mut self,
+        key: &str,
+        digest: ArgDigest,
+        request: impl FnOnce() -> InputRequest,
+    ) -> Result<Option<T>, ToolError> {
+        match self.lookup(key, digest)? {
+            Lookup::Earlier(record) => {
+                let response = record.get("r").cloned().unwrap_or(Value::Null);
+                serde_json::from_value(response)
+                    .map(Some)
+                    .map_err(|_| refused("an answer from an earlier round is not understood"))
+            }
+            Lookup::Fresh(response) => match serde_json::from_value::<T>(response.clone()) {
+                Ok(parsed) => {
+                    self.claim().await?;
+                    self.mrtr
+                        .fresh_answers
+                        .insert(key.to_owned(), json!({ "s": digest, "r": response }));
+                    Ok(Some(parsed))
+                }
+                Err(_) => {
+                    self.register(key, digest, request());
+                    Ok(None)
+                }
+            },
+            Lookup::Missing => {
+                self.register(key, digest, request());
+                Ok(None)
+            }
+        }
+    }
+
+    fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
+        self.mrtr.pending.insert(key.to_owned(), request);
+        self.mrtr.pending_bindings.insert(key.to_owned(), digest);
+    }
+
+    fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, ToolError> {
+        let Some(state) = &self.mrtr.opened else {
+            // Without a verified state nothing was asked: responses are ignored.
+            return Ok(Lookup::Missing);
+        };
+        if let Some(record) = state.answers.get(key) {
+            if record_digest(record) != Some(digest) {
+                return Err(refused(
+                    "what this tool would show under that key changed since it was answered (for example, the list of choices)",
+                ));
+            }
+            return Ok(Lookup::Earlier(record.clone()));
+        }
+        if let Some(fresh) = self.mrtr.fresh_answers.get(key) {
+            // Asked twice on one pass: hand back the same answer without a second claim.
+            if record_digest(fresh) == Some(digest) {
+                return Ok(Lookup::Earlier(fresh.clone()));
+            }
+        }
+        match state.bindings.get(key) {
+            None => Ok(Lookup::Missing),
+            Some(bound) if *bound != digest => Err(refused(
+                "what this tool would show under that key changed since it was asked (for example, the list of choices)",
+            )),
+            Some(_) => Ok(match self.mrtr.responses.get_raw(key) {
+                Some(v) => Lookup::Fresh(v.clone()),
+                None => Lookup::Missing,
+            }),
+        }
+    }
+
+    /// Claims this retry's state nonce once per pass.
+    async fn claim(&mut self) -> Result<(), ToolError> {
+        if self.mrtr.claimed {
+            return Ok(());
+        }
+        let Some(state) = &self.mrtr.opened else {
+            return Err(ToolError::protocol(ErrorObject::internal_error(
+                "claim without request state",
+            )));
+        };
+        match self
+            .mrtr
+            .store
+            .claim(state.nonce, state.expires_at_time())
+            .await
+        {
+            Ok(ClaimOutcome::Claimed) => {
+                self.mrtr.claimed = true;
+                Ok(())
+            }
+            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
+            Err(e) => Err(store_failed(&e)),
+        }
+    }
+
+    async fn claim_with<R: Send + 'static>(
+        &mut self,
+        mutation: impl FnOnce() -> Result<R, ActionError> + Send + 'static,
+    ) -> Result<R, ToolError> {
+        if self.mrtr.claimed {
+            // The claim is already held by this pass; run the mutation directly.
+            return mutation().map_err(|e| ToolError::tool(e.to_string()));
+        }
+        let Some(state) = &self.mrtr.opened else {
+            return Err(ToolError::protocol(ErrorObject::internal_error(
+                "claim without request state",
+            )));
+        };
+        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
+        let out = Arc::clone(&slot);
+        let action = Box::new(move || {
+            let value = mutation()?;
+            if let Ok(mut guard) = out.lock() {
+                *guard = Some(value);
+            }
+            Ok(())
+        });
+        match self
+            .mrtr
+            .store
+            .claim_with(state.nonce, state.expires_at_time(), action)
+            .await
+        {
+            Ok(ClaimOutcome::Claimed) => {
+                self.mrtr.claimed = true;
+                let value = slot.lock().ok().and_then(|mut g| g.take());
+                value.ok_or_else(|| {
+                    ToolError::protocol(ErrorObject::internal_error(
+                        "the committed mutation produced no value",
+                    ))
+                })
+            }
+            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
+            Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
+                "{e} (nothing was changed; the confirmation can be retried)"
+            ))),
+            Err(e) => Err(store_failed(&e)),
+        }
+    }
+
+    // ---- progress and logging ----------------------------------------------------------
+
+    /// Sends `notifications/progress` when the request carried a `progressToken` (otherwise
+    /// does nothing). Returns whether a notification was delivered.
+    pub async fn progress(&self, progress: u64, total: Option<u64>, message: Option<&str>) -> bool {
+        let Some(token) = &self.progress_token else {
+            return false;
+        };
+        let mut params = ProgressNotificationParams::new(
+            token.clone(),
+            Number::from(progress),
+            total.map(Number::from),
+        );
+        params.message = message.map(str::to_owned);
+        self.notify(mcp_types::METHOD_NOTIFICATION_PROGRESS, &params)
+            .await
+    }
+
+    /// Sends `notifications/message` when the request set a `logLevel` at or below `level`
+    /// (otherwise does nothing). Returns whether a notification was delivered.
+    pub async fn log(&self, level: LoggingLevel, data: impl Into<Value>) -> bool {
+        match self.log_level {
+            Some(min) if level >= min => {}
+            _ => return false,
+        }
+        let params = LoggingMessageNotificationParams {
+            level,
+            logger: None,
+            data: data.into(),
+            meta: None,
+            extra: JsonObject::new(),
+        };
+        self.notify(mcp_types::METHOD_NOTIFICATION_MESSAGE, &params)
+            .await
+    }
+
+    async fn notify(&self, method: &str, params: &impl serde::Serialize) -> bool {
+        let Ok(params) = serde_json::to_value(params) else {
+            return false;
+        };
+        self.notifications
+            .send_json(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
+            .await
+    }
+}
+
+enum Resolved<T> {
+    Ready(T),
+    Claim(T, Value),
+    Pending,
+}
+
+/// Decodes an elicitation response: `Ok(None)` when it is not a usable answer.
+fn decode_elicit<F: ElicitForm>(
+    response: &Value,
+    choices: &F::Choices,
+) -> Result<Option<Elicitation<F>>, FormError> {
+    let Ok(result) = serde_json::from_value::<ElicitResult>(response.clone()) else {
+        return Ok(None);
+    };
+    Ok(Some(match result.action {
+        ElicitAction::Accept => {
+            let empty = JsonObject::new();
+            let content = match response.get("content") {
+                Some(Value::Object(map)) => map,
+                None => &empty,
+                Some(_) => return Ok(None),
+            };
+            Elicitation::Accepted(F::from_content(content, choices)?)
+        }
+        ElicitAction::Decline => Elicitation::Declined,
+        ElicitAction::Cancel => Elicitation::Cancelled,
+    }))
+}
+
+fn record_digest(record: &Value) -> Option<ArgDigest> {
+    record
+        .get("s")
+        .and_then(|s| serde_json::from_value(s.clone()).ok())
+}
+
+/// Digest binding what was shown under `key`: the method, the key and the request body.
+fn binding_digest(method: &str, key: &str, body: &Value) -> ArgDigest {
+    canonical_digest(&json!({ "m": method, "k": key, "b": body }))
+}
+
+fn missing(required: ClientCapabilities) -> ToolError {
+    ToolError::protocol(ErrorObject::missing_required_client_capability(&required))
+}
+
+/// The `-32602` for a retry whose state does not fit what the tool asks now.
+pub(crate) fn refused(why: &str) -> ToolError {
+    ToolError::protocol(ErrorObject::invalid_params(format!(
+        "requestState is invalid: {why}; restart the call without requestState and inputResponses"
+    )))
+}
+
+fn already_used() -> ToolError {
+    ToolError::protocol(ErrorObject::invalid_params(
+        "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
+    ))
+}
+
+fn store_failed(e: &ReplayError) -> ToolError {
+    ToolError::protocol(ErrorObject::internal_error(format!(
+        "replay store unavailable ({}); nothing was changed, retry later",
+        e.reason()
+    )))
+}

@@ -5,6 +5,8 @@
 
 pub mod context;
 pub mod form;
+mod form_shim;
+pub mod prelude;
 mod principal;
 pub mod replay;
 pub mod router;
@@ -16,3 +18,4 @@ pub mod tool;
 pub mod transport;
 
 pub use principal::Principal;
+pub use server::{Server, ServerBuilder};

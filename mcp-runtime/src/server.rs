@@ -1,1 +1,218 @@
-//! `server`: not written yet.
+//! The server core: [`Server`], built with [`Server::builder`], dispatches one JSON-RPC message
+//! at a time, statelessly.
+//!
+//! Nothing about a client is remembered between requests: capabilities come from each
+//! request's `_meta`, and a multi round-trip flow lives in the signed `requestState` plus the
+//! shared [`ReplayStore`]. Any instance sharing the signing keys and the replay store can finish
+//! a flow another instance began.
+//!
+//! Validation order (each step answers with the spec's code and shape): size and depth limits
+//! (`-32600`), parse (`-32700`), JSON-RPC shape (`-32600`), `_meta` (`-32602`, message names the
+//! member), protocol version (`-32022`), method (`-32601`), params (`-32602`), required client
+//! capabilities (`-32021`), request state (`-32602`), then the tool.
+
+mod discover;
+mod dispatch;
+pub mod limits;
+mod mrtr;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_types::{CacheScope, Implementation, ResultMeta};
+
+use crate::context::StateMap;
+use crate::replay::{MemoryReplayStore, ReplayStore};
+use crate::router::ToolRouter;
+use crate::state::{KeyError, StateKeyring};
+
+pub use limits::Limits;
+
+/// Protocol versions this server speaks.
+pub const SUPPORTED_VERSIONS: &[&str] = &[mcp_types::LATEST_PROTOCOL_VERSION];
+
+/// A stateless MCP server: cheap to clone (shared inside), safe to call concurrently.
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info.name)
+            .field("tools", &self.inner.router)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    info: Implementation,
+    router: ToolRouter,
+    app_state: Arc<StateMap>,
+    keyring: StateKeyring,
+    store: Arc<dyn ReplayStore>,
+    state_ttl: Duration,
+    limits: Limits,
+    result_meta: ResultMeta,
+    /// `server/discover` result, serialised once.
+    discover_json: Vec<u8>,
+    /// `tools/list` result, serialised once (byte-identical on every call).
+    tools_list_json: Vec<u8>,
+}
+
+/// Why [`ServerBuilder::build`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Two tools share a name.
+    #[error("two tools are named `{0}`; tool names must be unique, rename one")]
+    DuplicateTool(String),
+    /// No state keyring was given and a random one could not be generated.
+    #[error("cannot generate a request-state key: {0}")]
+    Keys(#[from] KeyError),
+    /// A cached result failed to serialise.
+    #[error("cannot serialise the {0} result: {1}")]
+    Serialize(&'static str, serde_json::Error),
+}
+
+/// Configures a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    router: ToolRouter,
+    app_state: StateMap,
+    keyring: Option<StateKeyring>,
+    store: Option<Arc<dyn ReplayStore>>,
+    state_ttl: Duration,
+    instructions: Option<String>,
+    limits: Limits,
+    cache_ttl: Duration,
+    cache_scope: CacheScope,
+}
+
+impl Server {
+    /// Starts configuring a server that reports `info` as its `serverInfo`.
+    pub fn builder(info: Implementation) -> ServerBuilder {
+        ServerBuilder {
+            info,
+            router: ToolRouter::new(),
+            app_state: StateMap::default(),
+            keyring: None,
+            store: None,
+            state_ttl: Duration::from_secs(600),
+            instructions: None,
+            limits: Limits::default(),
+            cache_ttl: Duration::from_secs(300),
+            cache_scope: CacheScope::Public,
+        }
+    }
+
+    /// The tools this server offers.
+    pub fn tools(&self) -> &ToolRouter {
+        &self.inner.router
+    }
+
+    /// The configured limits.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+}
+
+impl ServerBuilder {
+    /// The tools to offer (e.g. `tools![a, b]`); replaces earlier calls.
+    #[must_use]
+    pub fn tools(mut self, router: ToolRouter) -> Self {
+        self.router = router;
+        self
+    }
+
+    /// Registers application state of type `T` for `State<T>` / `ctx.state::<T>()`. One value
+    /// per type; a later call for the same type replaces the earlier value.
+    #[must_use]
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.app_state.insert(value);
+        self
+    }
+
+    /// The keys that seal and open `requestState`. Default: one random key, which only works
+    /// for a single process; give every instance the same keyring (key file) otherwise.
+    #[must_use]
+    pub fn state_keys(mut self, keyring: StateKeyring) -> Self {
+        self.keyring = Some(keyring);
+        self
+    }
+
+    /// Where one-time nonces are claimed. Default: in memory (single process only); share a
+    /// SQLite or PostgreSQL store between instances.
+    #[must_use]
+    pub fn replay_store(mut self, store: Arc<dyn ReplayStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// How long an issued `requestState` stays valid (default 10 minutes).
+    #[must_use]
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// `instructions` returned by `server/discover`.
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Message size and depth limits.
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Caching hints (`ttlMs`, `cacheScope`) of the `server/discover` and `tools/list` results
+    /// (default 5 minutes, public: the tool list does not depend on who asks).
+    #[must_use]
+    pub fn cache_hints(mut self, ttl: Duration, scope: CacheScope) -> Self {
+        self.cache_ttl = ttl;
+        self.cache_scope = scope;
+        self
+    }
+
+    /// Builds the server, serialising the discover and tool-list results once.
+    pub fn build(self) -> Result<Server, BuildError> {
+        if let Some(name) = self.router.duplicates().first() {
+            return Err(BuildError::DuplicateTool(name.clone()));
+        }
+        let keyring = match self.keyring {
+            Some(k) => k,
+            None => StateKeyring::generate()?,
+        };
+        let store = self.store.unwrap_or_else(|| {
+            Arc::new(MemoryReplayStore::new(MemoryReplayStore::DEFAULT_CAPACITY))
+        });
+        let result_meta = ResultMeta::with_server_info(self.info.clone());
+        let ttl_ms = u64::try_from(self.cache_ttl.as_millis()).unwrap_or(u64::MAX);
+        let discover_json =
+            discover::discover_json(self.instructions, ttl_ms, self.cache_scope, &result_meta)
+                .map_err(|e| BuildError::Serialize("server/discover", e))?;
+        let tools_list_json =
+            discover::tools_list_json(&self.router, ttl_ms, self.cache_scope, &result_meta)
+                .map_err(|e| BuildError::Serialize("tools/list", e))?;
+        Ok(Server {
+            inner: Arc::new(Inner {
+                info: self.info,
+                router: self.router,
+                app_state: Arc::new(self.app_state),
+                keyring,
+                store,
+                state_ttl: self.state_ttl,
+                limits: self.limits,
+                result_meta,
+                discover_json,
+                tools_list_json,
+            }),
+        })
+    }
+}

@@ -1,0 +1,401 @@
+//! One message in, at most one response out.
+
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use mcp_types::{
+    ErrorObject, InputResponses, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
+    RequestMeta, classify_client_message,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::limits::{check_depth, value_depth_exceeds};
+use super::{SUPPORTED_VERSIONS, Server, mrtr};
+use crate::Principal;
+use crate::context::{ContextParts, Mrtr, ToolContext};
+use crate::state::{ArgDigest, Expectation, canonical_digest};
+use crate::tool::{ToolErrorKind, settle};
+use crate::transport::{
+    CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
+};
+
+const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+
+impl Server {
+    /// Handles one raw message sent by `principal`; returns the serialised response, or
+    /// `None` for a notification. Notifications emitted by tools are dropped (use
+    /// [`Server::handle_bytes_with`] to receive them).
+    pub async fn handle_bytes(&self, bytes: &[u8], principal: &Principal) -> Option<Vec<u8>> {
+        let ctx = RequestContext::new(
+            principal.clone(),
+            NotificationSink::discard(),
+            CancellationToken::new(),
+        );
+        self.handle_bytes_with(bytes, ctx)
+            .await
+            .map(|r| r.body.to_vec())
+    }
+
+    /// Handles one raw message with a full transport context; the [`Reply`] says whether it
+    /// is a result or which error (for HTTP status mapping, [`Reply::http_status`]).
+    pub async fn handle_bytes_with(&self, bytes: &[u8], ctx: RequestContext) -> Option<Reply> {
+        if let Some(reply) = self.check_raw(bytes) {
+            return Some(reply);
+        }
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => self.dispatch(value, ctx).await,
+            Err(e) => Some(error_reply(
+                None,
+                ErrorObject::parse_error(format!("Invalid JSON ({e})")),
+            )),
+        }
+    }
+
+    /// Handles one already parsed message (its nesting depth is checked first).
+    pub async fn handle_value(&self, value: Value, ctx: RequestContext) -> Option<Reply> {
+        if value_depth_exceeds(&value, self.inner.limits.max_depth) {
+            return Some(too_deep(self.inner.limits.max_depth));
+        }
+        self.dispatch(value, ctx).await
+    }
+
+    fn check_raw(&self, bytes: &[u8]) -> Option<Reply> {
+        let limits = self.inner.limits;
+        if bytes.len() > limits.max_message_bytes {
+            return Some(error_reply(
+                None,
+                ErrorObject::invalid_request(format!(
+                    "message is {} bytes, over the {}-byte limit",
+                    bytes.len(),
+                    limits.max_message_bytes
+                )),
+            ));
+        }
+        if check_depth(bytes, limits.max_depth).is_err() {
+            return Some(too_deep(limits.max_depth));
+        }
+        None
+    }
+
+    async fn dispatch(&self, value: Value, rctx: RequestContext) -> Option<Reply> {
+        let (id, method, params) = match envelope(value) {
+            Ok(parts) => parts,
+            Err(reply) => return Some(reply),
+        };
+        let Some(id) = id else {
+            // Notifications (`notifications/cancelled` included) are accepted and never
+            // answered; cancellation itself is the transport's job.
+            return None;
+        };
+        let params = params.unwrap_or_default();
+        let meta = match RequestMeta::from_params(&params) {
+            Ok(meta) => meta,
+            Err(e) => return Some(meta_reply(&id, &e)),
+        };
+        if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+            return Some(error_reply(
+                Some(&id),
+                ErrorObject::unsupported_protocol_version(
+                    SUPPORTED_VERSIONS,
+                    &meta.protocol_version,
+                ),
+            ));
+        }
+        Some(match method.as_str() {
+            mcp_types::METHOD_SERVER_DISCOVER => cached_reply(&id, &self.inner.discover_json),
+            mcp_types::METHOD_TOOLS_LIST => match params.get("cursor") {
+                None => cached_reply(&id, &self.inner.tools_list_json),
+                Some(Value::String(c)) if c.is_empty() => {
+                    cached_reply(&id, &self.inner.tools_list_json)
+                }
+                Some(_) => error_reply(
+                    Some(&id),
+                    ErrorObject::invalid_params(
+                        "Invalid params: unknown or expired cursor; list again without a cursor",
+                    ),
+                ),
+            },
+            mcp_types::METHOD_TOOLS_CALL => self.call_tool(&id, params, meta, rctx).await,
+            other => error_reply(Some(&id), ErrorObject::method_not_found(other)),
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        id: &RequestId,
+        mut params: JsonObject,
+        meta: RequestMeta,
+        rctx: RequestContext,
+    ) -> Reply {
+        let call = match CallParts::take(&mut params) {
+            Ok(call) => call,
+            Err(e) => return error_reply(Some(id), e),
+        };
+        let Some(tool) = self.inner.router.get(&call.name) else {
+            return error_reply(Some(id), ErrorObject::unknown_tool(&call.name));
+        };
+        let caps = meta.client_capabilities;
+        if let Some(lacking) = tool.required_capabilities().missing_from(&caps) {
+            return error_reply(
+                Some(id),
+                ErrorObject::missing_required_client_capability(&lacking),
+            );
+        }
+        // The argument digest binds a state to its call. Without any capability that can
+        // carry an input request, no state can be issued, so skip hashing on that fast path.
+        let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
+        let arg_digest: Option<ArgDigest> = (may_ask || call.request_state.is_some())
+            .then(|| canonical_digest_of_map(&call.arguments));
+        let principal = rctx.principal;
+        let opened = match (&call.request_state, arg_digest) {
+            (Some(token), Some(digest)) => {
+                let expect = Expectation {
+                    principal: principal.as_str(),
+                    method: mcp_types::METHOD_TOOLS_CALL,
+                    target: &call.name,
+                    arg_digest: digest,
+                };
+                match self.inner.keyring.open(token, &expect, SystemTime::now()) {
+                    Ok(payload) => Some(payload),
+                    Err(e) => return error_reply(Some(id), mrtr::state_refused(&e)),
+                }
+            }
+            _ => None,
+        };
+        let responses = if opened.is_some() {
+            call.input_responses
+        } else {
+            InputResponses::default()
+        };
+        let mut ctx = ToolContext::new(ContextParts {
+            principal,
+            capabilities: caps,
+            progress_token: meta.progress_token,
+            log_level: meta.log_level,
+            app_state: self.inner.app_state.clone(),
+            notifications: rctx.notifications,
+            mrtr: Mrtr {
+                store: self.inner.store.clone(),
+                opened,
+                responses,
+                pending: Default::default(),
+                pending_bindings: Default::default(),
+                fresh_answers: Default::default(),
+                claimed: false,
+            },
+        });
+        let outcome = settle(tool.call(&mut ctx, call.arguments).await);
+        match outcome {
+            Ok(mut result) => {
+                result
+                    .meta
+                    .get_or_insert_with(|| self.inner.result_meta.clone())
+                    .server_info
+                    .get_or_insert_with(|| self.inner.info.clone());
+                result_reply(id, &result)
+            }
+            Err(e) => match e.into_kind() {
+                ToolErrorKind::InputRequired => {
+                    match mrtr::input_required(&self.inner, &ctx, &call.name, arg_digest) {
+                        Ok(result) => result_reply(id, &result),
+                        Err(e) => error_reply(Some(id), e),
+                    }
+                }
+                ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
+                // `settle` turned these into results already.
+                ToolErrorKind::Tool(m) | ToolErrorKind::InvalidArguments(m) => {
+                    error_reply(Some(id), ErrorObject::internal_error(m))
+                }
+            },
+        }
+    }
+}
+
+/// `tools/call` params beyond `_meta`, taken out of the params object without cloning.
+struct CallParts {
+    name: String,
+    arguments: JsonObject,
+    input_responses: InputResponses,
+    request_state: Option<String>,
+}
+
+impl CallParts {
+    fn take(params: &mut JsonObject) -> Result<Self, ErrorObject> {
+        let name = match params.remove("name") {
+            Some(Value::String(n)) => n,
+            None => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: tools/call needs \"name\", the tool to call",
+                ));
+            }
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"name\" must be a string",
+                ));
+            }
+        };
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => JsonObject::new(),
+            Some(Value::Object(a)) => a,
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"arguments\" must be an object",
+                ));
+            }
+        };
+        let input_responses = match params.remove("inputResponses") {
+            None => InputResponses::default(),
+            Some(Value::Object(r)) => InputResponses(r.into_iter().collect()),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"inputResponses\" must be an object keyed by the inputRequests keys",
+                ));
+            }
+        };
+        let request_state = match params.remove("requestState") {
+            None => None,
+            Some(Value::String(s)) => Some(s),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"requestState\" must be the string received, echoed unchanged",
+                ));
+            }
+        };
+        Ok(Self {
+            name,
+            arguments,
+            input_responses,
+            request_state,
+        })
+    }
+}
+
+fn canonical_digest_of_map(map: &JsonObject) -> ArgDigest {
+    // `canonical_digest` takes a Value; wrapping needs ownership, so borrow through a
+    // temporary object only for the (small) arguments map.
+    canonical_digest(&Value::Object(map.clone()))
+}
+
+type Envelope = (Option<RequestId>, String, Option<JsonObject>);
+
+/// Splits a message into id, method and params, or the exact `-32600` reply.
+///
+/// Fast path: a well-formed request is taken apart without cloning; anything else goes to
+/// `mcp_types::classify_client_message`, which words the error.
+fn envelope(value: Value) -> Result<Envelope, Reply> {
+    if let Value::Object(mut obj) = value {
+        let well_formed = matches!(obj.get("jsonrpc"), Some(Value::String(v)) if v == "2.0")
+            && matches!(obj.get("method"), Some(Value::String(_)))
+            && !obj.contains_key("result")
+            && !obj.contains_key("error")
+            && matches!(obj.get("params"), None | Some(Value::Object(_)))
+            && obj
+                .get("id")
+                .is_none_or(|v| RequestId::from_value(v).is_some());
+        if well_formed {
+            let id = obj.get("id").and_then(RequestId::from_value);
+            let Some(Value::String(method)) = obj.remove("method") else {
+                return Err(error_reply(
+                    None,
+                    ErrorObject::invalid_request("missing method"),
+                ));
+            };
+            let params = match obj.remove("params") {
+                Some(Value::Object(p)) => Some(p),
+                _ => None,
+            };
+            return Ok((id, method, params));
+        }
+        return Err(cold_envelope_error(&Value::Object(obj)));
+    }
+    Err(cold_envelope_error(&value))
+}
+
+fn cold_envelope_error(value: &Value) -> Reply {
+    match classify_client_message(value) {
+        Err(response) => serialize_error(&response),
+        Ok(_) => error_reply(
+            None,
+            ErrorObject::invalid_request("not a JSON-RPC request or notification"),
+        ),
+    }
+}
+
+fn too_deep(max: usize) -> Reply {
+    error_reply(
+        None,
+        ErrorObject::invalid_request(format!(
+            "message nests arrays/objects deeper than {max} levels"
+        )),
+    )
+}
+
+fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
+    let body = error_body(Some(id), e.to_error_object());
+    // A missing/malformed required member maps to HTTP 400; other `_meta` defects are plain
+    // invalid params.
+    match e.field() {
+        MetaField::Meta | MetaField::ProtocolVersion | MetaField::ClientCapabilities => {
+            Reply::malformed_meta(body)
+        }
+        _ => Reply::error(-32602, body),
+    }
+}
+
+pub(crate) fn error_reply(id: Option<&RequestId>, error: ErrorObject) -> Reply {
+    let code = error.code().code();
+    Reply::error(code, error_body(id, error))
+}
+
+fn error_body(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
+    let response = JsonRpcErrorResponse::new(id.cloned(), error);
+    Bytes::from(serde_json::to_vec(&response).unwrap_or_default())
+}
+
+fn serialize_error(response: &JsonRpcErrorResponse) -> Reply {
+    Reply::error(
+        response.error.code().code(),
+        Bytes::from(serde_json::to_vec(response).unwrap_or_default()),
+    )
+}
+
+fn cached_reply(id: &RequestId, result_json: &[u8]) -> Reply {
+    let mut buf = Vec::with_capacity(result_json.len() + 48);
+    write_head(&mut buf, id);
+    buf.extend_from_slice(result_json);
+    buf.push(b'}');
+    Reply::result(Bytes::from(buf))
+}
+
+fn result_reply(id: &RequestId, result: &impl Serialize) -> Reply {
+    let mut buf = Vec::with_capacity(256);
+    write_head(&mut buf, id);
+    if let Err(e) = serde_json::to_writer(&mut buf, result) {
+        return error_reply(
+            Some(id),
+            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
+        );
+    }
+    buf.push(b'}');
+    Reply::result(Bytes::from(buf))
+}
+
+fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
+    buf.extend_from_slice(PREFIX);
+    // A RequestId is a string or an integer; serialising it cannot fail.
+    let _ = serde_json::to_writer(&mut *buf, id);
+    buf.extend_from_slice(br#","result":"#);
+}
+
+impl McpService for Server {
+    fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
+        Box::pin(async move {
+            if let Some(reply) = self.check_raw(message.raw()) {
+                return Some(reply);
+            }
+            self.dispatch(message.into_value(), ctx).await
+        })
+    }
+}

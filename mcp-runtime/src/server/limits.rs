@@ -1,0 +1,102 @@
+//! Message size and nesting limits, checked before a message is parsed.
+
+/// Bounds on what one incoming message may cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest accepted message, in bytes (default 4 MiB).
+    pub max_message_bytes: usize,
+    /// Deepest accepted nesting of JSON arrays/objects (default 64). Checked by a linear scan
+    /// before parsing, so a hostile message gets an error, never a deep recursion.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: 4 * 1024 * 1024,
+            max_depth: 64,
+        }
+    }
+}
+
+/// Returns `Err(depth)` as soon as the array/object nesting of `bytes` exceeds `max`.
+///
+/// Brackets inside strings (including escaped quotes) are skipped. Malformed JSON is not
+/// diagnosed here; the parser does that afterwards.
+pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Err(depth);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Nesting depth of an already parsed value, stopping once it exceeds `max`.
+pub(crate) fn value_depth_exceeds(value: &serde_json::Value, max: usize) -> bool {
+    use serde_json::Value;
+    // Iterative, so even a value built in memory (not parsed) cannot overflow the stack here.
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, d)) = stack.pop() {
+        let d = match v {
+            Value::Array(_) | Value::Object(_) => d + 1,
+            _ => continue,
+        };
+        if d > max {
+            return true;
+        }
+        match v {
+            Value::Array(items) => stack.extend(items.iter().map(|i| (i, d))),
+            Value::Object(map) => stack.extend(map.values().map(|i| (i, d))),
+            _ => {}
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn depth_counts_nesting_and_skips_strings() {
+        assert_eq!(check_depth(br#"{"a":[1,{"b":2}]}"#, 3), Ok(()));
+        assert_eq!(check_depth(br#"{"a":[1,{"b":2}]}"#, 2), Err(3));
+        assert_eq!(check_depth(br#"{"a":"[[[[[[\"[[["}"#, 1), Ok(()));
+        assert_eq!(check_depth(&[b'['; 100_000], 64), Err(65));
+    }
+
+    proptest! {
+        #[test]
+        fn scan_agrees_with_parsed_depth(depth in 0usize..80, max in 1usize..70) {
+            let text = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+            let scanned = check_depth(text.as_bytes(), max).is_ok();
+            prop_assert_eq!(scanned, depth <= max);
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                prop_assert_eq!(!value_depth_exceeds(&v, max), depth <= max);
+            }
+        }
+    }
+}

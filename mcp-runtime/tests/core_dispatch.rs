@@ -1,0 +1,369 @@
+//! Dispatch rules: every error code and shape, notifications, caching, limits.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod core_support;
+
+use core_support::*;
+use mcp_runtime::prelude::*;
+use mcp_runtime::transport::{CancellationToken, NotificationSink, ReplyKind, RequestContext};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn server() -> Server {
+    Server::builder(Implementation::new("test", "1.0"))
+        .tools(tools![PlainTool, DeleteTool])
+        .state(Effects::default())
+        .state(notes(&["a"]))
+        .instructions("Use plain to echo.")
+        .limits(Limits {
+            max_message_bytes: 64 * 1024,
+            max_depth: 32,
+        })
+        .build()
+        .unwrap()
+}
+
+async fn send(server: &Server, body: &[u8]) -> Value {
+    parse(server.handle_bytes(body, &Principal::new("alice")).await)
+}
+
+async fn send_json(server: &Server, body: Value) -> Value {
+    send(server, &serde_json::to_vec(&body).unwrap()).await
+}
+
+#[tokio::test]
+async fn parse_error_is_32700_without_id() {
+    let r = send(&server(), b"{\"jsonrpc\":\"2.0\",").await;
+    assert_eq!(r["error"]["code"], -32700);
+    assert_eq!(r["id"], Value::Null);
+}
+
+#[tokio::test]
+async fn bad_shapes_are_32600() {
+    let s = server();
+    for body in [
+        json!([]),
+        json!(7),
+        json!({"jsonrpc": "1.0", "id": 1, "method": "tools/list"}),
+        json!({"id": 1, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": 5}),
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+    ] {
+        let r = send_json(&s, body.clone()).await;
+        assert_eq!(r["error"]["code"], -32600, "{body} -> {r}");
+    }
+    let r = send_json(&s, json!({"jsonrpc": "1.0", "id": 9, "method": "x"})).await;
+    assert_eq!(r["id"], 9, "id echoed when readable");
+}
+
+#[tokio::test]
+async fn meta_defects_are_32602_naming_the_member_and_http_400() {
+    let s = server();
+    let cases = [
+        (json!({}), "_meta"),
+        (json!({"_meta": 3}), "_meta"),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+            "protocolVersion",
+        ),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": 20260728,
+                              "io.modelcontextprotocol/clientCapabilities": {}}}),
+            "protocolVersion",
+        ),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+            "clientCapabilities",
+        ),
+        (
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": []}}),
+            "clientCapabilities",
+        ),
+    ];
+    for (params, field) in cases {
+        let body = request(1, "tools/list", params.clone());
+        let reply = s.handle_bytes_with(&body, ctx()).await.expect("a reply");
+        assert_eq!(reply.kind, ReplyKind::MalformedMeta, "{params}");
+        assert_eq!(reply.http_status().as_u16(), 400);
+        let r: Value = serde_json::from_slice(&reply.body).unwrap();
+        assert_eq!(r["error"]["code"], -32602);
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains(field),
+            "{r}"
+        );
+    }
+    // No params at all on a request.
+    let r = send_json(
+        &s,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+fn ctx() -> RequestContext {
+    RequestContext::new(
+        Principal::new("alice"),
+        NotificationSink::discard(),
+        CancellationToken::new(),
+    )
+}
+
+#[tokio::test]
+async fn unsupported_version_is_32022_with_exact_data() {
+    let s = server();
+    for method in ["server/discover", "tools/list", "nope/nope"] {
+        let body = request(
+            1,
+            method,
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18",
+                             "io.modelcontextprotocol/clientCapabilities": {}}}),
+        );
+        let r = send(&s, &body).await;
+        assert_eq!(r["error"]["code"], -32022);
+        assert_eq!(r["error"]["message"], "Unsupported protocol version");
+        assert_eq!(
+            r["error"]["data"],
+            json!({"supported": ["2026-07-28"], "requested": "2025-06-18"})
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_method_is_32601_and_404() {
+    let s = server();
+    let body = request(1, "prompts/list", json!({"_meta": meta(json!({}))}));
+    let reply = s.handle_bytes_with(&body, ctx()).await.unwrap();
+    assert_eq!(reply.http_status().as_u16(), 404);
+    let r: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(r["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn invalid_call_params_and_unknown_tool_are_32602() {
+    let s = server();
+    for params in [
+        json!({"_meta": meta(json!({}))}),
+        json!({"_meta": meta(json!({})), "name": 3}),
+        json!({"_meta": meta(json!({})), "name": "plain", "arguments": [1]}),
+        json!({"_meta": meta(json!({})), "name": "plain", "requestState": 1}),
+        json!({"_meta": meta(json!({})), "name": "plain", "inputResponses": "x"}),
+        json!({"_meta": meta(json!({})), "name": "nope"}),
+    ] {
+        let r = send(&s, &request(4, "tools/call", params.clone())).await;
+        assert_eq!(r["error"]["code"], -32602, "{params} -> {r}");
+        assert_eq!(r["id"], 4);
+    }
+    let r = send(&s, &call(1, "nope", json!({}), json!({}))).await;
+    assert_eq!(r["error"]["message"], "Unknown tool: nope");
+}
+
+#[tokio::test]
+async fn argument_failures_are_is_error_results() {
+    let s = server();
+    let r = send(&s, &call(1, "plain", json!({"text": 5}), json!({}))).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("text")
+    );
+}
+
+#[tokio::test]
+async fn call_result_has_result_type_and_server_info() {
+    let s = server();
+    let r = send(&s, &call(7, "plain", json!({"text": "hi"}), json!({}))).await;
+    assert_eq!(r["id"], 7);
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["content"][0]["text"], "hi");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test"
+    );
+}
+
+#[tokio::test]
+async fn notifications_get_no_response() {
+    let s = server();
+    for body in [
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/whatever"}),
+        json!({"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "plain"}}),
+    ] {
+        let out = s
+            .handle_bytes(&serde_json::to_vec(&body).unwrap(), &Principal::new("a"))
+            .await;
+        assert!(out.is_none(), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn discover_shape() {
+    let r = send(
+        &server(),
+        &request(1, "server/discover", json!({"_meta": meta(json!({}))})),
+    )
+    .await;
+    let res = &r["result"];
+    assert_eq!(res["resultType"], "complete");
+    assert_eq!(res["supportedVersions"], json!(["2026-07-28"]));
+    assert!(res["capabilities"]["tools"].is_object());
+    assert!(res["capabilities"].get("roots").is_none());
+    assert_eq!(res["ttlMs"], 300_000);
+    assert_eq!(res["cacheScope"], "public");
+    assert_eq!(res["instructions"], "Use plain to echo.");
+    assert_eq!(
+        res["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "1.0"
+    );
+}
+
+#[tokio::test]
+async fn tools_list_is_ordered_and_byte_identical() {
+    let s = server();
+    let body = request(3, "tools/list", json!({"_meta": meta(json!({}))}));
+    let a = s.handle_bytes(&body, &Principal::new("a")).await.unwrap();
+    let b = s.handle_bytes(&body, &Principal::new("b")).await.unwrap();
+    assert_eq!(a, b);
+    let r: Value = serde_json::from_slice(&a).unwrap();
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["plain", "delete"]);
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert!(r["result"]["ttlMs"].is_u64());
+    assert_eq!(r["result"]["cacheScope"], "public");
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test"
+    );
+    // A string id is echoed as a string.
+    let mut v: Value = serde_json::from_slice(&body).unwrap();
+    v["id"] = json!("x");
+    let r = send_json(&s, v).await;
+    assert_eq!(r["id"], "x");
+    // Unknown cursor is invalid params.
+    let r = send(
+        &s,
+        &request(
+            3,
+            "tools/list",
+            json!({"_meta": meta(json!({})), "cursor": "zzz"}),
+        ),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn duplicate_tool_names_fail_the_build() {
+    let err = Server::builder(Implementation::new("t", "1"))
+        .tools(tools![PlainTool, PlainTool])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("plain"));
+}
+
+#[tokio::test]
+async fn size_and_depth_limits() {
+    let s = server();
+    let big = call(1, "plain", json!({"text": "x".repeat(70_000)}), json!({}));
+    let r = send(&s, &big).await;
+    assert_eq!(r["error"]["code"], -32600);
+    assert!(r["error"]["message"].as_str().unwrap().contains("limit"));
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{\"x\":{}1{}}}}}",
+        "[".repeat(40),
+        "]".repeat(40)
+    );
+    let r = send(&s, deep.as_bytes()).await;
+    assert_eq!(r["error"]["code"], -32600);
+    assert!(r["error"]["message"].as_str().unwrap().contains("deeper"));
+    // Hostile depth far past serde's own limit: an error, not a crash.
+    let hostile = "[".repeat(60_000);
+    let r = send(&s, hostile.as_bytes()).await;
+    assert_eq!(r["error"]["code"], -32600);
+}
+
+#[tokio::test]
+async fn progress_and_log_notifications_follow_meta() {
+    let s = server();
+    let (sink, mut rx) = NotificationSink::channel(16, CancellationToken::new());
+    let mut m = meta(json!({}));
+    m["progressToken"] = json!("p1");
+    m["io.modelcontextprotocol/logLevel"] = json!("info");
+    let body = request(
+        1,
+        "tools/call",
+        json!({"_meta": m, "name": "plain", "arguments": {"text": "x"}}),
+    );
+    let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
+    s.handle_bytes_with(&body, ctx).await.unwrap();
+    let mut got = Vec::new();
+    while let Ok(n) = rx.try_recv() {
+        got.push(serde_json::from_slice::<Value>(&n).unwrap());
+    }
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0]["method"], "notifications/progress");
+    assert_eq!(got[0]["params"]["progressToken"], "p1");
+    assert_eq!(got[1]["method"], "notifications/message");
+    assert_eq!(got[1]["params"]["level"], "info");
+
+    // Without progressToken/logLevel nothing is sent.
+    let (sink, mut rx) = NotificationSink::channel(16, CancellationToken::new());
+    let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
+    s.handle_bytes_with(&call(1, "plain", json!({"text": "x"}), json!({})), ctx)
+        .await
+        .unwrap();
+    assert!(rx.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn service_seam_answers_like_handle_bytes() {
+    use mcp_runtime::transport::{McpService, Message};
+    let s = server();
+    let body = call(1, "plain", json!({"text": "hi"}), json!({}));
+    let msg = Message::parse(bytes::Bytes::from(body.clone())).unwrap();
+    let reply = McpService::handle(&s, msg, ctx()).await.unwrap();
+    assert_eq!(
+        reply.body.to_vec(),
+        s.handle_bytes(&body, &Principal::new("alice"))
+            .await
+            .unwrap()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Arbitrary bytes never panic and a request-shaped answer is always valid JSON-RPC.
+    #[test]
+    fn arbitrary_input_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let s = server();
+        if let Some(out) = rt.block_on(s.handle_bytes(&bytes, &Principal::new("p"))) {
+            let v: Value = serde_json::from_slice(&out).unwrap();
+            prop_assert_eq!(&v["jsonrpc"], "2.0");
+            prop_assert!(v.get("error").is_some() || v.get("result").is_some());
+        }
+    }
+
+    /// Arbitrary method names with valid meta: known ones answer, unknown ones are -32601.
+    #[test]
+    fn unknown_methods_are_32601(method in "[a-z/]{1,20}") {
+        prop_assume!(!["server/discover", "tools/list", "tools/call"].contains(&method.as_str()));
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let s = server();
+        let body = request(1, &method, json!({"_meta": meta(json!({}))}));
+        let v: Value = serde_json::from_slice(&rt.block_on(s.handle_bytes(&body, &Principal::new("p"))).unwrap()).unwrap();
+        prop_assert_eq!(&v["error"]["code"], -32601);
+    }
+}

@@ -1,0 +1,425 @@
+//! The MRTR flow end to end through `Server::handle_bytes`, with a tool written by hand
+//! against `ToolHandler`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod core_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use core_support::*;
+use mcp_runtime::prelude::*;
+use mcp_runtime::replay::MemoryReplayStore;
+use mcp_runtime::state::StateKeyring;
+use serde_json::{Value, json};
+
+fn server_with(notes: Notes, effects: Effects, keys: StateKeyring) -> Server {
+    Server::builder(Implementation::new("test", "1.0"))
+        .tools(tools![DeleteTool, PlainTool])
+        .state(notes)
+        .state(effects)
+        .state_keys(keys)
+        .build()
+        .unwrap()
+}
+
+fn setup() -> (Server, Effects, Notes) {
+    let effects = Effects::default();
+    let notes = notes(&["groceries", "groceries-old", "todo"]);
+    let server = server_with(
+        notes.clone(),
+        effects.clone(),
+        StateKeyring::generate().unwrap(),
+    );
+    (server, effects, notes)
+}
+
+fn alice() -> Principal {
+    Principal::new("alice")
+}
+
+/// First leg: returns (requestState, inputRequests).
+async fn first_leg(server: &Server) -> (String, Value) {
+    let r = parse(
+        server
+            .handle_bytes(
+                &call(1, "delete", json!({"title": "groc"}), caps_form()),
+                &alice(),
+            )
+            .await,
+    );
+    let result = &r["result"];
+    assert_eq!(result["resultType"], "input_required", "{r}");
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test"
+    );
+    let req = &result["inputRequests"]["delete_choice"];
+    assert_eq!(req["method"], "elicitation/create");
+    assert_eq!(req["params"]["mode"], "form");
+    assert_eq!(
+        req["params"]["requestedSchema"]["properties"]["note_id"]["enum"],
+        json!(["groceries", "groceries-old"])
+    );
+    (
+        result["requestState"].as_str().unwrap().to_owned(),
+        result["inputRequests"].clone(),
+    )
+}
+
+fn accept(note: &str) -> Value {
+    json!({"delete_choice": {"action": "accept", "content": {"note_id": note, "confirm": true}}})
+}
+
+async fn send_retry(server: &Server, state: &str, responses: Value) -> Value {
+    parse(
+        server
+            .handle_bytes(
+                &retry(
+                    2,
+                    "delete",
+                    json!({"title": "groc"}),
+                    caps_form(),
+                    state,
+                    responses,
+                ),
+                &alice(),
+            )
+            .await,
+    )
+}
+
+#[tokio::test]
+async fn accept_runs_once_and_second_use_is_refused() {
+    let (server, effects, _) = setup();
+    let (state, _) = first_leg(&server).await;
+    let r = send_retry(&server, &state, accept("groceries")).await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "Deleted groceries");
+    assert_eq!(effects.count(), 1);
+    let again = send_retry(&server, &state, accept("groceries")).await;
+    assert_eq!(again["error"]["code"], -32602, "{again}");
+    assert!(
+        again["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already used")
+    );
+    assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn another_instance_finishes_the_flow_with_shared_keys_and_store() {
+    let keys = StateKeyring::generate().unwrap();
+    let store: Arc<dyn mcp_runtime::replay::ReplayStore> = Arc::new(MemoryReplayStore::new(100));
+    let effects = Effects::default();
+    let mk = || {
+        Server::builder(Implementation::new("test", "1.0"))
+            .tools(tools![DeleteTool])
+            .state(notes(&["groceries"]))
+            .state(effects.clone())
+            .state_keys(keys.clone())
+            .replay_store(store.clone())
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (mk(), mk());
+    let (state, _) = first_leg_single(&a).await;
+    let r = send_retry(&b, &state, accept("groceries")).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries",
+        "{r}"
+    );
+    let again = send_retry(&a, &state, accept("groceries")).await;
+    assert_eq!(again["error"]["code"], -32602);
+    assert_eq!(effects.count(), 1);
+}
+
+async fn first_leg_single(server: &Server) -> (String, Value) {
+    let r = parse(
+        server
+            .handle_bytes(
+                &call(1, "delete", json!({"title": "groc"}), caps_form()),
+                &alice(),
+            )
+            .await,
+    );
+    (
+        r["result"]["requestState"].as_str().unwrap().to_owned(),
+        r["result"]["inputRequests"].clone(),
+    )
+}
+
+#[tokio::test]
+async fn decline_consumes_the_state() {
+    let (server, effects, _) = setup();
+    let (state, _) = first_leg(&server).await;
+    let r = send_retry(
+        &server,
+        &state,
+        json!({"delete_choice": {"action": "decline"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "Nothing deleted.", "{r}");
+    let again = send_retry(&server, &state, accept("groceries")).await;
+    assert_eq!(again["error"]["code"], -32602, "{again}");
+    assert_eq!(effects.count(), 0);
+}
+
+#[tokio::test]
+async fn cancel_leaves_the_state_retryable() {
+    let (server, effects, _) = setup();
+    let (state, _) = first_leg(&server).await;
+    let r = send_retry(
+        &server,
+        &state,
+        json!({"delete_choice": {"action": "cancel"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Cancelled; nothing deleted."
+    );
+    let r = send_retry(&server, &state, accept("groceries-old")).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries-old",
+        "{r}"
+    );
+    assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn malformed_content_is_asked_again_and_stays_retryable() {
+    let (server, effects, _) = setup();
+    let (state, requests) = first_leg(&server).await;
+    for bad in [
+        json!({"delete_choice": {"action": "accept", "content": {"note_id": "todo", "confirm": true}}}),
+        json!({"delete_choice": {"action": "accept", "content": {"note_id": "groceries"}}}),
+        json!({"delete_choice": {"action": "maybe"}}),
+        json!({"delete_choice": "yes"}),
+    ] {
+        let r = send_retry(&server, &state, bad.clone()).await;
+        assert_eq!(r["result"]["resultType"], "input_required", "{bad} -> {r}");
+        assert_eq!(r["result"]["inputRequests"], requests);
+    }
+    assert_eq!(effects.count(), 0);
+    // Both the original state and a re-issued one carry the same nonce: only one can be used.
+    let reissued = send_retry(&server, &state, json!({})).await["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = send_retry(&server, &reissued, accept("groceries")).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries",
+        "{r}"
+    );
+    let r = send_retry(&server, &state, accept("groceries")).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn missing_response_is_asked_again_and_unknown_keys_are_ignored() {
+    let (server, effects, _) = setup();
+    let (state, requests) = first_leg(&server).await;
+    let r = send_retry(&server, &state, json!({"other": {"action": "accept"}})).await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    assert_eq!(r["result"]["inputRequests"], requests);
+    let mut with_extra = accept("groceries");
+    with_extra["unrelated"] = json!({"action": "accept", "content": {}});
+    let r = send_retry(&server, &state, with_extra).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries",
+        "{r}"
+    );
+    assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn responses_without_state_are_ignored() {
+    let (server, effects, _) = setup();
+    let mut req: Value =
+        serde_json::from_slice(&call(1, "delete", json!({"title": "groc"}), caps_form())).unwrap();
+    req["params"]["inputResponses"] = accept("groceries");
+    let r = parse(
+        server
+            .handle_bytes(&serde_json::to_vec(&req).unwrap(), &alice())
+            .await,
+    );
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    assert_eq!(effects.count(), 0);
+}
+
+#[tokio::test]
+async fn tampered_foreign_changed_states_are_refused_without_side_effect() {
+    let (server, effects, notes) = setup();
+    let (state, _) = first_leg(&server).await;
+
+    // Tampered: flip one payload character.
+    let mut parts: Vec<String> = state.split('.').map(str::to_owned).collect();
+    let mut payload = parts[2].clone().into_bytes();
+    payload[5] = if payload[5] == b'A' { b'B' } else { b'A' };
+    parts[2] = String::from_utf8(payload).unwrap();
+    let tampered = parts.join(".");
+    let r = send_retry(&server, &tampered, accept("groceries")).await;
+    assert_refused(&r);
+
+    // Another principal.
+    let r = parse(
+        server
+            .handle_bytes(
+                &retry(
+                    2,
+                    "delete",
+                    json!({"title": "groc"}),
+                    caps_form(),
+                    &state,
+                    accept("groceries"),
+                ),
+                &Principal::new("mallory"),
+            )
+            .await,
+    );
+    assert_refused(&r);
+
+    // Changed arguments.
+    let r = parse(
+        server
+            .handle_bytes(
+                &retry(
+                    2,
+                    "delete",
+                    json!({"title": "gro"}),
+                    caps_form(),
+                    &state,
+                    accept("groceries"),
+                ),
+                &alice(),
+            )
+            .await,
+    );
+    assert_refused(&r);
+
+    // Another tool.
+    let r = parse(
+        server
+            .handle_bytes(
+                &retry(
+                    2,
+                    "plain",
+                    json!({"title": "groc"}),
+                    json!({}),
+                    &state,
+                    json!({}),
+                ),
+                &alice(),
+            )
+            .await,
+    );
+    assert_refused(&r);
+
+    // Another server's keys.
+    let other = server_with(
+        notes.clone(),
+        effects.clone(),
+        StateKeyring::generate().unwrap(),
+    );
+    let r = send_retry(&other, &state, accept("groceries")).await;
+    assert_refused(&r);
+
+    // Changed candidate set.
+    notes.0.lock().unwrap().push("groceries-new".into());
+    let r = send_retry(&server, &state, accept("groceries")).await;
+    assert_refused(&r);
+    notes.0.lock().unwrap().pop();
+
+    assert_eq!(effects.count(), 0);
+    // None of these consumed the state.
+    let r = send_retry(&server, &state, accept("groceries")).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries",
+        "{r}"
+    );
+}
+
+#[tokio::test]
+async fn expired_state_is_refused() {
+    let effects = Effects::default();
+    let server = Server::builder(Implementation::new("test", "1.0"))
+        .tools(tools![DeleteTool])
+        .state(notes(&["groceries"]))
+        .state(effects.clone())
+        .state_ttl(Duration::from_secs(0))
+        .build()
+        .unwrap();
+    let (state, _) = first_leg_single(&server).await;
+    let r = send_retry(&server, &state, accept("groceries")).await;
+    assert_refused(&r);
+    assert!(r["error"]["message"].as_str().unwrap().contains("expired"));
+    assert_eq!(effects.count(), 0);
+}
+
+fn assert_refused(r: &Value) {
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains("requestState"), "{message}");
+    assert!(message.contains("without requestState"), "{message}");
+}
+
+#[tokio::test]
+async fn concurrent_retries_succeed_exactly_once() {
+    let (server, effects, _) = setup();
+    let (state, _) = first_leg(&server).await;
+    let mut tasks = Vec::new();
+    for i in 0..32 {
+        let server = server.clone();
+        let body = retry(
+            100 + i,
+            "delete",
+            json!({"title": "groc"}),
+            caps_form(),
+            &state,
+            accept("groceries"),
+        );
+        tasks.push(tokio::spawn(async move {
+            parse(server.handle_bytes(&body, &alice()).await)
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let r = t.await.unwrap();
+        if r["result"]["content"][0]["text"] == "Deleted groceries" {
+            ok += 1;
+        } else {
+            assert_eq!(r["error"]["code"], -32602, "{r}");
+        }
+    }
+    assert_eq!(ok, 1);
+    assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn missing_form_capability_is_32021_before_the_tool_runs() {
+    let (server, effects, _) = setup();
+    for caps in [
+        json!({}),
+        json!({"elicitation": {"url": {}}}),
+        json!({"sampling": {}}),
+    ] {
+        let r = parse(
+            server
+                .handle_bytes(
+                    &call(1, "delete", json!({"title": "groc"}), caps.clone()),
+                    &alice(),
+                )
+                .await,
+        );
+        assert_eq!(r["error"]["code"], -32021, "{caps} -> {r}");
+        assert_eq!(
+            r["error"]["data"],
+            json!({"requiredCapabilities": {"elicitation": {"form": {}}}})
+        );
+    }
+    assert_eq!(effects.count(), 0);
+}
