@@ -17,6 +17,15 @@ fn load_schema() -> Option<Value> {
 /// Validates `instance` against `#/$defs/<def>` of the root schema. Returns the
 /// error messages (empty when valid).
 fn errors_for(root: &Value, def: &str, instance: &Value) -> Vec<String> {
+    compile(root, def)
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+/// A validator for `#/$defs/<def>`: the whole root document plus a root `$ref`,
+/// so every internal `$ref` resolves.
+fn compile(root: &Value, def: &str) -> jsonschema::Validator {
     assert!(
         root["$defs"].get(def).is_some(),
         "schema.json has no $defs/{def}"
@@ -26,11 +35,7 @@ fn errors_for(root: &Value, def: &str, instance: &Value) -> Vec<String> {
         .as_object_mut()
         .unwrap()
         .insert("$ref".into(), json!(format!("#/$defs/{def}")));
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    validator
-        .iter_errors(instance)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect()
+    jsonschema::validator_for(&schema).unwrap()
 }
 
 fn v<T: Serialize>(t: &T) -> Value {
@@ -503,8 +508,16 @@ fn constructor_outputs_validate_against_official_schema() {
     };
     let values = emitted();
     let mut failures = Vec::new();
+    // Compile each $defs validator once: building one is far costlier than validating.
+    let mut validators = std::collections::HashMap::new();
     for (def, value) in &values {
-        let errs = errors_for(&root, def, value);
+        let validator = validators
+            .entry(*def)
+            .or_insert_with(|| compile(&root, def));
+        let errs: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
         if !errs.is_empty() {
             failures.push(format!("{def}: {value}\n    {}", errs.join("\n    ")));
         }
