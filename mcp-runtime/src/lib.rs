@@ -3,6 +3,9 @@
 //! Any instance can finish a flow another instance began, using nothing but the retry request,
 //! the shared signing key and the shared replay store.
 
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macro_support_v1;
 pub mod context;
 pub mod form;
 mod form_shim;
@@ -17,5 +20,6 @@ pub mod state;
 pub mod tool;
 pub mod transport;
 
+pub use mcp_macros::{ElicitChoice, ElicitForm, tool};
 pub use principal::Principal;
 pub use server::{Server, ServerBuilder};

@@ -1,0 +1,184 @@
+//! Helpers shared by the macros: error accumulation, doc comments, renaming, crate paths.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::spanned::Spanned;
+
+/// Collects errors so every problem is reported in one compile run.
+#[derive(Default)]
+pub(crate) struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub(crate) fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    pub(crate) fn spanned(&mut self, at: impl quote::ToTokens, msg: impl std::fmt::Display) {
+        self.push(syn::Error::new_spanned(at, msg));
+    }
+
+    pub(crate) fn finish(self) -> syn::Result<()> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The doc comment of an item: lines trimmed, joined with `\n`, outer blank lines dropped.
+pub(crate) fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
+    let mut lines = Vec::new();
+    for a in attrs {
+        if !a.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &a.meta
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            lines.push(s.value().trim().to_owned());
+        }
+    }
+    let joined = lines.join("\n");
+    let trimmed = joined.trim();
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+}
+
+/// The runtime crate path (`crate = "..."`, default `::mcp_runtime`).
+pub(crate) fn crate_path(custom: Option<&syn::LitStr>) -> syn::Result<syn::Path> {
+    match custom {
+        Some(s) => s.parse::<syn::Path>().map_err(|_| {
+            syn::Error::new_spanned(s, "`crate` must be a path such as \"::mcp_runtime\"")
+        }),
+        None => Ok(syn::parse_quote!(::mcp_runtime)),
+    }
+}
+
+/// `path::__macro_support_v1`.
+pub(crate) fn support(krate: &syn::Path) -> TokenStream {
+    quote!(#krate::__macro_support_v1)
+}
+
+/// Splits `snake_case`, `camelCase` or `PascalCase` into lowercase words.
+pub(crate) fn words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || c == '-' {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The serde-style `rename_all` rules the derives understand.
+pub(crate) const RENAME_RULES: &str = "\"camelCase\", \"snake_case\", \"kebab-case\", \"lowercase\", \"PascalCase\" or \"SCREAMING_SNAKE_CASE\"";
+
+/// Applies a `rename_all` rule; `None` if the rule is unknown.
+pub(crate) fn rename(name: &str, rule: &str) -> Option<String> {
+    let w = words(name);
+    let cap = |s: &String| {
+        let mut c = s.chars();
+        c.next()
+            .map(|f| f.to_uppercase().chain(c).collect::<String>())
+            .unwrap_or_default()
+    };
+    Some(match rule {
+        "camelCase" => w
+            .iter()
+            .enumerate()
+            .map(|(i, s)| if i == 0 { s.clone() } else { cap(s) })
+            .collect(),
+        "PascalCase" => w.iter().map(cap).collect(),
+        "snake_case" => w.join("_"),
+        "kebab-case" => w.join("-"),
+        "lowercase" => w.concat(),
+        "SCREAMING_SNAKE_CASE" => w.join("_").to_uppercase(),
+        _ => return None,
+    })
+}
+
+/// Parses `lit` (or `-lit`) as an integer.
+pub(crate) fn int_expr(e: &syn::Expr) -> syn::Result<i128> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<i128>(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => int_expr(expr).map(|v| -v),
+        _ => Err(syn::Error::new(e.span(), "expected an integer literal")),
+    }
+}
+
+/// Parses `lit` (or `-lit`) as a number.
+pub(crate) fn float_expr(e: &syn::Expr) -> syn::Result<f64> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<f64>(),
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Float(f),
+            ..
+        }) => f.base10_parse::<f64>(),
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => float_expr(expr).map(|v| -v),
+        _ => Err(syn::Error::new(e.span(), "expected a number literal")),
+    }
+}
+
+/// Tokens for `Option<&'static str>`.
+pub(crate) fn opt_str(s: &Option<String>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames() {
+        assert_eq!(
+            rename("workspace_uri", "camelCase").as_deref(),
+            Some("workspaceUri")
+        );
+        assert_eq!(
+            rename("DeleteAll", "snake_case").as_deref(),
+            Some("delete_all")
+        );
+        assert_eq!(
+            rename("DeleteAll", "kebab-case").as_deref(),
+            Some("delete-all")
+        );
+        assert_eq!(rename("x", "nope"), None);
+        assert_eq!(words("apiKey"), vec!["api", "key"]);
+    }
+}
