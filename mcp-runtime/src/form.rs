@@ -740,12 +740,12 @@ fn default_value(kind: &FieldKind) -> Option<Value> {
 }
 
 /// Checks one field of submitted content. `Ok(None)` means an optional field was left empty.
-/// A `null` value counts as absent.
+/// `null` is not "absent": the schema gives every property a type, so it is rejected.
 pub fn check_field(
     spec: &FieldSpec,
     content: &JsonObject,
 ) -> Result<Option<FieldValue>, FormError> {
-    match content.get(spec.name).filter(|v| !v.is_null()) {
+    match content.get(spec.name) {
         Some(v) => check_value(&spec.kind, v)
             .map(Some)
             .map_err(|p| FormError::new(spec.name, p)),

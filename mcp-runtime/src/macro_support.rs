@@ -16,3 +16,7 @@ pub mod form {
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 }
+
+#[path = "macro_support/tool_support.rs"]
+mod tool_support;
+pub use tool_support::*;

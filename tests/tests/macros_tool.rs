@@ -1,0 +1,261 @@
+//! `#[tool]`: descriptor snapshots (deterministic schemas), capabilities, argument validation
+//! messages and calls through the generated `ToolHandler`.
+
+use std::sync::Arc;
+
+use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
+use mcp_runtime::tool;
+use mcp_types::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+mod support;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeleteArgs {
+    /// File URI of the workspace, e.g. file:///home/me/notes
+    workspace_uri: String,
+    /// Text the note title must contain (case-insensitive)
+    title: String,
+}
+
+/// Delete one note, after the user picks which and confirms.
+#[tool(destructive, requires(form_elicitation))]
+async fn notes_delete(_ctx: &mut ToolContext, args: DeleteArgs) -> Result<String, ToolError> {
+    Ok(format!(
+        "would delete {:?} in {}",
+        args.title, args.workspace_uri
+    ))
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Order {
+    Newest,
+    Oldest,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ListArgs {
+    /// Workspace URI
+    workspace_uri: String,
+    /// At most this many notes
+    limit: Option<u32>,
+    /// Sort order
+    #[serde(default)]
+    order: Option<Order>,
+    /// Tags to filter by
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct NoteSummary {
+    id: String,
+    title: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct ListOutput {
+    notes: Vec<NoteSummary>,
+    /// Present when more notes match
+    next: Option<String>,
+}
+
+/// List notes in a workspace.
+///
+/// Newest first unless `order` says otherwise.
+#[tool(
+    name = "notes.list",
+    title = "List notes",
+    read_only,
+    idempotent,
+    open_world = false
+)]
+fn notes_list(args: ListArgs) -> Result<Json<ListOutput>, ToolError> {
+    let n = args.limit.unwrap_or(1) as usize;
+    let _ = (args.order, args.tags);
+    Ok(Json(ListOutput {
+        notes: (0..n)
+            .map(|i| NoteSummary {
+                id: format!("n-{i}"),
+                title: format!("{} {i}", args.workspace_uri),
+            })
+            .collect(),
+        next: None,
+    }))
+}
+
+#[derive(Clone)]
+struct Greeting(String);
+
+/// Says hello.
+#[tool(requires(sampling, roots, url_elicitation))]
+fn hello(ctx: &ToolContext, State(greeting): State<Arc<Greeting>>) -> String {
+    let _ = ctx;
+    greeting.0.clone()
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Tree {
+    label: String,
+    children: Vec<Tree>,
+}
+
+/// Recursive arguments keep `$defs`.
+#[tool]
+async fn tree(args: Tree) {
+    let _ = args.label;
+}
+
+fn obj(v: Value) -> JsonObject {
+    match v {
+        Value::Object(o) => o,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn descriptors() -> Value {
+    json!([
+        notes_delete {}.descriptor(),
+        notes_list {}.descriptor(),
+        hello {}.descriptor(),
+        tree {}.descriptor(),
+    ])
+}
+
+fn text(r: &CallToolResult) -> String {
+    match r.content.first() {
+        Some(ContentBlock::Text(t)) => t.text.clone(),
+        other => panic!("expected text content, got {other:?}"),
+    }
+}
+
+#[test]
+fn descriptors_snapshot() {
+    support::assert_snapshot("tool_descriptors.json", &descriptors());
+}
+
+#[test]
+fn descriptors_are_byte_identical_and_cached() {
+    let a = serde_json::to_vec(&descriptors()).unwrap();
+    let b = serde_json::to_vec(&descriptors()).unwrap();
+    assert_eq!(a, b);
+    assert!(std::ptr::eq(
+        notes_list {}.descriptor(),
+        notes_list::default().descriptor()
+    ));
+}
+
+#[test]
+fn schema_shape_rules() {
+    let d = serde_json::to_value(notes_list {}.descriptor()).unwrap();
+    let input = &d["inputSchema"];
+    assert_eq!(input["type"], "object");
+    assert!(input.get("$schema").is_none() && input.get("title").is_none());
+    assert!(
+        input.get("$defs").is_none(),
+        "simple types are inlined: {input}"
+    );
+    assert_eq!(input["required"], json!(["workspaceUri"]));
+    let keys: Vec<&String> = input["properties"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["workspaceUri", "limit", "order", "tags"]);
+    assert_eq!(
+        input["properties"]["limit"]["type"], "integer",
+        "Option is not nullable"
+    );
+    assert!(!input.to_string().contains("null"), "{input}");
+    assert_eq!(
+        d["description"],
+        "List notes in a workspace.\n\nNewest first unless `order` says otherwise."
+    );
+    assert_eq!(
+        d["annotations"],
+        json!({"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false})
+    );
+    assert_eq!(d["outputSchema"]["type"], "object");
+    let no_args = serde_json::to_value(hello {}.descriptor()).unwrap();
+    assert_eq!(
+        no_args["inputSchema"],
+        json!({"type": "object", "additionalProperties": false})
+    );
+    let rec = serde_json::to_value(tree {}.descriptor()).unwrap();
+    assert!(
+        rec["inputSchema"].get("$defs").is_some()
+            || rec["inputSchema"].to_string().contains("$ref")
+    );
+}
+
+#[test]
+fn required_capabilities_follow_requires() {
+    assert_eq!(
+        serde_json::to_value(notes_delete {}.required_capabilities()).unwrap(),
+        json!({"elicitation": {"form": {}}})
+    );
+    assert_eq!(
+        serde_json::to_value(hello {}.required_capabilities()).unwrap(),
+        json!({"roots": {}, "sampling": {}, "elicitation": {"url": {}}})
+    );
+    assert!(notes_list {}.required_capabilities().is_empty());
+}
+
+#[tokio::test]
+async fn invalid_arguments_say_what_to_fix() {
+    let mut ctx = ToolContext::default();
+    let e = notes_delete {}
+        .call(&mut ctx, obj(json!({"workspaceUri": "file:///w"})))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid arguments: missing field `title`; expected {workspaceUri: string, title: string}"
+    );
+    let e = notes_list {}
+        .call(
+            &mut ctx,
+            obj(json!({"workspaceUri": "file:///w", "limit": "ten"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("expected u32"), "{e}");
+    assert!(e.to_string().contains("limit?: integer"), "{e}");
+    let e = hello {}
+        .call(&mut ctx, obj(json!({"x": 1})))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("takes no arguments"), "{e}");
+}
+
+#[tokio::test]
+async fn calls_run_the_function() {
+    let mut ctx = ToolContext::with_state(Arc::new(Greeting("hi".into())));
+    let r = hello {}.call(&mut ctx, JsonObject::new()).await.unwrap();
+    assert_eq!(text(&r), "hi");
+    let r = notes_delete {}
+        .call(
+            &mut ctx,
+            obj(json!({"workspaceUri": "file:///w", "title": "x"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "would delete \"x\" in file:///w");
+    let r = notes_list {}
+        .call(&mut ctx, obj(json!({"workspaceUri": "w", "limit": 2})))
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.unwrap()["notes"][1]["id"], "n-1");
+    // The function stays callable as written.
+    assert!(
+        notes_list(ListArgs {
+            workspace_uri: "w".into(),
+            limit: Some(0),
+            order: None,
+            tags: vec![]
+        })
+        .is_ok()
+    );
+}
