@@ -1,6 +1,8 @@
 //! Everything a tool author needs: `use mcp_runtime::prelude::*;`.
 
 pub use crate::Principal;
+pub use crate::form::{Choice, ElicitChoice};
+pub use mcp_macros::{ElicitChoice, ElicitForm, tool};
 pub use crate::context::{ElicitForm, Elicitation, FormError, ToolContext};
 pub use crate::router::ToolRouter;
 pub use crate::server::{Limits, Server, ServerBuilder};

@@ -1,11 +1,12 @@
 //! `#[tool]`: descriptor snapshots (deterministic schemas), capabilities, argument validation
 //! messages and calls through the generated `ToolHandler`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly by design
 
 use std::sync::Arc;
 
 use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
-use mcp_runtime::tool;
-use mcp_types::{CallToolResult, ContentBlock, JsonObject};
+use mcp_runtime::{Principal, Server, tool, tools};
+use mcp_types::Implementation;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -112,12 +113,6 @@ async fn tree(args: Tree) {
     let _ = args.label;
 }
 
-fn obj(v: Value) -> JsonObject {
-    match v {
-        Value::Object(o) => o,
-        other => panic!("not an object: {other}"),
-    }
-}
 
 fn descriptors() -> Value {
     json!([
@@ -128,12 +123,6 @@ fn descriptors() -> Value {
     ])
 }
 
-fn text(r: &CallToolResult) -> String {
-    match r.content.first() {
-        Some(ContentBlock::Text(t)) => t.text.clone(),
-        other => panic!("expected text content, got {other:?}"),
-    }
-}
 
 #[test]
 fn descriptors_snapshot() {
@@ -203,51 +192,78 @@ fn required_capabilities_follow_requires() {
     assert!(notes_list {}.required_capabilities().is_empty());
 }
 
+/// A server holding the test tools, as an application would build it.
+fn server() -> Server {
+    Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![notes_delete, notes_list, hello])
+        .state(Arc::new(Greeting("hi".into())))
+        .build()
+        .unwrap()
+}
+
+/// Calls `name` through the real dispatch path and returns the JSON-RPC `result`.
+async fn call(server: &Server, name: &str, arguments: Value) -> Value {
+    let request = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": name, "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}
+                }
+            }
+        }
+    });
+    let principal = Principal::new("tester");
+    let bytes = server
+        .handle_bytes(&serde_json::to_vec(&request).unwrap(), &principal)
+        .await
+        .expect("a request gets a response");
+    let response: Value = serde_json::from_slice(&bytes).unwrap();
+    response["result"].clone()
+}
+
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], true, "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn invalid_arguments_say_what_to_fix() {
-    let mut ctx = ToolContext::default();
-    let e = notes_delete {}
-        .call(&mut ctx, obj(json!({"workspaceUri": "file:///w"})))
-        .await
-        .unwrap_err();
+    let server = server();
+    let r = call(&server, "notes_delete", json!({"workspaceUri": "file:///w"})).await;
     assert_eq!(
-        e.to_string(),
-        "invalid arguments: missing field `title`; expected {workspaceUri: string, title: string}"
+        error_text(&r),
+        "Invalid arguments: missing field `title`; expected {workspaceUri: string, title: string}"
     );
-    let e = notes_list {}
-        .call(
-            &mut ctx,
-            obj(json!({"workspaceUri": "file:///w", "limit": "ten"})),
-        )
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("expected u32"), "{e}");
-    assert!(e.to_string().contains("limit?: integer"), "{e}");
-    let e = hello {}
-        .call(&mut ctx, obj(json!({"x": 1})))
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("takes no arguments"), "{e}");
+    let r = call(
+        &server,
+        "notes.list",
+        json!({"workspaceUri": "file:///w", "limit": "ten"}),
+    )
+    .await;
+    let e = error_text(&r);
+    assert!(e.contains("expected u32"), "{e}");
+    assert!(e.contains("limit?: integer"), "{e}");
+    let e = error_text(&call(&server, "hello", json!({"x": 1})).await);
+    assert!(e.contains("takes no arguments"), "{e}");
 }
 
 #[tokio::test]
 async fn calls_run_the_function() {
-    let mut ctx = ToolContext::with_state(Arc::new(Greeting("hi".into())));
-    let r = hello {}.call(&mut ctx, JsonObject::new()).await.unwrap();
-    assert_eq!(text(&r), "hi");
-    let r = notes_delete {}
-        .call(
-            &mut ctx,
-            obj(json!({"workspaceUri": "file:///w", "title": "x"})),
-        )
-        .await
-        .unwrap();
-    assert_eq!(text(&r), "would delete \"x\" in file:///w");
-    let r = notes_list {}
-        .call(&mut ctx, obj(json!({"workspaceUri": "w", "limit": 2})))
-        .await
-        .unwrap();
-    assert_eq!(r.structured_content.unwrap()["notes"][1]["id"], "n-1");
+    let server = server();
+    let r = call(&server, "hello", json!({})).await;
+    assert_eq!(r["content"][0]["text"], "hi");
+    let r = call(
+        &server,
+        "notes_delete",
+        json!({"workspaceUri": "file:///w", "title": "x"}),
+    )
+    .await;
+    assert_eq!(r["content"][0]["text"], "would delete \"x\" in file:///w");
+    let r = call(&server, "notes.list", json!({"workspaceUri": "w", "limit": 2})).await;
+    assert_eq!(r["structuredContent"]["notes"][1]["id"], "n-1");
     // The function stays callable as written.
     assert!(
         notes_list(ListArgs {

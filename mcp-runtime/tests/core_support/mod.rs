@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use mcp_runtime::context::{ElicitForm, Elicitation, FormError, ToolContext};
+use mcp_runtime::form::FormProblem;
 use mcp_runtime::prelude::*;
 use mcp_types::{
     ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, RequestedSchema, Tool,
@@ -47,7 +48,10 @@ impl ElicitForm for DeleteChoice {
             _ => {
                 return Err(FormError {
                     field: "note_id".into(),
-                    message: "must be one of the offered notes".into(),
+                    problem: FormProblem::NotAChoice {
+                        value: "(not offered)".into(),
+                        allowed: choices.ids.join(", "),
+                    },
                 });
             }
         };
@@ -56,7 +60,10 @@ impl ElicitForm for DeleteChoice {
             _ => {
                 return Err(FormError {
                     field: "confirm".into(),
-                    message: "must be a boolean".into(),
+                    problem: FormProblem::WrongType {
+                        expected: "boolean",
+                        got: "something else",
+                    },
                 });
             }
         };
@@ -86,7 +93,7 @@ impl ElicitForm for Reason {
             Some(Value::String(s)) => Ok(Self { text: s.clone() }),
             _ => Err(FormError {
                 field: "text".into(),
-                message: "required".into(),
+                problem: FormProblem::Missing,
             }),
         }
     }
