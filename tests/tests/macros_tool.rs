@@ -113,7 +113,6 @@ async fn tree(args: Tree) {
     let _ = args.label;
 }
 
-
 fn descriptors() -> Value {
     json!([
         notes_delete {}.descriptor(),
@@ -122,7 +121,6 @@ fn descriptors() -> Value {
         tree {}.descriptor(),
     ])
 }
-
 
 #[test]
 fn descriptors_snapshot() {
@@ -232,7 +230,12 @@ fn error_text(result: &Value) -> String {
 #[tokio::test]
 async fn invalid_arguments_say_what_to_fix() {
     let server = server();
-    let r = call(&server, "notes_delete", json!({"workspaceUri": "file:///w"})).await;
+    let r = call(
+        &server,
+        "notes_delete",
+        json!({"workspaceUri": "file:///w"}),
+    )
+    .await;
     assert_eq!(
         error_text(&r),
         "Invalid arguments: missing field `title`; expected {workspaceUri: string, title: string}"
@@ -262,7 +265,12 @@ async fn calls_run_the_function() {
     )
     .await;
     assert_eq!(r["content"][0]["text"], "would delete \"x\" in file:///w");
-    let r = call(&server, "notes.list", json!({"workspaceUri": "w", "limit": 2})).await;
+    let r = call(
+        &server,
+        "notes.list",
+        json!({"workspaceUri": "w", "limit": 2}),
+    )
+    .await;
     assert_eq!(r["structuredContent"]["notes"][1]["id"], "n-1");
     // The function stays callable as written.
     assert!(
