@@ -1,0 +1,5 @@
+//! The fixture tools of `conformance-server`, grouped by what they exercise.
+
+pub mod content;
+pub mod mrtr;
+pub mod streaming;
