@@ -97,7 +97,10 @@ async fn call(addr: SocketAddr, method: &str, mut params: Value, meta: Value) ->
         }
     }
     params["_meta"] = full_meta;
-    let name = params.get("name").and_then(Value::as_str).map(str::to_owned);
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }).to_string();
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
@@ -184,7 +187,10 @@ async fn tools_list_names_and_describes_every_fixture() {
     let addr = start().await;
     let ex = call(addr, "tools/list", json!({}), json!({})).await;
     assert_eq!(ex.status, 200);
-    let tools = ex.result()["tools"].as_array().expect("tools array").clone();
+    let tools = ex.result()["tools"]
+        .as_array()
+        .expect("tools array")
+        .clone();
     assert!(tools.len() >= 19, "only {} tools", tools.len());
     for tool in &tools {
         let name = tool["name"].as_str().expect("name");
@@ -207,26 +213,60 @@ async fn tools_list_names_and_describes_every_fixture() {
 #[tokio::test]
 async fn content_fixtures_return_the_expected_blocks() {
     let addr = start().await;
-    let simple = call(addr, "tools/call", json!({ "name": "test_simple_text" }), json!({})).await;
+    let simple = call(
+        addr,
+        "tools/call",
+        json!({ "name": "test_simple_text" }),
+        json!({}),
+    )
+    .await;
     assert_eq!(
         first_text(simple.result()),
         "This is a simple text response for testing."
     );
 
-    let image = call(addr, "tools/call", tool_call("test_image_content"), json!({})).await;
+    let image = call(
+        addr,
+        "tools/call",
+        tool_call("test_image_content"),
+        json!({}),
+    )
+    .await;
     assert_eq!(image.result()["content"][0]["type"], "image");
     assert_eq!(image.result()["content"][0]["mimeType"], "image/png");
 
-    let audio = call(addr, "tools/call", tool_call("test_audio_content"), json!({})).await;
+    let audio = call(
+        addr,
+        "tools/call",
+        tool_call("test_audio_content"),
+        json!({}),
+    )
+    .await;
     assert_eq!(audio.result()["content"][0]["mimeType"], "audio/wav");
-    assert!(audio.result()["content"][0]["data"].as_str().is_some_and(|d| !d.is_empty()));
+    assert!(
+        audio.result()["content"][0]["data"]
+            .as_str()
+            .is_some_and(|d| !d.is_empty())
+    );
 
-    let embedded = call(addr, "tools/call", tool_call("test_embedded_resource"), json!({})).await;
+    let embedded = call(
+        addr,
+        "tools/call",
+        tool_call("test_embedded_resource"),
+        json!({}),
+    )
+    .await;
     let resource = &embedded.result()["content"][0]["resource"];
     assert_eq!(resource["uri"], "test://embedded-resource");
     assert_eq!(resource["mimeType"], "text/plain");
 
-    let mixed = call(addr, "tools/call", tool_call("test_multiple_content_types"), json!({})).await;
+    let mixed = call(
+        addr,
+        "tools/call",
+        tool_call("test_multiple_content_types"),
+        json!({}),
+    )
+    .await;
     let types: Vec<&str> = mixed.result()["content"]
         .as_array()
         .expect("content")
@@ -235,7 +275,13 @@ async fn content_fixtures_return_the_expected_blocks() {
         .collect();
     assert_eq!(types, ["text", "image", "resource"]);
 
-    let error = call(addr, "tools/call", tool_call("test_error_handling"), json!({})).await;
+    let error = call(
+        addr,
+        "tools/call",
+        tool_call("test_error_handling"),
+        json!({}),
+    )
+    .await;
     assert_eq!(error.result()["isError"], true);
     assert_eq!(first_text(error.result()), content::ERROR_MESSAGE);
 }
@@ -250,7 +296,11 @@ async fn progress_arrives_on_the_post_stream_in_order() {
         json!({ "progressToken": "progress-test-1" }),
     )
     .await;
-    assert!(ex.content_type.starts_with("text/event-stream"), "{}", ex.content_type);
+    assert!(
+        ex.content_type.starts_with("text/event-stream"),
+        "{}",
+        ex.content_type
+    );
     let progress: Vec<f64> = ex
         .notifications("notifications/progress")
         .iter()
@@ -264,7 +314,13 @@ async fn progress_arrives_on_the_post_stream_in_order() {
 #[tokio::test]
 async fn logs_only_when_the_request_sets_a_log_level() {
     let addr = start().await;
-    let quiet = call(addr, "tools/call", tool_call("test_tool_with_logging"), json!({})).await;
+    let quiet = call(
+        addr,
+        "tools/call",
+        tool_call("test_tool_with_logging"),
+        json!({}),
+    )
+    .await;
     assert!(quiet.notifications("notifications/message").is_empty());
     let loud = call(
         addr,
@@ -280,7 +336,11 @@ async fn logs_only_when_the_request_sets_a_log_level() {
         .collect();
     assert_eq!(
         logs,
-        ["Tool execution started", "Tool processing data", "Tool execution completed"]
+        [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed"
+        ]
     );
 }
 
@@ -297,7 +357,10 @@ async fn missing_sampling_capability_is_a_400_naming_exactly_sampling() {
     assert_eq!(ex.status, 400);
     let error = &ex.response()["error"];
     assert_eq!(error["code"], -32021);
-    assert_eq!(error["data"]["requiredCapabilities"], json!({ "sampling": {} }));
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({ "sampling": {} })
+    );
     assert_eq!(ex.response()["id"], 7);
 }
 
@@ -308,7 +371,10 @@ async fn elicitation_round_trip_greets_the_user() {
     let first = call(addr, "tools/call", tool_call(tool), json!({})).await;
     let r1 = first.result();
     assert_eq!(r1["resultType"], "input_required");
-    assert_eq!(r1["inputRequests"]["user_name"]["method"], "elicitation/create");
+    assert_eq!(
+        r1["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
     let schema = &r1["inputRequests"]["user_name"]["params"]["requestedSchema"];
     assert_eq!(schema["properties"]["name"]["type"], "string");
     assert_eq!(schema["required"], json!(["name"]));
@@ -347,7 +413,8 @@ async fn multi_round_issues_a_fresh_state_per_round() {
     assert!(r1["inputRequests"]["step1"].is_object());
 
     let mut p2 = tool_call(tool);
-    p2["inputResponses"] = json!({ "step1": { "action": "accept", "content": { "name": "Alice" } } });
+    p2["inputResponses"] =
+        json!({ "step1": { "action": "accept", "content": { "name": "Alice" } } });
     p2["requestState"] = r1["requestState"].clone();
     let r2 = call(addr, "tools/call", p2, json!({})).await;
     let r2 = r2.result().clone();
@@ -356,7 +423,8 @@ async fn multi_round_issues_a_fresh_state_per_round() {
     assert_ne!(r2["requestState"], r1["requestState"]);
 
     let mut p3 = tool_call(tool);
-    p3["inputResponses"] = json!({ "step2": { "action": "accept", "content": { "color": "blue" } } });
+    p3["inputResponses"] =
+        json!({ "step2": { "action": "accept", "content": { "color": "blue" } } });
     p3["requestState"] = r2["requestState"].clone();
     let r3 = call(addr, "tools/call", p3, json!({})).await;
     assert_eq!(first_text(r3.result()), "Alice likes blue.");
@@ -372,7 +440,10 @@ async fn multiple_inputs_come_in_one_round_and_complete_together() {
         .iter()
         .filter_map(|k| r1["inputRequests"][k]["method"].as_str())
         .collect();
-    assert_eq!(methods, ["elicitation/create", "sampling/createMessage", "roots/list"]);
+    assert_eq!(
+        methods,
+        ["elicitation/create", "sampling/createMessage", "roots/list"]
+    );
 
     let mut p2 = tool_call(tool);
     p2["inputResponses"] = json!({
@@ -383,7 +454,10 @@ async fn multiple_inputs_come_in_one_round_and_complete_together() {
     });
     p2["requestState"] = r1["requestState"].clone();
     let r2 = call(addr, "tools/call", p2, json!({})).await;
-    assert_eq!(first_text(r2.result()), "Hi Alice (roots: file:///test/root)");
+    assert_eq!(
+        first_text(r2.result()),
+        "Hi Alice (roots: file:///test/root)"
+    );
 }
 
 #[tokio::test]
@@ -391,7 +465,10 @@ async fn tampered_state_is_a_json_rpc_error() {
     let addr = start().await;
     let tool = "test_input_required_result_tampered_state";
     let r1 = call(addr, "tools/call", tool_call(tool), json!({})).await;
-    let state = r1.result()["requestState"].as_str().expect("state").to_owned();
+    let state = r1.result()["requestState"]
+        .as_str()
+        .expect("state")
+        .to_owned();
     let mut p2 = tool_call(tool);
     p2["inputResponses"] = json!({ "confirm": { "action": "accept", "content": { "ok": true } } });
     p2["requestState"] = json!(format!("{state}-TAMPERED"));
@@ -405,7 +482,10 @@ async fn capability_fixture_asks_only_for_declared_capabilities() {
     let tool = "test_input_required_result_capabilities";
     let cases = [
         (json!({ "sampling": {} }), vec!["sampling/createMessage"]),
-        (json!({ "elicitation": {}, "roots": {} }), vec!["elicitation/create", "roots/list"]),
+        (
+            json!({ "elicitation": {}, "roots": {} }),
+            vec!["elicitation/create", "roots/list"],
+        ),
     ];
     for (caps, expected) in cases {
         let ex = call(
@@ -415,8 +495,14 @@ async fn capability_fixture_asks_only_for_declared_capabilities() {
             json!({ "io.modelcontextprotocol/clientCapabilities": caps }),
         )
         .await;
-        let requests = ex.result()["inputRequests"].as_object().expect("inputRequests").clone();
-        let methods: Vec<&str> = requests.values().filter_map(|r| r["method"].as_str()).collect();
+        let requests = ex.result()["inputRequests"]
+            .as_object()
+            .expect("inputRequests")
+            .clone();
+        let methods: Vec<&str> = requests
+            .values()
+            .filter_map(|r| r["method"].as_str())
+            .collect();
         assert_eq!(methods, expected, "caps {caps}");
     }
     let none = call(

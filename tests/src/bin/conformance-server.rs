@@ -89,7 +89,10 @@ async fn run(cli: Cli) -> Result<(), String> {
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     println!("listening on http://{addr}/mcp");
-    bound.serve().await.map_err(|e| format!("server failed: {e}"))
+    bound
+        .serve()
+        .await
+        .map_err(|e| format!("server failed: {e}"))
 }
 
 #[tokio::main]
@@ -120,7 +123,10 @@ mod tests {
 
     #[test]
     fn cli_accepts_both_spellings_and_rejects_garbage() {
-        assert_eq!(parse(&["--http", "127.0.0.1:0"]).map(|c| c.http.port()), Ok(0));
+        assert_eq!(
+            parse(&["--http", "127.0.0.1:0"]).map(|c| c.http.port()),
+            Ok(0)
+        );
         assert_eq!(
             parse(&["--http=127.0.0.1:3000"]).map(|c| c.http.port()),
             Ok(3000)

@@ -72,7 +72,10 @@ async fn test_image_content() -> Vec<ContentBlock> {
 /// Returns a very short silent WAV clip.
 #[tool(read_only, idempotent)]
 async fn test_audio_content() -> Vec<ContentBlock> {
-    vec![ContentBlock::Audio(AudioContent::new(SILENT_WAV, "audio/wav"))]
+    vec![ContentBlock::Audio(AudioContent::new(
+        SILENT_WAV,
+        "audio/wav",
+    ))]
 }
 
 /// Returns a text resource embedded in the result.

@@ -132,9 +132,7 @@ async fn test_input_required_result_sampling(ctx: &mut ToolContext) -> Result<St
 
 /// Asks the client for its roots and lists them.
 #[tool(read_only, requires(roots))]
-async fn test_input_required_result_list_roots(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+async fn test_input_required_result_list_roots(ctx: &mut ToolContext) -> Result<String, ToolError> {
     let roots = ctx.list_roots("client_roots").await?;
     Ok(format!("Client roots: {}", root_list(&roots)))
 }
@@ -233,7 +231,10 @@ async fn test_input_required_result_capabilities(
         }
     }
     if caps.supports_sampling() {
-        if let Some(answer) = ctx.try_sample("capital_question", capital_question()).await? {
+        if let Some(answer) = ctx
+            .try_sample("capital_question", capital_question())
+            .await?
+        {
             parts.push(format!("model: {}", sampled_text(&answer)));
         }
     }

@@ -56,7 +56,8 @@ async fn test_tool_with_logging(ctx: &mut ToolContext) -> String {
     tokio::time::sleep(STEP).await;
     ctx.log(LoggingLevel::Info, "Tool processing data").await;
     tokio::time::sleep(STEP).await;
-    ctx.log(LoggingLevel::Info, "Tool execution completed").await;
+    ctx.log(LoggingLevel::Info, "Tool execution completed")
+        .await;
     "Logging tool completed (3 messages).".to_owned()
 }
 
@@ -64,7 +65,9 @@ async fn test_tool_with_logging(ctx: &mut ToolContext) -> String {
 #[tool(read_only, requires(sampling))]
 async fn test_missing_capability(ctx: &mut ToolContext) -> Result<String, ToolError> {
     let params = CreateMessageRequestParams::new(
-        vec![SamplingMessage::user_text("Reply with one word of greeting.")],
+        vec![SamplingMessage::user_text(
+            "Reply with one word of greeting.",
+        )],
         20,
     );
     let answer = ctx.sample("greeting", params).await?;
@@ -74,7 +77,8 @@ async fn test_missing_capability(ctx: &mut ToolContext) -> Result<String, ToolEr
 /// Asks the user for their name through form elicitation, then greets them.
 #[tool(read_only, requires(form_elicitation))]
 async fn test_streaming_elicitation(ctx: &mut ToolContext) -> Result<String, ToolError> {
-    ctx.log(LoggingLevel::Debug, "asking for the user's name").await;
+    ctx.log(LoggingLevel::Debug, "asking for the user's name")
+        .await;
     match ctx
         .elicit::<NameForm>("user_name", "What is your name?", NameForm::choices())
         .await?
