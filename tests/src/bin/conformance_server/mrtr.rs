@@ -114,7 +114,7 @@ async fn test_input_required_result_elicitation(
     ctx: &mut ToolContext,
 ) -> Result<String, ToolError> {
     let answer = ctx
-        .elicit::<NameForm>("user_name", "What is your name?", NameForm::choices())
+        .elicit::<NameForm>("user_name", "What is your name?", ())
         .await?;
     Ok(match answer {
         Elicitation::Accepted(form) => format!("Hello, {}!", form.name),
@@ -143,7 +143,7 @@ async fn test_input_required_result_request_state(
     ctx: &mut ToolContext,
 ) -> Result<String, ToolError> {
     let answer = ctx
-        .elicit::<ConfirmForm>("confirm", "Please confirm", ConfirmForm::choices())
+        .elicit::<ConfirmForm>("confirm", "Please confirm", ())
         .await?;
     Ok(match answer {
         Elicitation::Accepted(form) => format!("state-ok: confirmed={}", form.ok),
@@ -158,7 +158,7 @@ async fn test_input_required_result_multiple_inputs(
     ctx: &mut ToolContext,
 ) -> Result<String, ToolError> {
     let name = ctx
-        .try_elicit::<NameForm>("user_name", "What is your name?", NameForm::choices())
+        .try_elicit::<NameForm>("user_name", "What is your name?", ())
         .await?;
     let greeting = ctx.try_sample("greeting", greeting_request()).await?;
     let roots = ctx.try_list_roots("client_roots").await?;
@@ -183,15 +183,11 @@ async fn test_input_required_result_multi_round(
     ctx: &mut ToolContext,
 ) -> Result<String, ToolError> {
     let name = name_or_nobody(
-        ctx.elicit::<NameForm>("step1", "Step 1: What is your name?", NameForm::choices())
+        ctx.elicit::<NameForm>("step1", "Step 1: What is your name?", ())
             .await?,
     );
     let color = match ctx
-        .elicit::<ColorForm>(
-            "step2",
-            "Step 2: What is your favorite color?",
-            ColorForm::choices(),
-        )
+        .elicit::<ColorForm>("step2", "Step 2: What is your favorite color?", ())
         .await?
     {
         Elicitation::Accepted(form) => form.color,
@@ -206,7 +202,7 @@ async fn test_input_required_result_tampered_state(
     ctx: &mut ToolContext,
 ) -> Result<String, ToolError> {
     let answer = ctx
-        .elicit::<ConfirmForm>("confirm", "Please confirm", ConfirmForm::choices())
+        .elicit::<ConfirmForm>("confirm", "Please confirm", ())
         .await?;
     Ok(match answer {
         Elicitation::Accepted(form) => format!("Confirmed: {}", form.ok),
@@ -222,26 +218,24 @@ async fn test_input_required_result_capabilities(
 ) -> Result<String, ToolError> {
     let caps = ctx.client_capabilities().clone();
     let mut parts = Vec::new();
-    if caps.supports_form() {
-        if let Some(answer) = ctx
-            .try_elicit::<NameForm>("user_name", "What is your name?", NameForm::choices())
+    if caps.supports_form()
+        && let Some(answer) = ctx
+            .try_elicit::<NameForm>("user_name", "What is your name?", ())
             .await?
-        {
-            parts.push(format!("name: {}", name_or_nobody(answer)));
-        }
+    {
+        parts.push(format!("name: {}", name_or_nobody(answer)));
     }
-    if caps.supports_sampling() {
-        if let Some(answer) = ctx
+    if caps.supports_sampling()
+        && let Some(answer) = ctx
             .try_sample("capital_question", capital_question())
             .await?
-        {
-            parts.push(format!("model: {}", sampled_text(&answer)));
-        }
+    {
+        parts.push(format!("model: {}", sampled_text(&answer)));
     }
-    if caps.supports_roots() {
-        if let Some(roots) = ctx.try_list_roots("client_roots").await? {
-            parts.push(format!("roots: {}", root_list(&roots)));
-        }
+    if caps.supports_roots()
+        && let Some(roots) = ctx.try_list_roots("client_roots").await?
+    {
+        parts.push(format!("roots: {}", root_list(&roots)));
     }
     ctx.await_inputs()?;
     if parts.is_empty() {

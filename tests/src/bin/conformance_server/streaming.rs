@@ -80,7 +80,7 @@ async fn test_streaming_elicitation(ctx: &mut ToolContext) -> Result<String, Too
     ctx.log(LoggingLevel::Debug, "asking for the user's name")
         .await;
     match ctx
-        .elicit::<NameForm>("user_name", "What is your name?", NameForm::choices())
+        .elicit::<NameForm>("user_name", "What is your name?", ())
         .await?
     {
         Elicitation::Accepted(form) => Ok(format!("Hello, {}!", form.name)),
