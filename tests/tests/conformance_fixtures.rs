@@ -4,6 +4,8 @@
 //! Each test starts the fixture server in-process on a loopback port chosen by the kernel and
 //! talks raw HTTP/1.1 to it (one request per connection).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
+
 #[path = "../src/bin/conformance_server/mod.rs"]
 #[allow(dead_code)]
 mod conformance_server;

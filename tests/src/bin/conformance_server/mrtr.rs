@@ -20,31 +20,12 @@
 //! `result-type` checks the explicit `resultType`.
 
 use mcp_runtime::prelude::*;
+
+use super::forms::{ColorForm, ConfirmForm, NameForm};
 use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, Root, SamplingMessage,
     SamplingMessageContentBlock,
 };
-
-/// The user's name.
-#[derive(ElicitForm)]
-pub struct NameForm {
-    /// Your name
-    pub name: String,
-}
-
-/// A yes/no confirmation.
-#[derive(ElicitForm)]
-pub struct ConfirmForm {
-    /// Confirm?
-    pub ok: bool,
-}
-
-/// The user's favourite colour.
-#[derive(ElicitForm)]
-pub struct ColorForm {
-    /// Your favorite color
-    pub color: String,
-}
 
 /// The multi round-trip fixtures, in `tools/list` order.
 pub fn tools() -> ToolRouter {

@@ -13,7 +13,8 @@ use std::time::Duration;
 use mcp_runtime::prelude::*;
 use mcp_types::{CreateMessageRequestParams, SamplingMessage};
 
-use super::mrtr::{NameForm, sampled_text};
+use super::forms::NameForm;
+use super::mrtr::sampled_text;
 
 /// Pause between streamed notifications, so the client sees them arrive over time.
 const STEP: Duration = Duration::from_millis(50);
