@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Official MCP conformance suite (2026-07-28 server scenarios) against our conformance-server.
+#
+# Builds the fixture server (debug), starts it on a free loopback port (port 0), runs
+# ../shared/conformance/run-server-suite against it, stops it, and exits with the suite's code.
+# The suite's last line is "conformance: N passed, M failed"; per-scenario checks.json files
+# land in $CONFORMANCE_OUT (default: a fresh temp dir, printed as "results: ...").
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Override for local worktrees where shared/ is elsewhere (e.g. /work/shared/...).
+SUITE=${MCP_CONFORMANCE_SUITE:-../shared/conformance/run-server-suite}
+if [ ! -x "$SUITE" ]; then
+  echo "conformance: $SUITE not found (CI expects shared/ beside the clone)" >&2
+  exit 2
+fi
+
+# Ask cargo where the binary landed (honours CARGO_TARGET_DIR and workspace settings).
+BIN=$(cargo build -q -p mcp-tests --bin conformance-server --message-format=json |
+  sed -n 's/.*"executable":"\([^"]*conformance-server\)".*/\1/p' | tail -n1)
+if [ ! -x "$BIN" ]; then
+  echo "conformance: could not locate the built conformance-server binary" >&2
+  exit 2
+fi
+
+# Port 0: the kernel picks a free loopback port (no race with other jobs); the server prints
+# "listening on http://127.0.0.1:PORT/mcp" on stdout once it is bound.
+LOG=$(mktemp "${TMPDIR:-/tmp}/conformance-server.XXXXXX.log")
+"$BIN" --http 127.0.0.1:0 >"$LOG" 2>&1 &
+SERVER_PID=$!
+stop_server() {
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+}
+trap stop_server EXIT
+
+URL=
+for _ in $(seq 100); do
+  URL=$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$LOG" | head -n1)
+  [ -n "$URL" ] && break
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "conformance: server exited during startup; its log:" >&2
+    cat "$LOG" >&2
+    exit 2
+  fi
+  sleep 0.1
+done
+if [ -z "$URL" ]; then
+  echo "conformance: server did not report its address within 10 s; its log:" >&2
+  cat "$LOG" >&2
+  exit 2
+fi
+
+set +e
+"$SUITE" "$URL" "$@"
+RC=$?
+set -e
+if [ "$RC" -ne 0 ]; then
+  echo "conformance: suite exited with $RC; server log: $LOG" >&2
+fi
+exit "$RC"

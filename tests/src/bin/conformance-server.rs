@@ -1,0 +1,145 @@
+//! `conformance-server`: the fixture server the official MCP conformance suite talks to.
+//!
+//! ```text
+//! conformance-server --http 127.0.0.1:PORT     # PORT 0: the kernel picks a free port
+//! ```
+//!
+//! Once bound it prints `listening on http://ADDR/mcp` on stdout (what `.ci/conformance.sh`
+//! waits for), then serves Streamable HTTP until SIGTERM/Ctrl-C. Every request runs as the
+//! anonymous principal `conformance`: this binary is a test fixture, never a deployment.
+//!
+//! The fixtures are ordinary `#[tool]` functions written exactly the way a user of the framework
+//! writes tools; what each must do is documented on the module that holds it:
+//! [`content`] (static results), [`streaming`] (progress and log notifications, capability
+//! gates) and [`mrtr`] (multi round-trip input requests).
+
+mod conformance_server;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcp_runtime::Principal;
+use mcp_runtime::prelude::*;
+use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
+
+use conformance_server::{content, mrtr, streaming};
+
+const USAGE: &str = "usage: conformance-server --http HOST:PORT   (e.g. --http 127.0.0.1:0)";
+
+/// Parsed command line.
+struct Cli {
+    http: SocketAddr,
+}
+
+impl Cli {
+    /// Parses `--http HOST:PORT` (also `--http=HOST:PORT`); anything else is an error that
+    /// says what was expected.
+    fn parse(args: impl IntoIterator<Item = String>) -> Result<Self, String> {
+        let mut http = None;
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            let value = match arg.as_str() {
+                "--http" => args
+                    .next()
+                    .ok_or_else(|| "--http needs a HOST:PORT value".to_owned())?,
+                "-h" | "--help" => return Err(USAGE.to_owned()),
+                other => match other.strip_prefix("--http=") {
+                    Some(v) => v.to_owned(),
+                    None => return Err(format!("unexpected argument `{other}`")),
+                },
+            };
+            let addr = value.parse::<SocketAddr>().map_err(|e| {
+                format!("--http `{value}` is not a socket address like 127.0.0.1:3000 ({e})")
+            })?;
+            http = Some(addr);
+        }
+        let http = http.ok_or_else(|| "missing --http HOST:PORT".to_owned())?;
+        Ok(Self { http })
+    }
+}
+
+/// The server with every fixture the 2026-07-28 server scenarios call.
+fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
+    Server::builder(Implementation::new(
+        "mcp-rs-conformance",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .tools(
+        content::tools()
+            .merge(streaming::tools())
+            .merge(mrtr::tools()),
+    )
+    .build()
+}
+
+async fn run(cli: Cli) -> Result<(), String> {
+    let server = build_server().map_err(|e| format!("cannot build the server: {e}"))?;
+    let config = HttpConfig {
+        bind: cli.http,
+        ..HttpConfig::default()
+    };
+    let auth = Arc::new(AllowAnonymous(Principal::new("conformance")));
+    let bound = HttpServer::new(Arc::new(server), auth)
+        .with_config(config)
+        .bind()
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", cli.http))?;
+    let addr = bound
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    println!("listening on http://{addr}/mcp");
+    bound
+        .serve()
+        .await
+        .map_err(|e| format!("server failed: {e}"))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = match Cli::parse(std::env::args().skip(1)) {
+        Ok(cli) => cli,
+        Err(msg) => {
+            eprintln!("{msg}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("conformance-server: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, String> {
+        Cli::parse(args.iter().map(|s| (*s).to_owned()))
+    }
+
+    #[test]
+    fn cli_accepts_both_spellings_and_rejects_garbage() {
+        assert_eq!(
+            parse(&["--http", "127.0.0.1:0"]).map(|c| c.http.port()),
+            Ok(0)
+        );
+        assert_eq!(
+            parse(&["--http=127.0.0.1:3000"]).map(|c| c.http.port()),
+            Ok(3000)
+        );
+        assert!(parse(&[]).is_err_and(|e| e.contains("missing --http")));
+        assert!(parse(&["--http"]).is_err_and(|e| e.contains("needs a HOST:PORT")));
+        assert!(parse(&["--http", "localhost"]).is_err_and(|e| e.contains("not a socket address")));
+        assert!(parse(&["--stdio"]).is_err_and(|e| e.contains("unexpected argument")));
+    }
+
+    #[test]
+    fn server_builds_with_unique_tool_names() {
+        let server = build_server();
+        assert!(server.is_ok(), "{:?}", server.err());
+    }
+}
