@@ -608,7 +608,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
 
     let vis = &input.vis;
     let (choices_ty, choices_items, choices_fn) = if choice_fields.is_empty() {
-        (quote!(()), quote!(), quote!(()))
+        (quote!(()), quote!(), quote!({}))
     } else {
         let cname = format_ident!("{}Choices", name);
         let idents: Vec<_> = choice_fields.iter().map(|(i, _)| i).collect();
