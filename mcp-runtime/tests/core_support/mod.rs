@@ -207,7 +207,7 @@ impl ToolHandler for PlainTool {
             ctx.log(LoggingLevel::Info, json!("plain ran")).await;
             ctx.log(LoggingLevel::Debug, json!("debug detail")).await;
             match args.get("text") {
-                Some(Value::String(s)) => Ok(s.clone().into_call_tool_result()?),
+                Some(Value::String(s)) => s.clone().into_call_tool_result(),
                 _ => Err(ToolError::invalid_arguments("`text` must be a string")),
             }
         })
