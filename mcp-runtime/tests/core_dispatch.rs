@@ -367,3 +367,42 @@ proptest! {
         prop_assert_eq!(&v["error"]["code"], -32601);
     }
 }
+
+struct PanicTool(mcp_types::Tool, mcp_types::ClientCapabilities);
+
+impl Default for PanicTool {
+    fn default() -> Self {
+        Self(
+            mcp_types::Tool::new("boom", mcp_types::InputSchema::empty_object()),
+            mcp_types::ClientCapabilities::none(),
+        )
+    }
+}
+
+impl ToolHandler for PanicTool {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut mcp_runtime::context::ToolContext,
+        _args: mcp_types::JsonObject,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(async { panic!("tool bug") })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_32603_and_the_server_keeps_serving() {
+    let s = Server::builder(Implementation::new("t", "1"))
+        .tools(tools![PanicTool, PlainTool])
+        .build()
+        .unwrap();
+    let r = send(&s, &call(1, "boom", json!({}), json!({}))).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let r = send(&s, &call(2, "plain", json!({"text": "ok"}), json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "ok");
+}

@@ -1,8 +1,10 @@
 //! One message in, at most one response out.
 
+use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use bytes::Bytes;
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
     ErrorObject, InputResponses, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
@@ -186,7 +188,21 @@ impl Server {
                 claimed: false,
             },
         });
-        let outcome = settle(tool.call(&mut ctx, call.arguments).await);
+        // A panicking tool must not take the connection down with it: answer -32603.
+        let called = AssertUnwindSafe(tool.call(&mut ctx, call.arguments))
+            .catch_unwind()
+            .await;
+        let Ok(outcome) = called else {
+            tracing::error!(tool = %call.name, "tool panicked");
+            return error_reply(
+                Some(id),
+                ErrorObject::internal_error(format!(
+                    "tool `{}` failed unexpectedly; nothing more is known, do not retry blindly",
+                    call.name
+                )),
+            );
+        };
+        let outcome = settle(outcome);
         match outcome {
             Ok(mut result) => {
                 result

@@ -45,22 +45,24 @@ impl ElicitForm for DeleteChoice {
         let note_id = match content.get("note_id") {
             Some(Value::String(s)) if choices.ids.contains(s) => s.clone(),
             _ => {
-                return Err(FormError {
-                    field: "note_id".into(),
-                    message: "must be one of the offered notes".into(),
-                });
+                return Err(bad("note_id"));
             }
         };
         let confirm = match content.get("confirm") {
             Some(Value::Bool(b)) => *b,
             _ => {
-                return Err(FormError {
-                    field: "confirm".into(),
-                    message: "must be a boolean".into(),
-                });
+                return Err(bad("confirm"));
             }
         };
         Ok(Self { note_id, confirm })
+    }
+}
+
+/// The one place that builds a `FormError` (its constructor is owned by `form`).
+pub fn bad(field: &str) -> FormError {
+    FormError {
+        field: field.into(),
+        message: "invalid".into(),
     }
 }
 
@@ -84,10 +86,7 @@ impl ElicitForm for Reason {
     fn from_content(content: &JsonObject, _: &()) -> Result<Self, FormError> {
         match content.get("text") {
             Some(Value::String(s)) => Ok(Self { text: s.clone() }),
-            _ => Err(FormError {
-                field: "text".into(),
-                message: "required".into(),
-            }),
+            _ => Err(bad("text")),
         }
     }
 }
