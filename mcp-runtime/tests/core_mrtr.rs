@@ -508,3 +508,61 @@ mod props {
         })
     }
 }
+
+/// Two instances sharing a key file's keyring and one SQLite replay store: many concurrent
+/// retries of one confirmation, spread over both, act exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_claims_across_instances_with_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn mcp_runtime::replay::ReplayStore> = Arc::new(
+        mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("replay.db"))
+            .await
+            .unwrap(),
+    );
+    let keys = StateKeyring::generate().unwrap();
+    let effects = Effects::default();
+    let mk = || {
+        Server::builder(Implementation::new("test", "1.0"))
+            .tools(tools![DeleteTool])
+            .state(notes(&["groceries"]))
+            .state(effects.clone())
+            .state_keys(keys.clone())
+            .replay_store(store.clone())
+            .build()
+            .unwrap()
+    };
+    let servers = [mk(), mk()];
+    let (state, _) = first_leg_single(&servers[0]).await;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let server = servers[i % 2].clone();
+        let body = retry(
+            10 + i as i64,
+            "delete",
+            json!({"title": "groc"}),
+            caps_form(),
+            &state,
+            accept("groceries"),
+        );
+        tasks.push(tokio::spawn(async move {
+            parse(server.handle_bytes(&body, &alice()).await)
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let r = t.await.unwrap();
+        if r.get("result").is_some() {
+            ok += 1;
+        } else {
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("already used"),
+                "{r}"
+            );
+        }
+    }
+    assert_eq!(ok, 1);
+    assert_eq!(effects.count(), 1);
+}

@@ -131,7 +131,7 @@ impl Server {
         meta: RequestMeta,
         rctx: RequestContext,
     ) -> Reply {
-        let call = match CallParts::take(&mut params) {
+        let mut call = match CallParts::take(&mut params) {
             Ok(call) => call,
             Err(e) => return error_reply(Some(id), e),
         };
@@ -149,7 +149,7 @@ impl Server {
         // carry an input request, no state can be issued, so skip hashing on that fast path.
         let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
         let arg_digest: Option<ArgDigest> = (may_ask || call.request_state.is_some())
-            .then(|| canonical_digest_of_map(&call.arguments));
+            .then(|| canonical_digest_of_map(&mut call.arguments));
         let principal = rctx.principal;
         let opened = match (&call.request_state, arg_digest) {
             (Some(token), Some(digest)) => {
@@ -288,10 +288,14 @@ impl CallParts {
     }
 }
 
-fn canonical_digest_of_map(map: &JsonObject) -> ArgDigest {
-    // `canonical_digest` takes a Value; wrapping needs ownership, so borrow through a
-    // temporary object only for the (small) arguments map.
-    canonical_digest(&Value::Object(map.clone()))
+fn canonical_digest_of_map(map: &mut JsonObject) -> ArgDigest {
+    // `canonical_digest` takes a Value: move the map in and back out instead of cloning it.
+    let value = Value::Object(std::mem::take(map));
+    let digest = canonical_digest(&value);
+    if let Value::Object(inner) = value {
+        *map = inner;
+    }
+    digest
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
