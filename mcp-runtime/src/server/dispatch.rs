@@ -418,4 +418,11 @@ impl McpService for Server {
             self.dispatch(message.into_value(), ctx).await
         })
     }
+
+    fn param_headers(&self, tool: &str) -> &[crate::transport::ParamHeader] {
+        self.inner
+            .param_headers
+            .get(tool)
+            .map_or(&[], Vec::as_slice)
+    }
 }
