@@ -312,6 +312,69 @@ impl ToolContext {
         }
     }
 
+    /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry,
+    /// `Accepted(())` means the user says they finished there. It proves nothing by itself:
+    /// check the out-of-band outcome (e.g. a token your callback stored for this principal)
+    /// before acting on it.
+    ///
+    /// Needs URL-mode elicitation in this request's capabilities (else `-32021`).
+    pub async fn elicit_url(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<Elicitation<()>, ToolError> {
+        if !self.capabilities.supports_url() {
+            return Err(missing(
+                ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
+            ));
+        }
+        let url = url.into();
+        let digest = binding_digest("elicitation/create#url", key, &Value::String(url.clone()));
+        let request = || InputRequest::Elicit(ElicitRequest::url(message, url));
+        let decode = |v: &Value| {
+            serde_json::from_value::<ElicitResult>(v.clone())
+                .ok()
+                .map(|r| match r.action {
+                    ElicitAction::Accept => Elicitation::Accepted(()),
+                    ElicitAction::Decline => Elicitation::Declined,
+                    ElicitAction::Cancel => Elicitation::Cancelled,
+                })
+        };
+        match self.lookup(key, digest)? {
+            Lookup::Earlier(record) => record
+                .get("r")
+                .and_then(decode)
+                .ok_or_else(|| refused("an answer from an earlier round is not understood")),
+            Lookup::Fresh(response) => match decode(&response) {
+                Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
+                Some(answer) => {
+                    self.claim().await?;
+                    self.mrtr
+                        .fresh_answers
+                        .insert(key.to_owned(), json!({ "s": digest, "r": response }));
+                    Ok(answer)
+                }
+                None => {
+                    self.register(key, digest, request());
+                    Err(ToolError::input_required())
+                }
+            },
+            Lookup::Missing => {
+                self.register(key, digest, request());
+                Err(ToolError::input_required())
+            }
+        }
+    }
+
+    /// The raw `inputResponses` of this retry, present only when its `requestState` verified.
+    ///
+    /// Escape hatch: the typed methods above check bindings, validate content and claim the
+    /// one-time nonce; reading responses here does none of that.
+    pub fn raw_input_responses(&self) -> &InputResponses {
+        &self.mrtr.responses
+    }
+
     // ---- sampling and roots ------------------------------------------------------------
 
     /// Asks the client to sample its model under `key` (`sampling/createMessage`), or returns

@@ -87,6 +87,13 @@ impl ToolHandler for FlowTool {
                     let r = ctx.sample("s", params).await?;
                     format!("model {}", r.model).into_call_tool_result()
                 }
+                "url" => match ctx
+                    .elicit_url("pay", "Pay here", "https://pay.example/x")
+                    .await?
+                {
+                    Elicitation::Accepted(()) => "paid".into_call_tool_result(),
+                    _ => "not paid".into_call_tool_result(),
+                },
                 "roots" => {
                     let roots = ctx.list_roots("r").await?;
                     format!("{} roots", roots.len()).into_call_tool_result()
@@ -437,4 +444,39 @@ async fn commit_runs_inside_the_claim_and_failure_keeps_it_retryable() {
     .await;
     assert_eq!(r["error"]["code"], -32602);
     assert_eq!(effects.count(), 1);
+}
+
+#[tokio::test]
+async fn url_elicitation_is_gated_and_round_trips() {
+    let (s, _) = server();
+    let args = json!({"mode": "url"});
+    let r = go(&s, args.clone(), caps_form(), None, json!({})).await;
+    assert_eq!(
+        r["error"]["data"],
+        json!({"requiredCapabilities": {"elicitation": {"url": {}}}})
+    );
+    let caps = json!({"elicitation": {"url": {}}});
+    let r = go(&s, args.clone(), caps.clone(), None, json!({})).await;
+    let req = &r["result"]["inputRequests"]["pay"];
+    assert_eq!(req["params"]["mode"], "url", "{r}");
+    assert_eq!(req["params"]["url"], "https://pay.example/x");
+    let st = state_of(&r);
+    let r = go(
+        &s,
+        args.clone(),
+        caps.clone(),
+        Some(&st),
+        json!({"pay": {"action": "accept"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "paid", "{r}");
+    let r = go(
+        &s,
+        args,
+        caps,
+        Some(&st),
+        json!({"pay": {"action": "accept"}}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32602);
 }
