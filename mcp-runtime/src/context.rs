@@ -20,7 +20,7 @@
 //!   content is asked for again (the state stays retryable).
 //! - The first time a pass hands the tool an answer taken from the retry (accept, decline,
 //!   sampling result, root list), the state's nonce is claimed in the shared
-//!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
+//!   [`ReplayStore`]. A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
 //!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
 //! - Answers of earlier rounds travel inside the signed state; later rounds get them back
