@@ -18,6 +18,7 @@ fn server() -> Server {
         .limits(Limits {
             max_message_bytes: 64 * 1024,
             max_depth: 32,
+            ..Limits::default()
         })
         .build()
         .unwrap()

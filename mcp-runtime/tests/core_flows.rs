@@ -78,6 +78,12 @@ impl ToolHandler for FlowTool {
                             .into_call_tool_result()?,
                     )
                 }
+                "endless" => {
+                    for i in 0.. {
+                        ctx.elicit::<Reason>(&format!("k{i}"), "More?", ()).await?;
+                    }
+                    unreachable!()
+                }
                 "sample" => {
                     let mut params =
                         CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
@@ -479,4 +485,39 @@ async fn url_elicitation_is_gated_and_round_trips() {
     )
     .await;
     assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn rounds_are_bounded() {
+    let effects = Effects::default();
+    let s = Server::builder(Implementation::new("t", "1"))
+        .tools(tools![FlowTool])
+        .state(effects)
+        .limits(Limits {
+            max_rounds: 3,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let args = json!({"mode": "endless"});
+    let mut r = go(&s, args.clone(), caps_form(), None, json!({})).await;
+    for round in 0..10 {
+        if r.get("error").is_some() {
+            assert_eq!(round, 4, "refused after the limit: {r}");
+            assert_eq!(r["error"]["code"], -32602);
+            assert!(r["error"]["message"].as_str().unwrap().contains("rounds"));
+            return;
+        }
+        let st = state_of(&r);
+        let key = keys(&r).pop().unwrap();
+        r = go(
+            &s,
+            args.clone(),
+            caps_form(),
+            Some(&st),
+            json!({key: why()}),
+        )
+        .await;
+    }
+    panic!("never refused");
 }
