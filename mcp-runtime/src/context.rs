@@ -60,12 +60,12 @@ pub enum Elicitation<T> {
 }
 
 /// Application state registered with the server builder, by type.
-#[derive(Default)]
-pub(crate) struct StateMap(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+#[derive(Default, Clone)]
+pub(crate) struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
 
 impl StateMap {
     pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        self.0.insert(TypeId::of::<T>(), Box::new(value));
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
     fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
@@ -123,6 +123,13 @@ impl std::fmt::Debug for ToolContext {
     }
 }
 
+impl Default for ToolContext {
+    /// [`ToolContext::detached`] with the principal `local`.
+    fn default() -> Self {
+        Self::detached(Principal::new("local"))
+    }
+}
+
 /// The request-scoped parts of a context, as the dispatcher read them from `_meta`.
 pub(crate) struct ContextParts {
     pub(crate) principal: Principal,
@@ -145,6 +152,50 @@ impl ToolContext {
             notifications: parts.notifications,
             mrtr: parts.mrtr,
         }
+    }
+
+    /// A context outside any request, for calling a tool directly (unit tests, one tool
+    /// calling another): no client capabilities, no application state, no request state, an
+    /// in-memory replay store, and notifications dropped. Add what the test needs with
+    /// [`ToolContext::and_state`] and [`ToolContext::with_capabilities`].
+    pub fn detached(principal: Principal) -> Self {
+        Self::new(ContextParts {
+            principal,
+            capabilities: ClientCapabilities::none(),
+            progress_token: None,
+            log_level: None,
+            app_state: Arc::new(StateMap::default()),
+            notifications: NotificationSink::discard(),
+            mrtr: Mrtr {
+                store: Arc::new(crate::replay::MemoryReplayStore::new(1024)),
+                opened: None,
+                responses: InputResponses::default(),
+                pending: InputRequests::default(),
+                pending_bindings: BTreeMap::new(),
+                fresh_answers: Map::new(),
+                claimed: false,
+            },
+        })
+    }
+
+    /// A detached context (principal `local`) holding `state` (see [`ToolContext::detached`]).
+    pub fn with_state<T: Clone + Send + Sync + 'static>(state: T) -> Self {
+        Self::default().and_state(state)
+    }
+
+    /// Adds application state of type `T` (replacing any earlier value of that type) to this
+    /// context only; the server's own state map is never changed.
+    #[must_use]
+    pub fn and_state<T: Clone + Send + Sync + 'static>(mut self, state: T) -> Self {
+        Arc::make_mut(&mut self.app_state).insert(state);
+        self
+    }
+
+    /// Replaces the client capabilities this context acts under.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
     }
 
     /// The authenticated principal making this call (never derived from `clientInfo`).

@@ -521,3 +521,37 @@ async fn rounds_are_bounded() {
     }
     panic!("never refused");
 }
+
+#[tokio::test]
+async fn detached_contexts_run_tools_directly() {
+    let effects = Effects::default();
+    let mut ctx = ToolContext::with_state(effects.clone());
+    // Without capabilities an elicitation is -32021.
+    let e = FlowTool::default()
+        .call(
+            &mut ctx,
+            match json!({"mode": "rounds"}) {
+                Value::Object(o) => o,
+                _ => unreachable!(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.as_protocol().unwrap().code().code(), -32021);
+    // With them, the first pass signals input required.
+    let mut ctx = ToolContext::default()
+        .and_state(effects)
+        .with_capabilities(serde_json::from_value(caps_form()).unwrap());
+    let e = FlowTool::default()
+        .call(
+            &mut ctx,
+            match json!({"mode": "rounds"}) {
+                Value::Object(o) => o,
+                _ => unreachable!(),
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(e.is_input_required());
+    assert_eq!(ctx.principal().as_str(), "local");
+}
