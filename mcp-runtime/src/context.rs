@@ -42,7 +42,7 @@ use mcp_types::{
 use serde_json::{Map, Number, Value, json};
 
 use crate::Principal;
-pub use crate::form_shim::{ElicitForm, FormError};
+pub use crate::form::{ElicitForm, FormError};
 use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
 use crate::state::{ArgDigest, StatePayload, canonical_digest};
 use crate::tool::ToolError;

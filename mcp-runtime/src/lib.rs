@@ -8,7 +8,6 @@
 pub mod __macro_support_v1;
 pub mod context;
 pub mod form;
-mod form_shim;
 pub mod prelude;
 mod principal;
 pub mod replay;

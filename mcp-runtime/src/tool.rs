@@ -139,8 +139,8 @@ impl From<crate::scope::FsError> for ToolError {
     }
 }
 
-impl From<crate::form_shim::FormError> for ToolError {
-    fn from(e: crate::form_shim::FormError) -> Self {
+impl From<crate::form::FormError> for ToolError {
+    fn from(e: crate::form::FormError) -> Self {
         Self::invalid_arguments(e.to_string())
     }
 }

@@ -9,10 +9,8 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-// TEMPORARY stand-in for the core engineer's `tool`/`context` API (same names and
-// signatures as the contract) until it lands on main; replaced by re-exports then.
-mod standin;
-pub use standin::{IntoCallToolResult, Json, State, ToolContext, ToolError, ToolHandler};
+pub use crate::context::ToolContext;
+pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler};
 
 /// Arguments types of `#[tool]` functions.
 #[diagnostic::on_unimplemented(

@@ -60,10 +60,7 @@ impl ElicitForm for DeleteChoice {
 
 /// The one place that builds a `FormError` (its constructor is owned by `form`).
 pub fn bad(field: &str) -> FormError {
-    FormError {
-        field: field.into(),
-        message: "invalid".into(),
-    }
+    FormError::new(field, mcp_runtime::form::FormProblem::Missing)
 }
 
 /// A second form with no choices, for multi-key and multi-round flows.
