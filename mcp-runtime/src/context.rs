@@ -20,7 +20,7 @@
 //!   content is asked for again (the state stays retryable).
 //! - The first time a pass hands the tool an answer taken from the retry (accept, decline,
 //!   sampling result, root list), the state's nonce is claimed in the shared
-//!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
+//!   [`ReplayStore`]. A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
 //!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
 //! - Answers of earlier rounds travel inside the signed state; later rounds get them back
@@ -60,12 +60,12 @@ pub enum Elicitation<T> {
 }
 
 /// Application state registered with the server builder, by type.
-#[derive(Default)]
-pub(crate) struct StateMap(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+#[derive(Default, Clone)]
+pub(crate) struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
 
 impl StateMap {
     pub(crate) fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        self.0.insert(TypeId::of::<T>(), Box::new(value));
+        self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
     fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
@@ -123,6 +123,13 @@ impl std::fmt::Debug for ToolContext {
     }
 }
 
+impl Default for ToolContext {
+    /// [`ToolContext::detached`] with the principal `local`.
+    fn default() -> Self {
+        Self::detached(Principal::new("local"))
+    }
+}
+
 /// The request-scoped parts of a context, as the dispatcher read them from `_meta`.
 pub(crate) struct ContextParts {
     pub(crate) principal: Principal,
@@ -145,6 +152,50 @@ impl ToolContext {
             notifications: parts.notifications,
             mrtr: parts.mrtr,
         }
+    }
+
+    /// A context outside any request, for calling a tool directly (unit tests, one tool
+    /// calling another): no client capabilities, no application state, no request state, an
+    /// in-memory replay store, and notifications dropped. Add what the test needs with
+    /// [`ToolContext::and_state`] and [`ToolContext::with_capabilities`].
+    pub fn detached(principal: Principal) -> Self {
+        Self::new(ContextParts {
+            principal,
+            capabilities: ClientCapabilities::none(),
+            progress_token: None,
+            log_level: None,
+            app_state: Arc::new(StateMap::default()),
+            notifications: NotificationSink::discard(),
+            mrtr: Mrtr {
+                store: Arc::new(crate::replay::MemoryReplayStore::new(1024)),
+                opened: None,
+                responses: InputResponses::default(),
+                pending: InputRequests::default(),
+                pending_bindings: BTreeMap::new(),
+                fresh_answers: Map::new(),
+                claimed: false,
+            },
+        })
+    }
+
+    /// A detached context (principal `local`) holding `state` (see [`ToolContext::detached`]).
+    pub fn with_state<T: Clone + Send + Sync + 'static>(state: T) -> Self {
+        Self::default().and_state(state)
+    }
+
+    /// Adds application state of type `T` (replacing any earlier value of that type) to this
+    /// context only; the server's own state map is never changed.
+    #[must_use]
+    pub fn and_state<T: Clone + Send + Sync + 'static>(mut self, state: T) -> Self {
+        Arc::make_mut(&mut self.app_state).insert(state);
+        self
+    }
+
+    /// Replaces the client capabilities this context acts under.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
+        self.capabilities = capabilities;
+        self
     }
 
     /// The authenticated principal making this call (never derived from `clientInfo`).
@@ -310,6 +361,69 @@ impl ToolContext {
                 Ok(Resolved::Pending)
             }
         }
+    }
+
+    /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry,
+    /// `Accepted(())` means the user says they finished there. It proves nothing by itself:
+    /// check the out-of-band outcome (e.g. a token your callback stored for this principal)
+    /// before acting on it.
+    ///
+    /// Needs URL-mode elicitation in this request's capabilities (else `-32021`).
+    pub async fn elicit_url(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<Elicitation<()>, ToolError> {
+        if !self.capabilities.supports_url() {
+            return Err(missing(
+                ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
+            ));
+        }
+        let url = url.into();
+        let digest = binding_digest("elicitation/create#url", key, &Value::String(url.clone()));
+        let request = || InputRequest::Elicit(ElicitRequest::url(message, url));
+        let decode = |v: &Value| {
+            serde_json::from_value::<ElicitResult>(v.clone())
+                .ok()
+                .map(|r| match r.action {
+                    ElicitAction::Accept => Elicitation::Accepted(()),
+                    ElicitAction::Decline => Elicitation::Declined,
+                    ElicitAction::Cancel => Elicitation::Cancelled,
+                })
+        };
+        match self.lookup(key, digest)? {
+            Lookup::Earlier(record) => record
+                .get("r")
+                .and_then(decode)
+                .ok_or_else(|| refused("an answer from an earlier round is not understood")),
+            Lookup::Fresh(response) => match decode(&response) {
+                Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
+                Some(answer) => {
+                    self.claim().await?;
+                    self.mrtr
+                        .fresh_answers
+                        .insert(key.to_owned(), json!({ "s": digest, "r": response }));
+                    Ok(answer)
+                }
+                None => {
+                    self.register(key, digest, request());
+                    Err(ToolError::input_required())
+                }
+            },
+            Lookup::Missing => {
+                self.register(key, digest, request());
+                Err(ToolError::input_required())
+            }
+        }
+    }
+
+    /// The raw `inputResponses` of this retry, present only when its `requestState` verified.
+    ///
+    /// Escape hatch: the typed methods above check bindings, validate content and claim the
+    /// one-time nonce; reading responses here does none of that.
+    pub fn raw_input_responses(&self) -> &InputResponses {
+        &self.mrtr.responses
     }
 
     // ---- sampling and roots ------------------------------------------------------------

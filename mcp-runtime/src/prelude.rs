@@ -7,7 +7,7 @@ pub use crate::router::ToolRouter;
 pub use crate::server::{Limits, Server, ServerBuilder};
 pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler};
 pub use crate::tools;
-pub use mcp_macros::{ElicitChoice, ElicitForm, tool};
+pub use crate::{ElicitChoice, ElicitForm, tool};
 pub use mcp_types::{CallToolResult, ContentBlock, Implementation, LoggingLevel};
 pub use schemars::JsonSchema;
 pub use serde::{Deserialize, Serialize};

@@ -15,7 +15,9 @@ mod discover;
 mod dispatch;
 pub mod limits;
 mod mrtr;
+mod param_headers;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ use crate::context::StateMap;
 use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::router::ToolRouter;
 use crate::state::{KeyError, StateKeyring};
+use crate::transport::ParamHeader;
 
 pub use limits::Limits;
 
@@ -59,6 +62,8 @@ struct Inner {
     discover_json: Vec<u8>,
     /// `tools/list` result, serialised once (byte-identical on every call).
     tools_list_json: Vec<u8>,
+    /// `x-mcp-header` rules by tool name.
+    param_headers: HashMap<String, Vec<ParamHeader>>,
 }
 
 /// Why [`ServerBuilder::build`] failed.
@@ -71,6 +76,9 @@ pub enum BuildError {
     /// No state keyring was given and a random one could not be generated.
     #[error("cannot generate a request-state key: {0}")]
     Keys(#[from] KeyError),
+    /// A tool's `x-mcp-header` annotation breaks the spec's rules.
+    #[error("invalid x-mcp-header: {0}")]
+    ParamHeader(String),
     /// A cached result failed to serialise.
     #[error("cannot serialise the {0} result: {1}")]
     Serialize(&'static str, serde_json::Error),
@@ -192,6 +200,8 @@ impl ServerBuilder {
         let store = self.store.unwrap_or_else(|| {
             Arc::new(MemoryReplayStore::new(MemoryReplayStore::DEFAULT_CAPACITY))
         });
+        let param_headers =
+            param_headers::collect(&self.router).map_err(BuildError::ParamHeader)?;
         let result_meta = ResultMeta::with_server_info(self.info.clone());
         let ttl_ms = u64::try_from(self.cache_ttl.as_millis()).unwrap_or(u64::MAX);
         let discover_json =
@@ -212,6 +222,7 @@ impl ServerBuilder {
                 result_meta,
                 discover_json,
                 tools_list_json,
+                param_headers,
             }),
         })
     }

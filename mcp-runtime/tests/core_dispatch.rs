@@ -18,6 +18,7 @@ fn server() -> Server {
         .limits(Limits {
             max_message_bytes: 64 * 1024,
             max_depth: 32,
+            ..Limits::default()
         })
         .build()
         .unwrap()
@@ -365,5 +366,107 @@ proptest! {
         let body = request(1, &method, json!({"_meta": meta(json!({}))}));
         let v: Value = serde_json::from_slice(&rt.block_on(s.handle_bytes(&body, &Principal::new("p"))).unwrap()).unwrap();
         prop_assert_eq!(&v["error"]["code"], -32601);
+    }
+}
+
+struct PanicTool(mcp_types::Tool, mcp_types::ClientCapabilities);
+
+impl Default for PanicTool {
+    fn default() -> Self {
+        Self(
+            mcp_types::Tool::new("boom", mcp_types::InputSchema::empty_object()),
+            mcp_types::ClientCapabilities::none(),
+        )
+    }
+}
+
+impl ToolHandler for PanicTool {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut mcp_runtime::context::ToolContext,
+        _args: mcp_types::JsonObject,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(async { panic!("tool bug") })
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_32603_and_the_server_keeps_serving() {
+    let s = Server::builder(Implementation::new("t", "1"))
+        .tools(tools![PanicTool, PlainTool])
+        .build()
+        .unwrap();
+    let r = send(&s, &call(1, "boom", json!({}), json!({}))).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let r = send(&s, &call(2, "plain", json!({"text": "ok"}), json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "ok");
+}
+
+struct HeaderTool(mcp_types::Tool, mcp_types::ClientCapabilities);
+
+impl HeaderTool {
+    fn with_schema(schema: Value) -> Self {
+        let Value::Object(o) = schema else {
+            unreachable!()
+        };
+        Self(
+            mcp_types::Tool::new("h", mcp_types::InputSchema::new(o).unwrap()),
+            mcp_types::ClientCapabilities::none(),
+        )
+    }
+}
+
+impl ToolHandler for HeaderTool {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut mcp_runtime::context::ToolContext,
+        _args: mcp_types::JsonObject,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, ToolError>> {
+        Box::pin(async { "ok".into_call_tool_result() })
+    }
+}
+
+#[test]
+fn x_mcp_header_rules_reach_the_transport_and_bad_ones_fail_the_build() {
+    use mcp_runtime::transport::{McpService, ParamHeader};
+    let ok = HeaderTool::with_schema(json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}
+    }}));
+    let s = Server::builder(Implementation::new("t", "1"))
+        .tools(ToolRouter::new().with(ok))
+        .build()
+        .unwrap();
+    assert_eq!(
+        s.param_headers("h"),
+        [
+            ParamHeader::new("Region", ["region"]),
+            ParamHeader::new("Dry-Run", ["opts", "dry"])
+        ]
+    );
+    assert!(s.param_headers("other").is_empty());
+    for bad in [
+        json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
+        json!({"type": "object", "properties": {"n": {"type": "string", "x-mcp-header": "bad name"}}}),
+        json!({"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
+    ] {
+        let err = Server::builder(Implementation::new("t", "1"))
+            .tools(ToolRouter::new().with(HeaderTool::with_schema(bad.clone())))
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("x-mcp-header"), "{bad}: {err}");
     }
 }

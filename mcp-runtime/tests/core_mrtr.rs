@@ -423,3 +423,146 @@ async fn missing_form_capability_is_32021_before_the_tool_runs() {
     }
     assert_eq!(effects.count(), 0);
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Changing any one character of a sealed state gets it refused, with no side effect,
+        /// and leaves the genuine state usable.
+        #[test]
+        fn any_altered_state_is_refused(pos in any::<proptest::sample::Index>(), ch in "[A-Za-z0-9_.-]") {
+            let rt = rt();
+            let (server, effects, _) = setup();
+            let (state, _) = rt.block_on(first_leg(&server));
+            let i = pos.index(state.len());
+            let mut altered = state.clone().into_bytes();
+            prop_assume!(altered[i] != ch.as_bytes()[0]);
+            altered[i] = ch.as_bytes()[0];
+            let altered = String::from_utf8(altered).unwrap();
+            let r = rt.block_on(send_retry(&server, &altered, accept("groceries")));
+            prop_assert_eq!(&r["error"]["code"], -32602, "{}", r);
+            prop_assert_eq!(effects.count(), 0);
+            let r = rt.block_on(send_retry(&server, &state, accept("groceries")));
+            prop_assert_eq!(&r["result"]["content"][0]["text"], "Deleted groceries");
+        }
+
+        /// Arbitrary JSON under the asked key never panics and never acts unless it is a valid
+        /// acceptance of an offered note.
+        #[test]
+        fn arbitrary_responses_act_only_when_valid(response in arb_json()) {
+            let rt = rt();
+            let (server, effects, _) = setup();
+            let (state, _) = rt.block_on(first_leg(&server));
+            let r = rt.block_on(send_retry(&server, &state, json!({"delete_choice": response})));
+            let acted = r["result"]["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("Deleted"));
+            prop_assert_eq!(effects.count(), usize::from(acted));
+            prop_assert!(r.get("result").is_some() || r["error"]["code"] == -32602, "{}", r);
+        }
+    }
+
+    fn arb_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            prop_oneof![
+                Just("accept".to_owned()),
+                Just("decline".to_owned()),
+                Just("cancel".to_owned()),
+                Just("groceries".to_owned()),
+                ".{0,8}"
+            ]
+            .prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("action".to_owned()),
+                            Just("content".to_owned()),
+                            Just("note_id".to_owned()),
+                            Just("confirm".to_owned()),
+                            "[a-z]{1,4}"
+                        ],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+}
+
+/// Two instances sharing a key file's keyring and one SQLite replay store: many concurrent
+/// retries of one confirmation, spread over both, act exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_claims_across_instances_with_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn mcp_runtime::replay::ReplayStore> = Arc::new(
+        mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("replay.db"))
+            .await
+            .unwrap(),
+    );
+    let keys = StateKeyring::generate().unwrap();
+    let effects = Effects::default();
+    let mk = || {
+        Server::builder(Implementation::new("test", "1.0"))
+            .tools(tools![DeleteTool])
+            .state(notes(&["groceries"]))
+            .state(effects.clone())
+            .state_keys(keys.clone())
+            .replay_store(store.clone())
+            .build()
+            .unwrap()
+    };
+    let servers = [mk(), mk()];
+    let (state, _) = first_leg_single(&servers[0]).await;
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let server = servers[i % 2].clone();
+        let body = retry(
+            10 + i as i64,
+            "delete",
+            json!({"title": "groc"}),
+            caps_form(),
+            &state,
+            accept("groceries"),
+        );
+        tasks.push(tokio::spawn(async move {
+            parse(server.handle_bytes(&body, &alice()).await)
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let r = t.await.unwrap();
+        if r.get("result").is_some() {
+            ok += 1;
+        } else {
+            assert!(
+                r["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("already used"),
+                "{r}"
+            );
+        }
+    }
+    assert_eq!(ok, 1);
+    assert_eq!(effects.count(), 1);
+}

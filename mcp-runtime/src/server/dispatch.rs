@@ -1,8 +1,10 @@
 //! One message in, at most one response out.
 
+use std::panic::AssertUnwindSafe;
 use std::time::SystemTime;
 
 use bytes::Bytes;
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
     ErrorObject, InputResponses, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
@@ -129,7 +131,7 @@ impl Server {
         meta: RequestMeta,
         rctx: RequestContext,
     ) -> Reply {
-        let call = match CallParts::take(&mut params) {
+        let mut call = match CallParts::take(&mut params) {
             Ok(call) => call,
             Err(e) => return error_reply(Some(id), e),
         };
@@ -147,7 +149,7 @@ impl Server {
         // carry an input request, no state can be issued, so skip hashing on that fast path.
         let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
         let arg_digest: Option<ArgDigest> = (may_ask || call.request_state.is_some())
-            .then(|| canonical_digest_of_map(&call.arguments));
+            .then(|| canonical_digest_of_map(&mut call.arguments));
         let principal = rctx.principal;
         let opened = match (&call.request_state, arg_digest) {
             (Some(token), Some(digest)) => {
@@ -186,7 +188,21 @@ impl Server {
                 claimed: false,
             },
         });
-        let outcome = settle(tool.call(&mut ctx, call.arguments).await);
+        // A panicking tool must not take the connection down with it: answer -32603.
+        let called = AssertUnwindSafe(tool.call(&mut ctx, call.arguments))
+            .catch_unwind()
+            .await;
+        let Ok(outcome) = called else {
+            tracing::error!(tool = %call.name, "tool panicked");
+            return error_reply(
+                Some(id),
+                ErrorObject::internal_error(format!(
+                    "tool `{}` failed unexpectedly; nothing more is known, do not retry blindly",
+                    call.name
+                )),
+            );
+        };
+        let outcome = settle(outcome);
         match outcome {
             Ok(mut result) => {
                 result
@@ -272,10 +288,14 @@ impl CallParts {
     }
 }
 
-fn canonical_digest_of_map(map: &JsonObject) -> ArgDigest {
-    // `canonical_digest` takes a Value; wrapping needs ownership, so borrow through a
-    // temporary object only for the (small) arguments map.
-    canonical_digest(&Value::Object(map.clone()))
+fn canonical_digest_of_map(map: &mut JsonObject) -> ArgDigest {
+    // `canonical_digest` takes a Value: move the map in and back out instead of cloning it.
+    let value = Value::Object(std::mem::take(map));
+    let digest = canonical_digest(&value);
+    if let Value::Object(inner) = value {
+        *map = inner;
+    }
+    digest
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
@@ -397,5 +417,12 @@ impl McpService for Server {
             }
             self.dispatch(message.into_value(), ctx).await
         })
+    }
+
+    fn param_headers(&self, tool: &str) -> &[crate::transport::ParamHeader] {
+        self.inner
+            .param_headers
+            .get(tool)
+            .map_or(&[], Vec::as_slice)
     }
 }

@@ -8,6 +8,9 @@ pub struct Limits {
     /// Deepest accepted nesting of JSON arrays/objects (default 64). Checked by a linear scan
     /// before parsing, so a hostile message gets an error, never a deep recursion.
     pub max_depth: usize,
+    /// Most MRTR rounds one `tools/call` may take (default 32); a flow that would need more
+    /// is refused, so a looping client or tool cannot go on forever.
+    pub max_rounds: u32,
 }
 
 impl Default for Limits {
@@ -15,6 +18,7 @@ impl Default for Limits {
         Self {
             max_message_bytes: 4 * 1024 * 1024,
             max_depth: 64,
+            max_rounds: 32,
         }
     }
 }

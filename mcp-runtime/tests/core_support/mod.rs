@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use mcp_runtime::context::{ElicitForm, Elicitation, FormError, ToolContext};
-use mcp_runtime::form::FormProblem;
 use mcp_runtime::prelude::*;
 use mcp_types::{
     ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, RequestedSchema, Tool,
@@ -46,29 +45,22 @@ impl ElicitForm for DeleteChoice {
         let note_id = match content.get("note_id") {
             Some(Value::String(s)) if choices.ids.contains(s) => s.clone(),
             _ => {
-                return Err(FormError {
-                    field: "note_id".into(),
-                    problem: FormProblem::NotAChoice {
-                        value: "(not offered)".into(),
-                        allowed: choices.ids.join(", "),
-                    },
-                });
+                return Err(bad("note_id"));
             }
         };
         let confirm = match content.get("confirm") {
             Some(Value::Bool(b)) => *b,
             _ => {
-                return Err(FormError {
-                    field: "confirm".into(),
-                    problem: FormProblem::WrongType {
-                        expected: "boolean",
-                        got: "something else",
-                    },
-                });
+                return Err(bad("confirm"));
             }
         };
         Ok(Self { note_id, confirm })
     }
+}
+
+/// The one place that builds a `FormError` (its constructor is owned by `form`).
+pub fn bad(field: &str) -> FormError {
+    FormError::new(field, mcp_runtime::form::FormProblem::Missing)
 }
 
 /// A second form with no choices, for multi-key and multi-round flows.
@@ -91,10 +83,7 @@ impl ElicitForm for Reason {
     fn from_content(content: &JsonObject, _: &()) -> Result<Self, FormError> {
         match content.get("text") {
             Some(Value::String(s)) => Ok(Self { text: s.clone() }),
-            _ => Err(FormError {
-                field: "text".into(),
-                problem: FormProblem::Missing,
-            }),
+            _ => Err(bad("text")),
         }
     }
 }
@@ -214,7 +203,7 @@ impl ToolHandler for PlainTool {
             ctx.log(LoggingLevel::Info, json!("plain ran")).await;
             ctx.log(LoggingLevel::Debug, json!("debug detail")).await;
             match args.get("text") {
-                Some(Value::String(s)) => Ok(s.clone().into_call_tool_result()?),
+                Some(Value::String(s)) => s.clone().into_call_tool_result(),
                 _ => Err(ToolError::invalid_arguments("`text` must be a string")),
             }
         })

@@ -1,0 +1,115 @@
+//! The MRTR flow with a tool written the way users write them: `#[tool]` and
+//! `#[derive(ElicitForm)]` through `mcp_runtime::prelude`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use mcp_runtime::prelude::*;
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+struct Deleted(Arc<AtomicUsize>);
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct DeleteArgs {
+    /// Text the note id must contain
+    title: String,
+}
+
+#[derive(ElicitForm)]
+struct DeleteChoice {
+    /// Which note to delete
+    #[form(title = "Note", choices)]
+    note_id: String,
+    /// Yes, delete it
+    confirm: bool,
+}
+
+/// Delete one note, after the user picks which and confirms.
+#[tool(destructive, requires(form_elicitation))]
+async fn notes_delete(
+    ctx: &mut ToolContext,
+    State(deleted): State<Deleted>,
+    args: DeleteArgs,
+) -> Result<String, ToolError> {
+    let hits: Vec<(String, String)> = ["groceries", "groceries-old", "todo"]
+        .iter()
+        .filter(|n| n.contains(args.title.as_str()))
+        .map(|n| ((*n).to_owned(), n.to_uppercase()))
+        .collect();
+    if hits.is_empty() {
+        return Err(ToolError::tool(format!("No note matches {:?}", args.title)));
+    }
+    let choices = DeleteChoice::choices().note_id(hits);
+    match ctx
+        .elicit::<DeleteChoice>("delete_choice", "Which note should I delete?", choices)
+        .await?
+    {
+        Elicitation::Accepted(c) if c.confirm => {
+            deleted.0.fetch_add(1, Ordering::SeqCst);
+            Ok(format!("Deleted {}", c.note_id))
+        }
+        Elicitation::Accepted(_) | Elicitation::Declined => Ok("Nothing deleted.".into()),
+        Elicitation::Cancelled => Err(ToolError::tool("Cancelled; nothing deleted.")),
+    }
+}
+
+fn body(id: i64, caps: Value, extra: Value) -> Vec<u8> {
+    let mut params = json!({
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": caps},
+        "name": "notes_delete",
+        "arguments": {"title": "groc"}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn tool_macro_flow() {
+    let deleted = Deleted::default();
+    let server = Server::builder(Implementation::new("notes", "0.1.0"))
+        .tools(tools![notes_delete])
+        .state(deleted.clone())
+        .build()
+        .unwrap();
+    let me = Principal::new("me");
+    let send = async |b: Vec<u8>| -> Value {
+        serde_json::from_slice(&server.handle_bytes(&b, &me).await.unwrap()).unwrap()
+    };
+    let r = send(body(1, json!({}), json!({}))).await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    let caps = json!({"elicitation": {"form": {}}});
+    let r = send(body(1, caps.clone(), json!({}))).await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let schema = &r["result"]["inputRequests"]["delete_choice"]["params"]["requestedSchema"];
+    assert!(
+        schema["properties"]["note_id"]
+            .to_string()
+            .contains("groceries-old"),
+        "{schema}"
+    );
+    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    // A value outside the offered choices is asked again.
+    let bad = json!({"requestState": state, "inputResponses": {"delete_choice":
+        {"action": "accept", "content": {"note_id": "todo", "confirm": true}}}});
+    let r = send(body(2, caps.clone(), bad)).await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let good = json!({"requestState": state, "inputResponses": {"delete_choice":
+        {"action": "accept", "content": {"note_id": "groceries-old", "confirm": true}}}});
+    let r = send(body(3, caps.clone(), good.clone())).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "Deleted groceries-old",
+        "{r}"
+    );
+    let r = send(body(4, caps, good)).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert_eq!(deleted.0.load(Ordering::SeqCst), 1);
+}
