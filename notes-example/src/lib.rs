@@ -2,7 +2,15 @@
 //! MCP tools, where every deletion needs the user's explicit, signed, single-use confirmation.
 //!
 //! - [`notes`]: the domain (workspaces, notes, titles), on top of `mcp_runtime::scope`.
+//! - [`tools`]: `notes_list` and `notes_delete`, declared with `#[tool]`, and the server.
+//! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
+//! - [`demo`]: the in-process demo and its transcript.
 //! - [`cli`]: the command line.
 
 pub mod cli;
+pub mod demo;
 pub mod notes;
+pub mod serve;
+#[doc(hidden)]
+pub mod shim;
+pub mod tools;

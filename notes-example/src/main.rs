@@ -17,15 +17,12 @@ fn main() {
                 .lines()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("invalid arguments");
-            eprintln!("{first} (see `notes-example --help`)");
+            eprintln!("notes-example: {first} (see `notes-example --help`)");
             std::process::exit(EXIT_USAGE);
         }
     };
     let code = match cli.command {
-        None | Some(Command::Demo) => {
-            eprintln!("notes-example: the demo needs the server core, not wired yet");
-            1
-        }
+        None | Some(Command::Demo) => notes_example::demo::run(),
         Some(Command::Keygen { kid }) => {
             match mcp_runtime::state::StateKeyring::generate_key_line(&kid) {
                 Ok(line) => {
@@ -38,9 +35,22 @@ fn main() {
                 }
             }
         }
-        Some(Command::Serve(_args)) => {
-            eprintln!("notes-example: serve is not wired yet");
-            1
+        Some(Command::Serve(args)) => {
+            // Logs go to stderr: on stdio, stdout carries only MCP messages.
+            let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .init();
+            match notes_example::serve::prepare(&args) {
+                Ok(prepared) => notes_example::serve::run(prepared),
+                Err(e) => {
+                    eprintln!("notes-example: {e}");
+                    EXIT_USAGE
+                }
+            }
         }
     };
     std::process::exit(code);
