@@ -13,11 +13,17 @@ fn main() {
         }
         Err(e) => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
-            eprintln!("notes-example: {first} (see `notes-example --help`)");
+            // One line: clap's first line, plus the item it introduces when it ends in ':'
+            // ("required arguments were not provided:" / "  --workspace <DIR>").
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut message = lines.next().unwrap_or("invalid arguments").to_owned();
+            if message.ends_with(':')
+                && let Some(item) = lines.next()
+            {
+                message.push(' ');
+                message.push_str(item);
+            }
+            eprintln!("notes-example: {message} (see `notes-example --help`)");
             std::process::exit(EXIT_USAGE);
         }
     };

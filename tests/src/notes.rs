@@ -28,7 +28,7 @@ pub struct NotesFixture {
 }
 
 /// A fixed, valid key line (32 bytes of base64) for tests that need two processes to agree.
-pub const TEST_KEY_LINE: &str = "test:dGhpcyBpcyBhIHRlc3Qga2V5IG9mIDMyIGJ5dGVzIQ";
+pub const TEST_KEY_LINE: &str = "test:dGhpcyBpcyBhIHRlc3Qga2V5IG9mIDMyIGJ5dGVzISE=";
 
 impl NotesFixture {
     /// Lays out the lesson's notes, a key file and a store path.
