@@ -512,3 +512,47 @@ fn logs_go_to_stderr_and_sandbox_is_reported() {
     assert!(stderr.to_lowercase().contains("sandbox"), "{stderr}");
     assert_eq!(s.shutdown().unwrap(), Some(0), "exits 0 on EOF");
 }
+
+#[test]
+fn default_store_lives_in_the_data_dir_and_default_keys_are_per_process() {
+    let fx = NotesFixture::new().unwrap();
+    let data = fx.root().join("xdg-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let bin = mcp_tests::notes_binary().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let data_str = data.to_str().unwrap();
+    let args = [
+        "serve",
+        "--stdio",
+        "--workspace",
+        notes,
+        "--principal",
+        "alice",
+    ];
+    let env = [("XDG_DATA_HOME", data_str)];
+    let mut a = StdioServer::spawn_with_env(&bin, &args, &env).unwrap();
+    let mut b = StdioServer::spawn_with_env(&bin, &args, &env).unwrap();
+    let state = ask_tps(&mut a, &fx);
+    // B shares A's default store but not its random key: A's state means nothing to B.
+    let r = answer(
+        &mut b,
+        &fx.delete_args("tps"),
+        choose("tps-report.md", true),
+        &state,
+    )
+    .unwrap();
+    assert!(is_refusal(&r), "{r}");
+    assert!(lesson_intact(&fx));
+    let r = answer(
+        &mut a,
+        &fx.delete_args("tps"),
+        choose("tps-report.md", true),
+        &state,
+    )
+    .unwrap();
+    assert!(is_success(&r), "{r}");
+    assert!(
+        data.join("notes-example/replay.sqlite3").exists(),
+        "default SQLite store created"
+    );
+}
