@@ -126,11 +126,10 @@ impl NotesWorkspace {
 
     /// Notes whose title contains `needle`, case-insensitively, sorted by id.
     pub fn matching(&self, needle: &str) -> Result<Vec<Note>, NotesError> {
-        let needle = needle.to_lowercase();
         Ok(self
             .list()?
             .into_iter()
-            .filter(|n| n.title.to_lowercase().contains(&needle))
+            .filter(|n| title_matches(&n.title, needle))
             .collect())
     }
 
@@ -166,6 +165,11 @@ impl NotesWorkspace {
             .and_then(|text| heading_title(&text))
             .unwrap_or_else(|| file_stem(rel).to_owned())
     }
+}
+
+/// Whether `title` contains `needle`, ignoring case (Unicode lowercase on both sides).
+pub fn title_matches(title: &str, needle: &str) -> bool {
+    title.to_lowercase().contains(&needle.to_lowercase())
 }
 
 /// Validates a note id: a plain relative path ending in `.md`.
@@ -317,6 +321,27 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn any_case_variant_of_a_title_slice_matches(title in "[A-Za-z0-9 ()]{1,30}", a in 0usize..30, b in 0usize..30, flips in proptest::collection::vec(any::<bool>(), 30)) {
+            let (lo, hi) = (a.min(b).min(title.len()), a.max(b).min(title.len()));
+            let needle: String = title[lo..hi]
+                .chars()
+                .zip(flips.iter().cycle())
+                .map(|(c, f)| if *f { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+                .collect();
+            prop_assert!(title_matches(&title, &needle));
+        }
+
+        #[test]
+        fn split_grant_round_trips(principal in "[a-z][a-z0-9-]{0,10}", dir in "/[a-z0-9=/]{1,20}") {
+            let (p, d) = crate::cli::split_grant(&format!("{principal}={dir}"), "me");
+            prop_assert_eq!(p, principal);
+            prop_assert_eq!(d, std::path::PathBuf::from(&dir));
+            let (p, d) = crate::cli::split_grant(&dir, "me");
+            prop_assert_eq!(p, "me");
+            prop_assert_eq!(d, std::path::PathBuf::from(&dir));
+        }
+
         #[test]
         fn heading_title_never_panics_and_is_trimmed(text in ".{0,200}") {
             if let Some(t) = heading_title(&text) {
