@@ -168,3 +168,40 @@ fn demo_behaves_at_every_checkpoint() {
     assert!(stdout.matches('✔').count() >= 18, "{stdout}");
     assert!(stdout.contains("\"jsonrpc\": \"2.0\""), "pretty JSON shown");
 }
+
+#[test]
+fn http_beyond_loopback_needs_an_auth_file() {
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let out = run(&[
+        "serve",
+        "--http",
+        "0.0.0.0:0",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        notes,
+    ]);
+    assert_usage_error(&out, "--auth-file");
+    let weak = fx.root().join("auth");
+    std::fs::write(&weak, "alice short-token\n").unwrap();
+    let out = run(&[
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        notes,
+        "--auth-file",
+        weak.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
