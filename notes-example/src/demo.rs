@@ -82,9 +82,10 @@ struct Demo {
 }
 
 impl Demo {
-    fn heading(&mut self, title: &str) {
+    fn heading(&mut self, title: &str, why: &str) {
         self.section += 1;
         println!("\n━━━ {}. {title} ━━━", self.section);
+        println!("{why}");
     }
 
     fn check(&mut self, ok: bool, what: &str) {
@@ -278,7 +279,10 @@ async fn demo() -> Result<bool, DemoError> {
     };
     let exists = |rel: &str| notes_dir.join(rel).exists();
 
-    d.heading("Discovery");
+    d.heading(
+        "Discovery",
+        "The client learns the protocol versions and capabilities; no handshake, no session.",
+    );
     let msg = d.request("server/discover", json!({"_meta": meta(json!({}))}));
     let r = d.exchange(&server, &msg).await;
     let supported = r
@@ -290,7 +294,10 @@ async fn demo() -> Result<bool, DemoError> {
         "server/discover lists 2026-07-28 and the tools capability",
     );
 
-    d.heading("tools/list");
+    d.heading(
+        "tools/list",
+        "Descriptors are serialised once: every call (and every run) returns the same bytes.",
+    );
     let msg = d.request("tools/list", json!({"_meta": meta(json!({}))}));
     let first = d.exchange(&server, &msg).await;
     let again = server
@@ -322,7 +329,10 @@ async fn demo() -> Result<bool, DemoError> {
         "notes_delete takes {workspaceUri, title}, both required, and is marked destructive",
     );
 
-    d.heading("notes_list (structured output)");
+    d.heading(
+        "notes_list (structured output)",
+        "Ids and titles as structuredContent; symlinks are never listed.",
+    );
     let msg = d.request(
         "tools/call",
         call("notes_list", json!({"workspaceUri": uri})),
@@ -350,7 +360,10 @@ async fn demo() -> Result<bool, DemoError> {
         "four notes listed; the symlink to a private note outside is not",
     );
 
-    d.heading("The form: which TPS report?");
+    d.heading(
+        "The form: which TPS report?",
+        "Deleting always asks: a form with exactly the matching notes, and a confirmation.",
+    );
     let args = json!({"workspaceUri": uri, "title": "tps"});
     let msg = d.request("tools/call", call("notes_delete", args.clone()));
     let r = d.exchange(&server, &msg).await;
@@ -362,7 +375,10 @@ async fn demo() -> Result<bool, DemoError> {
     );
     let state = state_of(&r);
 
-    d.heading("Accepted deletion");
+    d.heading(
+        "Accepted deletion",
+        "The retry carries the answer and the signed requestState; the chosen note goes.",
+    );
     let accept =
         json!({"action": "accept", "content": {"note_id": "tps-report-draft.md", "confirm": true}});
     let msg = d.request(
@@ -375,7 +391,10 @@ async fn demo() -> Result<bool, DemoError> {
         "exactly the chosen note was deleted",
     );
 
-    d.heading("Replay of the same confirmation");
+    d.heading(
+        "Replay of the same confirmation",
+        "A confirmation is single-use, whatever the retry says.",
+    );
     // Put the note back so the candidates are exactly those the state was issued for: only
     // the one-time claim can stop this replay.
     std::fs::write(
@@ -396,7 +415,10 @@ async fn demo() -> Result<bool, DemoError> {
         "the used confirmation is refused as already used; nothing deleted",
     );
 
-    d.heading("Decline");
+    d.heading(
+        "Decline",
+        "The user says no: a normal answer, and that confirmation is spent.",
+    );
     let msg = d.request("tools/call", call("notes_delete", args.clone()));
     let r = d.exchange(&server, &msg).await;
     let state = state_of(&r);
@@ -426,7 +448,10 @@ async fn demo() -> Result<bool, DemoError> {
         "the declined state cannot be used again",
     );
 
-    d.heading("Cancel, then retry the same state");
+    d.heading(
+        "Cancel, then retry the same state",
+        "The user dismisses the form: nothing happens, and the same state can be answered later.",
+    );
     let msg = d.request("tools/call", call("notes_delete", args.clone()));
     let r = d.exchange(&server, &msg).await;
     let state = state_of(&r);
@@ -465,7 +490,10 @@ async fn demo() -> Result<bool, DemoError> {
         "the same state stayed retryable: accepted now, the chosen note deleted",
     );
 
-    d.heading("Changed title on the retry");
+    d.heading(
+        "Changed title on the retry",
+        "The state is bound to the arguments it was issued for.",
+    );
     let msg = d.request("tools/call", call("notes_delete", args.clone()));
     let r = d.exchange(&server, &msg).await;
     let state = state_of(&r);
@@ -478,7 +506,7 @@ async fn demo() -> Result<bool, DemoError> {
         "state issued for title \"tps\" is refused for title \"shopping\"",
     );
 
-    d.heading("Two server instances race one confirmation");
+    d.heading("Two server instances race one confirmation", "Two Server values share one SQLite store file and key: any instance can finish the flow, once.");
     let twin = build_server(
         Notes::new(policy()?),
         keys.clone(),
@@ -503,7 +531,10 @@ async fn demo() -> Result<bool, DemoError> {
         "exactly one instance deleted the note and reported success; the other was refused",
     );
 
-    d.heading("Prefix confusion");
+    d.heading(
+        "Prefix confusion",
+        "Workspaces are compared by path components, never by string prefix.",
+    );
     let evil = format!("{uri}-evil");
     let msg = d.request(
         "tools/call",
@@ -518,7 +549,10 @@ async fn demo() -> Result<bool, DemoError> {
         "…/notes-evil is not …/notes: refused",
     );
 
-    d.heading("Encoded traversal");
+    d.heading(
+        "Encoded traversal",
+        "Percent-encoded dot segments are resolved before authorization.",
+    );
     let traversal = format!("{uri}/%2e%2e/private");
     let msg = d.request(
         "tools/call",
@@ -533,7 +567,10 @@ async fn demo() -> Result<bool, DemoError> {
         "…/notes/%2e%2e/private is refused",
     );
 
-    d.heading("No matching note");
+    d.heading(
+        "No matching note",
+        "A complete result with isError: true, so the model can try another title.",
+    );
     let msg = d.request(
         "tools/call",
         call(
@@ -547,7 +584,10 @@ async fn demo() -> Result<bool, DemoError> {
         "a complete result with isError: true saying no note matches",
     );
 
-    d.heading("Missing client capability");
+    d.heading(
+        "Missing client capability",
+        "A client that cannot show forms gets -32021 before the tool runs.",
+    );
     let no_form = json!({"_meta": meta(json!({})), "name": "notes_delete", "arguments": {"workspaceUri": uri, "title": "shopping"}});
     let msg = d.request("tools/call", no_form);
     let r = d.exchange(&server, &msg).await;
@@ -559,7 +599,10 @@ async fn demo() -> Result<bool, DemoError> {
         "-32021 naming the elicitation capability the request lacks",
     );
 
-    d.heading("Unsupported protocol version");
+    d.heading(
+        "Unsupported protocol version",
+        "Versions are checked on every request.",
+    );
     let mut old = meta(json!({}));
     old["io.modelcontextprotocol/protocolVersion"] = json!("1900-01-01");
     let msg = d.request("server/discover", json!({"_meta": old}));
@@ -571,7 +614,10 @@ async fn demo() -> Result<bool, DemoError> {
         "-32022 with the supported and requested versions",
     );
 
-    d.heading("A notification gets no response");
+    d.heading(
+        "A notification gets no response",
+        "Notifications are never answered, not even with an error.",
+    );
     let note =
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}});
     let r = d.exchange(&server, &note).await;
