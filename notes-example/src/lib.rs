@@ -11,6 +11,4 @@ pub mod cli;
 pub mod demo;
 pub mod notes;
 pub mod serve;
-#[doc(hidden)]
-pub mod shim;
 pub mod tools;

@@ -47,15 +47,17 @@ pub struct DeleteArgs {
 }
 
 /// The confirmation form: which of the matching notes, and a yes.
-#[derive(Debug)]
+#[derive(Debug, ElicitForm)]
 pub struct DeleteChoice {
     /// Which note to delete
+    #[form(title = "Note", choices)]
     pub note_id: String,
     /// Yes, delete it
     pub confirm: bool,
 }
 
 /// List the notes (Markdown files) in a workspace, with their ids and titles.
+#[tool(read_only)]
 pub async fn notes_list(
     ctx: &mut ToolContext,
     State(notes): State<Notes>,
@@ -71,6 +73,7 @@ pub async fn notes_list(
 
 /// Delete one note whose title contains the given text, after the user picks which one and
 /// confirms. Always asks, even when only one note matches.
+#[tool(destructive, requires(form_elicitation))]
 pub async fn notes_delete(
     ctx: &mut ToolContext,
     State(notes): State<Notes>,
@@ -134,7 +137,7 @@ pub fn build_server(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
     ))
-    .tools(tools![crate::shim::notes_list, crate::shim::notes_delete])
+    .tools(tools![notes_list, notes_delete])
     .state(notes)
     .state_keys(keys)
     .replay_store(store)
