@@ -556,3 +556,34 @@ fn default_store_lives_in_the_data_dir_and_default_keys_are_per_process() {
         "default SQLite store created"
     );
 }
+
+#[test]
+fn missing_arguments_and_state_moved_to_another_tool_are_refused() {
+    let fx = NotesFixture::new().unwrap();
+    let mut s = server(&fx);
+    // Both arguments are required: a tool error the model can act on, nothing asked.
+    for args in [
+        json!({"workspaceUri": fx.uri}),
+        json!({"title": "tps"}),
+        json!({}),
+    ] {
+        let r = first_leg(&mut s, &args).unwrap();
+        assert!(is_tool_error(&r), "{args}: {r}");
+    }
+    // A state issued for notes_delete means nothing to notes_list.
+    let state = ask_tps(&mut s, &fx);
+    let r = s
+        .request(
+            "tools/call",
+            mcp_tests::retry_params(
+                "notes_list",
+                json!({"workspaceUri": fx.uri}),
+                form_caps(),
+                json!({ DELETE_KEY: choose("tps-report.md", true) }),
+                &state,
+            ),
+        )
+        .unwrap();
+    assert!(is_refusal(&r), "{r}");
+    assert!(lesson_intact(&fx));
+}
