@@ -297,6 +297,33 @@ mod tests {
         assert!(root.join("link.md").symlink_metadata().is_ok());
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn containment_is_rechecked_at_the_unlink_after_a_swap() {
+        let (dir, notes, alice, uri) = setup();
+        let root = dir.path().join("notes");
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("tps-2025.md"), "# TPS Report 2025").unwrap();
+        let ws = notes.open(&alice, &uri).unwrap();
+        let offered = ws.matching("2025").unwrap();
+        assert_eq!(offered[0].id, "2025/tps-2025.md");
+        // After the candidates were computed, the folder becomes a link leading outside.
+        fs::rename(root.join("2025"), dir.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("2025")).unwrap();
+        assert!(ws.delete(&offered[0].id).is_err());
+        assert!(
+            ws.delete_convergent(&offered[0].id).is_err(),
+            "a refusal is not 'already gone'"
+        );
+        assert!(outside.join("tps-2025.md").exists());
+        // Likewise a note replaced by a link to a file outside.
+        fs::rename(root.join("tps.md"), dir.path().join("tps-moved.md")).unwrap();
+        std::os::unix::fs::symlink(outside.join("tps-2025.md"), root.join("tps.md")).unwrap();
+        assert!(ws.delete("tps.md").is_err());
+        assert!(outside.join("tps-2025.md").exists());
+    }
+
     #[test]
     fn delete_removes_exactly_one_note_and_validates_ids() {
         let (dir, notes, alice, uri) = setup();
