@@ -77,6 +77,17 @@ impl NotesFixture {
         principal: &str,
         extra: &[&str],
     ) -> Result<StdioServer, Error> {
+        self.spawn_with_store(principal, &self.store, extra)
+    }
+
+    /// `serve --stdio` for `principal` with the shared key and the replay store `store`,
+    /// granting only the workspaces `extra` names.
+    pub fn spawn_with_store(
+        &self,
+        principal: &str,
+        store: &str,
+        extra: &[&str],
+    ) -> Result<StdioServer, Error> {
         let key = self.key_file.to_string_lossy().into_owned();
         let mut args = vec![
             "serve",
@@ -84,7 +95,7 @@ impl NotesFixture {
             "--principal",
             principal,
             "--store",
-            self.store.as_str(),
+            store,
             "--state-key-file",
             key.as_str(),
         ];

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_tests::notes::*;
-use mcp_tests::{form_caps, retry_params};
+use mcp_tests::{StdioServer, form_caps, retry_params};
 use serde_json::json;
 
 const ROUNDS: usize = 20;
@@ -14,9 +14,45 @@ const ROUNDS: usize = 20;
 #[test]
 fn same_confirmation_sent_to_two_processes_deletes_once() {
     let fx = NotesFixture::new().unwrap();
-    let mut a = fx.spawn("alice", &[]).unwrap();
-    let mut b = fx.spawn("alice", &[]).unwrap();
-    for round in 0..ROUNDS {
+    let a = fx.spawn("alice", &[]).unwrap();
+    let b = fx.spawn("alice", &[]).unwrap();
+    race(&fx, a, b, ROUNDS);
+}
+
+/// The same race with PostgreSQL as the shared store (`MCP_TEST_POSTGRES_URL`, default the
+/// local test database). Skipped when no server is reachable, unless `MCP_REQUIRE_POSTGRES`
+/// is set (as in CI).
+#[test]
+fn same_confirmation_races_once_through_postgres() {
+    let url = std::env::var("MCP_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let args = ["--workspace", notes];
+    let mut a = fx.spawn_with_store("alice", &url, &args).unwrap();
+    let probe = a.request(
+        "server/discover",
+        json!({"_meta": mcp_tests::meta(json!({}))}),
+    );
+    if probe.is_err() {
+        let stderr = a.stderr();
+        assert!(
+            stderr.contains("replay store"),
+            "unexpected failure: {stderr}"
+        );
+        assert!(
+            std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),
+            "PostgreSQL required but the server could not use it: {stderr}"
+        );
+        eprintln!("skipped: no PostgreSQL for the notes race ({stderr})");
+        return;
+    }
+    let b = fx.spawn_with_store("alice", &url, &args).unwrap();
+    race(&fx, a, b, ROUNDS / 2);
+}
+
+fn race(fx: &NotesFixture, mut a: StdioServer, mut b: StdioServer, rounds: usize) {
+    for round in 0..rounds {
         let id = format!("race-{round}.md");
         std::fs::write(fx.notes.join(&id), format!("# Race note {round}\n")).unwrap();
         let args = json!({"workspaceUri": fx.uri, "title": format!("Race note {round}")});
