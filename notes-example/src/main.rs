@@ -1,6 +1,63 @@
-//! The reference notes server. The demo is not written yet.
+//! `notes-example`: the demo (no arguments) or `serve --stdio|--http`.
+
+use clap::Parser;
+use notes_example::cli::{Cli, Command, EXIT_USAGE};
 
 fn main() {
-    eprintln!("notes-example: the demo is not implemented yet");
-    std::process::exit(2);
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help / --version: print as clap formats them.
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            let rendered = e.render().to_string();
+            // One line: clap's first line, plus the item it introduces when it ends in ':'
+            // ("required arguments were not provided:" / "  --workspace <DIR>").
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut message = lines.next().unwrap_or("invalid arguments").to_owned();
+            if message.ends_with(':')
+                && let Some(item) = lines.next()
+            {
+                message.push(' ');
+                message.push_str(item);
+            }
+            eprintln!("notes-example: {message} (see `notes-example --help`)");
+            std::process::exit(EXIT_USAGE);
+        }
+    };
+    let code = match cli.command {
+        None | Some(Command::Demo) => notes_example::demo::run(),
+        Some(Command::Keygen { kid }) => {
+            match mcp_runtime::state::StateKeyring::generate_key_line(&kid) {
+                Ok(line) => {
+                    println!("{line}");
+                    0
+                }
+                Err(e) => {
+                    eprintln!("notes-example: {e}");
+                    EXIT_USAGE
+                }
+            }
+        }
+        Some(Command::Serve(args)) => {
+            // Logs go to stderr: on stdio, stdout carries only MCP messages.
+            let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .init();
+            match notes_example::serve::prepare(&args) {
+                Ok(prepared) => notes_example::serve::run(prepared),
+                Err(e) => {
+                    eprintln!("notes-example: {e}");
+                    EXIT_USAGE
+                }
+            }
+        }
+    };
+    std::process::exit(code);
 }

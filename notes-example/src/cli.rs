@@ -1,0 +1,240 @@
+//! The command line: `notes-example` (the demo) and `notes-example serve ...`.
+//!
+//! Parsing is separated from running so configuration mistakes (a missing workspace, an
+//! unreadable key file) are found before anything is served, and reported as one line with exit
+//! code 2.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Exit code for bad flags and unusable configuration.
+pub const EXIT_USAGE: i32 = 2;
+
+/// The reference MCP notes server: deleting a note always takes an explicit, signed, single-use
+/// confirmation from the user.
+#[derive(Debug, Parser)]
+#[command(
+    name = "notes-example",
+    version,
+    about,
+    long_about = None,
+    after_help = "With no command, runs the demo: a temporary workspace, every checkpoint of \
+                  the protocol driven in-process, and a readable transcript. Exit 0 only if \
+                  every checkpoint behaved."
+)]
+pub struct Cli {
+    /// What to do (default: the demo).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the demo (the same as giving no command).
+    Demo,
+    /// Serve MCP over stdio or Streamable HTTP.
+    Serve(ServeArgs),
+    /// Print a fresh state-key line (`KID:BASE64KEY`) for a --state-key-file.
+    Keygen {
+        /// The key id to put in front of the key.
+        #[arg(long, default_value = "k1")]
+        kid: String,
+    },
+}
+
+/// Options of `notes-example serve`.
+#[derive(Debug, Args)]
+#[command(after_help = SERVE_HELP)]
+pub struct ServeArgs {
+    /// Serve newline-delimited JSON-RPC on stdin/stdout (logs go to stderr).
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    pub stdio: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// A workspace directory of Markdown notes, `DIR` (for the default principal) or
+    /// `PRINCIPAL=DIR`. Repeatable.
+    #[arg(long = "workspace", value_name = "[PRINCIPAL=]DIR", required = true)]
+    pub workspaces: Vec<String>,
+    /// The principal bare `--workspace DIR`s are granted to, and (stdio) the identity every
+    /// request runs as. Default: the local user name.
+    #[arg(long)]
+    pub principal: Option<String>,
+    /// Replay store: `sqlite:PATH`, `memory`, or `postgres://...`. Default: a SQLite file in
+    /// the user's data directory.
+    #[arg(long, value_name = "SPEC")]
+    pub store: Option<String>,
+    /// File of state-signing keys (`KID:BASE64KEY` lines, first signs). Default: a random key
+    /// per process (then no other process can finish a flow this one began).
+    #[arg(long, value_name = "PATH")]
+    pub state_key_file: Option<PathBuf>,
+    /// How long a confirmation request stays valid, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub state_ttl: u64,
+    /// Do not confine the process with Landlock.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line.
+    #[arg(long, value_name = "PATH")]
+    pub auth_file: Option<PathBuf>,
+}
+
+const SERVE_HELP: &str = "\
+Workspaces: every --workspace DIR is granted to the default principal (--principal, else the \
+local user); --workspace alice=DIR grants DIR to the principal `alice` only. A client names a \
+workspace by its file: URI; anything else, including sub-paths of other principals' \
+workspaces, is refused.
+
+Auth file (--http): UTF-8, one `PRINCIPAL TOKEN` per line, `#` comments. Tokens are at least 32 \
+characters of [A-Za-z0-9-._~+/] (e.g. `openssl rand -base64 32`); clients send \
+`Authorization: Bearer TOKEN` and run as PRINCIPAL. Keep the file mode 0600. Without \
+--auth-file, HTTP serves only on loopback and every request runs as the default principal.
+
+Several processes given the same --store and --state-key-file act as one stateless server: any \
+of them can finish a confirmation another one started, and each confirmation is used once.";
+
+impl ServeArgs {
+    /// The state lifetime as a duration.
+    pub fn state_ttl(&self) -> Duration {
+        Duration::from_secs(self.state_ttl)
+    }
+
+    /// Checks combinations clap cannot express; the message is one line.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.auth_file.is_some() && self.http.is_none() {
+            return Err("--auth-file only applies to --http (stdio runs as --principal)".into());
+        }
+        Ok(())
+    }
+
+    /// Splits every `--workspace` into (principal, dir), bare dirs going to `default`.
+    pub fn workspace_grants(&self, default: &str) -> Vec<(String, PathBuf)> {
+        self.workspaces
+            .iter()
+            .map(|w| split_grant(w, default))
+            .collect()
+    }
+}
+
+/// `PRINCIPAL=DIR` when the part before the first `=` holds no `/` and is not empty; otherwise
+/// the whole string is a directory for `default`. (Write `./a=b` for a directory named `a=b`.)
+pub fn split_grant(spec: &str, default: &str) -> (String, PathBuf) {
+    match spec.split_once('=') {
+        Some((principal, dir))
+            if !principal.is_empty() && !principal.contains('/') && !dir.is_empty() =>
+        {
+            (principal.to_owned(), PathBuf::from(dir))
+        }
+        _ => (default.to_owned(), PathBuf::from(spec)),
+    }
+}
+
+/// The local user's name: `$USER`, `$LOGNAME`, else `whoami`, else `local`.
+pub fn local_user() -> String {
+    for var in ["USER", "LOGNAME"] {
+        if let Ok(name) = std::env::var(var) {
+            let name = name.trim();
+            if !name.is_empty() && !name.contains(char::is_whitespace) {
+                return name.to_owned();
+            }
+        }
+    }
+    std::process::Command::new("whoami")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty() && !s.contains(char::is_whitespace))
+        .unwrap_or_else(|| "local".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn grants_split_on_principal_prefix_only() {
+        assert_eq!(split_grant("/n", "me"), ("me".into(), PathBuf::from("/n")));
+        assert_eq!(
+            split_grant("alice=/n", "me"),
+            ("alice".into(), PathBuf::from("/n"))
+        );
+        assert_eq!(
+            split_grant("./a=b", "me"),
+            ("me".into(), PathBuf::from("./a=b"))
+        );
+        assert_eq!(
+            split_grant("=/n", "me"),
+            ("me".into(), PathBuf::from("=/n"))
+        );
+    }
+
+    #[test]
+    fn serve_requires_a_transport_and_a_workspace() {
+        assert!(Cli::try_parse_from(["n", "serve", "--workspace", "/x"]).is_err());
+        assert!(Cli::try_parse_from(["n", "serve", "--stdio"]).is_err());
+        assert!(
+            Cli::try_parse_from([
+                "n",
+                "serve",
+                "--stdio",
+                "--http",
+                "127.0.0.1:1",
+                "--workspace",
+                "/x"
+            ])
+            .is_err()
+        );
+        let stdio_auth = Cli::try_parse_from([
+            "n",
+            "serve",
+            "--stdio",
+            "--workspace",
+            "/x",
+            "--auth-file",
+            "/a",
+        ])
+        .unwrap();
+        let Some(Command::Serve(stdio_auth)) = stdio_auth.command else {
+            panic!("not serve")
+        };
+        assert!(stdio_auth.validate().is_err());
+        assert!(
+            Cli::try_parse_from([
+                "n",
+                "serve",
+                "--stdio",
+                "--workspace",
+                "/x",
+                "--state-ttl",
+                "0"
+            ])
+            .is_err()
+        );
+        let ok = Cli::try_parse_from([
+            "n",
+            "serve",
+            "--stdio",
+            "--workspace",
+            "/x",
+            "--workspace",
+            "bob=/y",
+        ])
+        .unwrap();
+        let Some(Command::Serve(args)) = ok.command else {
+            panic!("not serve")
+        };
+        assert_eq!(args.workspace_grants("me").len(), 2);
+    }
+}

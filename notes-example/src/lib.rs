@@ -1,0 +1,14 @@
+//! The reference notes server: Markdown notes in real directories, listed and deleted through
+//! MCP tools, where every deletion needs the user's explicit, signed, single-use confirmation.
+//!
+//! - [`notes`]: the domain (workspaces, notes, titles), on top of `mcp_runtime::scope`.
+//! - [`tools`]: `notes_list` and `notes_delete`, declared with `#[tool]`, and the server.
+//! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
+//! - [`demo`]: the in-process demo and its transcript.
+//! - [`cli`]: the command line.
+
+pub mod cli;
+pub mod demo;
+pub mod notes;
+pub mod serve;
+pub mod tools;

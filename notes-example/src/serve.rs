@@ -1,0 +1,271 @@
+//! `notes-example serve`: configuration checked up front, then the sandbox, then the server.
+//!
+//! Order matters: everything read from the filesystem at startup (workspaces, key file, auth
+//! file, the store's directory) is opened *before* Landlock confines the process, and Landlock
+//! is applied *before* the async runtime starts its threads, so every thread is confined.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcp_runtime::Principal;
+use mcp_runtime::replay::open_store;
+use mcp_runtime::sandbox::{self, SandboxStatus};
+use mcp_runtime::scope::ScopePolicy;
+use mcp_runtime::state::StateKeyring;
+use mcp_runtime::transport::{
+    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService,
+};
+
+use crate::cli::{EXIT_USAGE, ServeArgs, local_user};
+use crate::notes::Notes;
+use crate::tools::build_server;
+
+/// Where requests come from.
+#[derive(Debug)]
+pub enum Transport {
+    /// Newline-delimited JSON-RPC on stdin/stdout, as `principal`.
+    Stdio,
+    /// Streamable HTTP at `/mcp`.
+    Http {
+        /// The address to bind.
+        addr: std::net::SocketAddr,
+        /// Bearer tokens, or `None` to run every request as the default principal (loopback
+        /// only).
+        tokens: Option<BearerTokens>,
+    },
+}
+
+/// A checked configuration, ready to run.
+#[derive(Debug)]
+pub struct Prepared {
+    /// Where requests come from.
+    pub transport: Transport,
+    /// The default principal (stdio's identity; owner of bare `--workspace`s).
+    pub principal: Principal,
+    /// The workspaces each principal may use.
+    pub notes: Notes,
+    /// State-signing keys.
+    pub keys: StateKeyring,
+    /// Replay store spec for [`open_store`].
+    pub store: String,
+    /// How long confirmations stay valid.
+    pub state_ttl: std::time::Duration,
+    /// Paths granted read-write by the sandbox, or `None` with `--no-sandbox`.
+    pub sandbox_rw: Option<Vec<PathBuf>>,
+    /// Paths granted read-only by the sandbox.
+    pub sandbox_ro: Vec<PathBuf>,
+}
+
+/// A configuration problem: one line, exit code 2.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The embedded default store: `sqlite:<data dir>/notes-example/replay.sqlite3`.
+pub fn default_store() -> Result<String, ConfigError> {
+    let base = dirs::data_dir().ok_or_else(|| {
+        ConfigError(
+            "no user data directory is known (set HOME or XDG_DATA_HOME, or pass --store)".into(),
+        )
+    })?;
+    let path = base.join("notes-example").join("replay.sqlite3");
+    Ok(format!("sqlite:{}", path.display()))
+}
+
+/// Checks every flag and opens everything the server needs from the filesystem.
+pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
+    args.validate().map_err(ConfigError)?;
+    let principal_name = args.principal.clone().unwrap_or_else(local_user);
+    if principal_name.is_empty() || principal_name.contains(char::is_whitespace) {
+        return Err(ConfigError(format!(
+            "--principal {principal_name:?} must be non-empty and contain no whitespace"
+        )));
+    }
+    let principal = Principal::new(principal_name.as_str());
+
+    let mut policy = ScopePolicy::new();
+    let mut rw = Vec::new();
+    for (who, dir) in args.workspace_grants(&principal_name) {
+        std::fs::read_dir(&dir)
+            .map_err(|e| ConfigError(format!("workspace {} cannot be read: {e}", dir.display())))?;
+        policy = policy
+            .allow(Principal::new(who.as_str()), &dir)
+            .map_err(|e| ConfigError(e.to_string()))?;
+        if let Ok(canonical) = std::fs::canonicalize(&dir) {
+            rw.push(canonical);
+        }
+    }
+
+    let keys = match &args.state_key_file {
+        Some(path) => StateKeyring::from_key_file(path).map_err(|e| ConfigError(e.to_string()))?,
+        None => StateKeyring::generate().map_err(|e| ConfigError(e.to_string()))?,
+    };
+
+    let store = match &args.store {
+        Some(spec) => spec.trim().to_owned(),
+        None => default_store()?,
+    };
+    let mut ro = Vec::new();
+    if let Some(path) = store.strip_prefix("sqlite:") {
+        let path = Path::new(path.strip_prefix("//").unwrap_or(path));
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            ConfigError(format!(
+                "store directory {} cannot be created: {e}",
+                dir.display()
+            ))
+        })?;
+        let dir = std::fs::canonicalize(&dir).map_err(|e| {
+            ConfigError(format!(
+                "store directory {} cannot be used: {e}",
+                dir.display()
+            ))
+        })?;
+        rw.push(dir);
+    } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+        // Name resolution reads the resolver configuration.
+        ro.push(PathBuf::from("/etc"));
+    } else if store != "memory" && !store.starts_with("memory:") {
+        return Err(ConfigError(format!(
+            "--store {store:?} not understood; write sqlite:PATH, memory, or postgres://..."
+        )));
+    }
+
+    let transport = match args.http {
+        None => Transport::Stdio,
+        Some(addr) => {
+            let tokens = match &args.auth_file {
+                Some(path) => {
+                    Some(BearerTokens::load(path).map_err(|e| ConfigError(e.to_string()))?)
+                }
+                None if addr.ip().is_loopback() => None,
+                None => {
+                    return Err(ConfigError(format!(
+                        "--http {addr} is not a loopback address; pass --auth-file so requests are authenticated"
+                    )));
+                }
+            };
+            Transport::Http { addr, tokens }
+        }
+    };
+
+    Ok(Prepared {
+        transport,
+        principal,
+        notes: Notes::new(policy),
+        keys,
+        store,
+        state_ttl: args.state_ttl(),
+        sandbox_rw: (!args.no_sandbox).then_some(rw),
+        sandbox_ro: ro,
+    })
+}
+
+/// Runs a prepared server until its input ends (stdio) or it is signalled (HTTP). Returns the
+/// process exit code.
+pub fn run(prepared: Prepared) -> i32 {
+    if let Some(rw) = &prepared.sandbox_rw {
+        match sandbox::restrict_to(rw, &prepared.sandbox_ro) {
+            Ok(SandboxStatus::FullyEnforced) => {
+                tracing::info!(paths = ?rw, "Landlock sandbox fully enforced: only the workspaces and the store directory are reachable");
+            }
+            Ok(SandboxStatus::PartiallyEnforced) => {
+                tracing::info!(paths = ?rw, "Landlock sandbox partially enforced (older kernel ABI)");
+            }
+            Ok(SandboxStatus::NotEnforced { reason }) => {
+                tracing::warn!(%reason, "Landlock sandbox not enforced; running unconfined");
+            }
+            Err(e) => {
+                eprintln!("notes-example: sandbox: {e}");
+                return 1;
+            }
+        }
+    } else {
+        tracing::warn!("sandbox disabled by --no-sandbox");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("notes-example: cannot start the async runtime: {e}");
+            return 1;
+        }
+    };
+    runtime.block_on(serve(prepared))
+}
+
+async fn serve(prepared: Prepared) -> i32 {
+    let store = match open_store(&prepared.store).await {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("notes-example: replay store: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let server = match build_server(prepared.notes, prepared.keys, store, prepared.state_ttl) {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("notes-example: {e}");
+            return 1;
+        }
+    };
+    let service: Arc<dyn McpService> = Arc::new(server);
+    match prepared.transport {
+        Transport::Stdio => {
+            tracing::info!(principal = %prepared.principal, "serving MCP on stdio");
+            match mcp_runtime::transport::stdio::serve_stdio(service, prepared.principal).await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("notes-example: stdio: {e}");
+                    1
+                }
+            }
+        }
+        Transport::Http { addr, tokens } => {
+            let auth: Arc<dyn Authenticator> = match tokens {
+                Some(tokens) => Arc::new(tokens),
+                None => {
+                    tracing::warn!(principal = %prepared.principal, "no --auth-file: every HTTP request runs as the default principal (loopback only)");
+                    Arc::new(AllowAnonymous(prepared.principal))
+                }
+            };
+            let config = HttpConfig {
+                bind: addr,
+                ..HttpConfig::default()
+            };
+            let bound = match HttpServer::new(service, auth)
+                .with_config(config)
+                .bind()
+                .await
+            {
+                Ok(bound) => bound,
+                Err(e) => {
+                    eprintln!("notes-example: cannot listen on {addr}: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            match bound.local_addr() {
+                Ok(local) => tracing::info!("serving MCP on http://{local}/mcp"),
+                Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
+            }
+            match bound.serve().await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("notes-example: http: {e}");
+                    1
+                }
+            }
+        }
+    }
+}

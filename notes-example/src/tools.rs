@@ -1,0 +1,150 @@
+//! The MCP tools: `notes_list` and `notes_delete`, declared with `#[tool]`.
+//!
+//! Neither tool trusts anything but its arguments and the authenticated principal: the
+//! workspace URI is authorized for that principal on every call (first leg and retry alike),
+//! and a deletion happens only inside the runtime's one-time claim of the signed confirmation.
+
+use mcp_runtime::prelude::*;
+use mcp_runtime::replay::ActionError;
+
+use crate::notes::{Note, Notes, NotesError};
+
+/// The `elicitation/create` key of the deletion form.
+pub const DELETE_CHOICE_KEY: &str = "delete_choice";
+
+impl From<NotesError> for ToolError {
+    fn from(e: NotesError) -> Self {
+        ToolError::tool(e.to_string())
+    }
+}
+
+/// Arguments of `notes_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListArgs {
+    /// File URI of the workspace, e.g. file:///home/me/notes
+    pub workspace_uri: String,
+}
+
+/// What `notes_list` returns.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NoteList {
+    /// The workspace's canonical file URI.
+    pub workspace_uri: String,
+    /// Every note in the workspace, sorted by id.
+    pub notes: Vec<Note>,
+}
+
+/// Arguments of `notes_delete`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// File URI of the workspace, e.g. file:///home/me/notes
+    pub workspace_uri: String,
+    /// Text the note title must contain (case-insensitive)
+    pub title: String,
+}
+
+/// The confirmation form: which of the matching notes, and a yes.
+#[derive(Debug, ElicitForm)]
+pub struct DeleteChoice {
+    /// Which note to delete
+    #[form(title = "Note", choices)]
+    pub note_id: String,
+    /// Yes, delete it
+    pub confirm: bool,
+}
+
+/// List the notes (Markdown files) in a workspace, with their ids and titles.
+#[tool(read_only)]
+pub async fn notes_list(
+    ctx: &mut ToolContext,
+    State(notes): State<Notes>,
+    args: ListArgs,
+) -> Result<Json<NoteList>, ToolError> {
+    let ws = notes.open(ctx.principal(), &args.workspace_uri)?;
+    let listed = ws.list()?;
+    Ok(Json(NoteList {
+        workspace_uri: ws.uri().to_string(),
+        notes: listed,
+    }))
+}
+
+/// Delete one note whose title contains the given text, after the user picks which one and
+/// confirms. Always asks, even when only one note matches.
+#[tool(destructive, requires(form_elicitation))]
+pub async fn notes_delete(
+    ctx: &mut ToolContext,
+    State(notes): State<Notes>,
+    args: DeleteArgs,
+) -> Result<String, ToolError> {
+    let ws = notes.open(ctx.principal(), &args.workspace_uri)?;
+    let hits = ws.matching(&args.title)?;
+    if hits.is_empty() {
+        return Err(ToolError::tool(format!(
+            "No note title contains {:?}; nothing was deleted. Call notes_list to see the titles.",
+            args.title
+        )));
+    }
+    let message = if hits.len() == 1 {
+        format!("Delete the note {:?}?", hits[0].title)
+    } else {
+        format!(
+            "{} notes have a title containing {:?}. Which one should I delete?",
+            hits.len(),
+            args.title
+        )
+    };
+    let choices =
+        DeleteChoice::choices().note_id(hits.iter().map(|n| (n.id.clone(), n.title.clone())));
+    let target = ws.clone();
+    // The unlink runs inside the one-time claim: with a SQL store, claim and deletion commit
+    // together, and a second use of the same confirmation (on any instance) deletes nothing.
+    let outcome = ctx
+        .elicit_with_commit::<DeleteChoice, _, _>(DELETE_CHOICE_KEY, message, choices, move |c| {
+            if !c.confirm {
+                return Ok(None);
+            }
+            target
+                .delete_convergent(&c.note_id)
+                .map_err(ActionError::new)?;
+            Ok(Some(c.note_id))
+        })
+        .await?;
+    match outcome {
+        Elicitation::Accepted(Some(id)) => Ok(format!("Deleted {id}.")),
+        Elicitation::Accepted(None) => {
+            Ok("The deletion was not confirmed; nothing was deleted.".to_owned())
+        }
+        Elicitation::Declined => Ok("You declined; nothing was deleted.".to_owned()),
+        Elicitation::Cancelled => Err(ToolError::tool(
+            "The confirmation was cancelled; nothing was deleted. Retry with the same \
+             requestState to choose again before it expires.",
+        )),
+    }
+}
+
+/// The notes server: both tools, the notes state, and the given state keys, replay store and
+/// state lifetime.
+pub fn build_server(
+    notes: Notes,
+    keys: mcp_runtime::state::StateKeyring,
+    store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
+    state_ttl: std::time::Duration,
+) -> Result<Server, mcp_runtime::server::BuildError> {
+    Server::builder(Implementation::new(
+        "notes-example",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .tools(tools![notes_list, notes_delete])
+    .state(notes)
+    .state_keys(keys)
+    .replay_store(store)
+    .state_ttl(state_ttl)
+    .instructions(
+        "Notes live in workspaces named by file: URIs. notes_list shows ids and titles; \
+             notes_delete always asks the user which note and for confirmation.",
+    )
+    .build()
+}

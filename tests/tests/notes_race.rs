@@ -1,0 +1,96 @@
+//! Two `serve --stdio` processes sharing one SQLite store and one key file act as one
+//! stateless server: the same accepted retry, sent to both at the same moment, deletes at most
+//! once and exactly one of them reports success.
+
+// Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use mcp_tests::notes::*;
+use mcp_tests::{StdioServer, form_caps, retry_params};
+use serde_json::json;
+
+const ROUNDS: usize = 20;
+
+#[test]
+fn same_confirmation_sent_to_two_processes_deletes_once() {
+    let fx = NotesFixture::new().unwrap();
+    let a = fx.spawn("alice", &[]).unwrap();
+    let b = fx.spawn("alice", &[]).unwrap();
+    race(&fx, a, b, ROUNDS);
+}
+
+/// The same race with PostgreSQL as the shared store (`MCP_TEST_POSTGRES_URL`, default the
+/// local test database). Skipped when no server is reachable, unless `MCP_REQUIRE_POSTGRES`
+/// is set (as in CI).
+#[test]
+fn same_confirmation_races_once_through_postgres() {
+    let url = std::env::var("MCP_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let args = ["--workspace", notes];
+    let mut a = fx.spawn_with_store("alice", &url, &args).unwrap();
+    let probe = a.request(
+        "server/discover",
+        json!({"_meta": mcp_tests::meta(json!({}))}),
+    );
+    if probe.is_err() {
+        let stderr = a.stderr();
+        assert!(
+            stderr.contains("replay store"),
+            "unexpected failure: {stderr}"
+        );
+        assert!(
+            std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),
+            "PostgreSQL required but the server could not use it: {stderr}"
+        );
+        eprintln!("skipped: no PostgreSQL for the notes race ({stderr})");
+        return;
+    }
+    let b = fx.spawn_with_store("alice", &url, &args).unwrap();
+    race(&fx, a, b, ROUNDS / 2);
+}
+
+fn race(fx: &NotesFixture, mut a: StdioServer, mut b: StdioServer, rounds: usize) {
+    for round in 0..rounds {
+        let id = format!("race-{round}.md");
+        std::fs::write(fx.notes.join(&id), format!("# Race note {round}\n")).unwrap();
+        let args = json!({"workspaceUri": fx.uri, "title": format!("Race note {round}")});
+        // Alternate which process issues the state, so each verifies the other's.
+        let issuer = if round % 2 == 0 { &mut a } else { &mut b };
+        let r = first_leg(issuer, &args).unwrap();
+        assert_eq!(offered_ids(&r), vec![id.clone()], "{r}");
+        let state = request_state(&r).unwrap();
+        let params = retry_params(
+            "notes_delete",
+            args,
+            form_caps(),
+            json!({ DELETE_KEY: choose(&id, true) }),
+            &state,
+        );
+        // Both requests are written before either response is read.
+        let ia = a.send_request("tools/call", params.clone()).unwrap();
+        let ib = b.send_request("tools/call", params).unwrap();
+        let ra = a.response(ia).unwrap();
+        let rb = b.response(ib).unwrap();
+        let successes = [&ra, &rb].iter().filter(|r| is_success(r)).count();
+        assert_eq!(
+            successes, 1,
+            "round {round}: exactly one success\nA: {ra}\nB: {rb}"
+        );
+        assert!(
+            is_refusal(&ra) || is_refusal(&rb),
+            "round {round}: the other is refused\nA: {ra}\nB: {rb}"
+        );
+        assert!(!fx.exists(&id), "round {round}: the note is deleted");
+    }
+    // Nothing but the race notes was touched.
+    for id in [
+        "tps-report.md",
+        "tps-report-draft.md",
+        "2025/tps-2025.md",
+        "shopping.md",
+    ] {
+        assert!(fx.exists(id), "{id} must survive");
+    }
+}
