@@ -145,6 +145,10 @@ impl From<crate::form::FormError> for ToolError {
     }
 }
 
+/// What a tool function usually returns: `T` (anything [`IntoCallToolResult`]) or a
+/// [`ToolError`].
+pub type ToolResult<T> = Result<T, ToolError>;
+
 /// Converts what a tool function returns into a `CallToolResult`.
 pub trait IntoCallToolResult {
     /// Performs the conversion.

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use mcp_runtime::Principal;
+use mcp_runtime::form::Choice;
 use mcp_runtime::scope::{FsError, RelPath, ScopeError, ScopePolicy, Workspace, WorkspaceUri};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -49,6 +50,12 @@ pub enum NotesError {
     /// A file operation failed or was refused by containment.
     #[error(transparent)]
     Fs(#[from] FsError),
+    /// No note title contains the text searched for.
+    #[error("No note title contains {needle:?}; call notes_list to see the titles.")]
+    NoMatch {
+        /// The text searched for.
+        needle: String,
+    },
 }
 
 /// The notes service state: which workspaces each principal may open.
@@ -133,15 +140,30 @@ impl NotesWorkspace {
             .collect())
     }
 
-    /// Deletes the note `id`.
+    /// The notes matching `needle` as form choices (id, titled with the note's title), for
+    /// asking the user which one; [`NotesError::NoMatch`] when there are none.
+    pub fn candidates(&self, needle: &str) -> Result<Vec<Choice>, NotesError> {
+        let hits = self.matching(needle)?;
+        if hits.is_empty() {
+            return Err(NotesError::NoMatch {
+                needle: needle.to_owned(),
+            });
+        }
+        Ok(hits
+            .into_iter()
+            .map(|n| Choice::titled(n.id, n.title))
+            .collect())
+    }
+
+    /// Deletes the note `id` and returns its id.
     ///
     /// Containment is re-checked immediately before the unlink by
     /// [`Workspace::remove_file`]: every parent is re-opened as a real directory and the entry
     /// must be a regular file, not a link.
-    pub fn delete(&self, id: &str) -> Result<(), NotesError> {
+    pub fn delete(&self, id: &str) -> Result<String, NotesError> {
         let rel = note_path(id)?;
         self.ws.remove_file(&rel)?;
-        Ok(())
+        Ok(rel.as_str().to_owned())
     }
 
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.
@@ -149,9 +171,9 @@ impl NotesWorkspace {
     /// This is the convergent form a replay store's claim-plus-action needs: if a crash lands
     /// between the unlink and the claim's commit, the retry finds nothing to do and succeeds
     /// rather than deleting anything else.
-    pub fn delete_convergent(&self, id: &str) -> Result<(), NotesError> {
+    pub fn delete_convergent(&self, id: &str) -> Result<String, NotesError> {
         match self.delete(id) {
-            Err(NotesError::Fs(FsError::NotFound { .. })) => Ok(()),
+            Err(NotesError::Fs(FsError::NotFound { .. })) => Ok(id.to_owned()),
             other => other,
         }
     }
