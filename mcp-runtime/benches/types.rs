@@ -49,7 +49,7 @@ fn tools_list_response() -> Vec<u8> {
         })
         .collect();
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "result": {
-        "resultType": "complete", "tools": tools, "ttlMs": 60000, "cacheScope": "shared"}}))
+        "resultType": "complete", "tools": tools, "ttlMs": 60000, "cacheScope": "public"}}))
     .unwrap()
 }
 
