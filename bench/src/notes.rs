@@ -3,6 +3,7 @@
 //! reports the deletion without performing it so that a load generator can repeat the retry;
 //! `echo` returns its text.
 //!
+//! Declared with `#[tool]` and `#[derive(ElicitForm)]`, like any user of the framework.
 //! Per-request checks are the runtime's own: required client capabilities (form elicitation),
 //! the signed state bound to principal, tool and canonical arguments, and the answer re-checked
 //! against the choices that were offered. Only the one-time claim is configurable: see
@@ -12,16 +13,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
-use mcp_runtime::context::{ElicitForm, Elicitation, FormError, ToolContext};
+use mcp_runtime::prelude::*;
 use mcp_runtime::replay::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore};
-use mcp_runtime::tool::{IntoCallToolResult, ToolError, ToolHandler};
-use mcp_types::{
-    BooleanSchema, CallToolResult, ClientCapabilities, ElicitationCapability, EnumOption,
-    InputSchema, JsonObject, RequestedSchema, StringType, TitledSingleSelectEnumSchema, Tool,
-    ToolAnnotations,
-};
-use serde::Deserialize;
-use serde_json::Value;
 
 /// The one workspace the benchmark notes live in.
 pub const WORKSPACE: &str = "file:///workspaces/acme";
@@ -82,7 +75,7 @@ impl Notes {
 }
 
 /// `notes_delete` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteArgs {
     /// File URI of the workspace, e.g. file:///workspaces/acme
@@ -92,121 +85,29 @@ pub struct DeleteArgs {
 }
 
 /// `echo` arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct EchoArgs {
     /// Text to echo back
     pub text: String,
 }
 
 /// The delete confirmation form: which note, and a confirm box.
-#[derive(Debug)]
+#[derive(Debug, ElicitForm)]
 pub struct DeleteChoice {
-    /// The chosen note id (one of the offered choices).
+    /// Which note to delete
+    #[form(title = "Note", choices)]
     pub note_id: String,
-    /// Whether the user confirmed.
+    /// Yes, delete it
     pub confirm: bool,
 }
 
-impl ElicitForm for DeleteChoice {
-    /// `(id, label)` of each offered note.
-    type Choices = Vec<(String, String)>;
-
-    fn choices() -> Self::Choices {
-        Vec::new()
-    }
-
-    fn requested_schema(choices: &Self::Choices) -> RequestedSchema {
-        let note = TitledSingleSelectEnumSchema {
-            kind: StringType,
-            title: Some("Note".to_owned()),
-            description: Some("Which note to delete".to_owned()),
-            one_of: choices
-                .iter()
-                .map(|(id, label)| EnumOption::new(id.clone(), label.clone()))
-                .collect(),
-            default: None,
-            extra: JsonObject::new(),
-        };
-        let mut confirm = BooleanSchema::new();
-        confirm.title = Some("Confirm deletion".to_owned());
-        confirm.description = Some("Deletion cannot be undone".to_owned());
-        RequestedSchema::new()
-            .field(
-                "note_id",
-                mcp_types::PrimitiveSchemaDefinition::TitledSingleSelect(note),
-                true,
-            )
-            .field("confirm", confirm, true)
-    }
-
-    fn from_content(content: &JsonObject, choices: &Self::Choices) -> Result<Self, FormError> {
-        let note_id = match content.get("note_id") {
-            Some(Value::String(id)) => id,
-            _ => return Err(form_error("note_id", "required, a string")),
-        };
-        if !choices.iter().any(|(id, _)| id == note_id) {
-            return Err(form_error("note_id", "not one of the offered notes"));
-        }
-        let confirm = match content.get("confirm") {
-            Some(Value::Bool(b)) => *b,
-            _ => return Err(form_error("confirm", "required, true or false")),
-        };
-        Ok(Self {
-            note_id: note_id.clone(),
-            confirm,
-        })
-    }
-}
-
-fn form_error(field: &str, message: &str) -> FormError {
-    FormError {
-        field: field.to_owned(),
-        message: message.to_owned(),
-    }
-}
-
-/// Input schema of `T`, generated once at registration (root `type: object`).
-fn input_schema<T: schemars::JsonSchema>() -> InputSchema {
-    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
-    match serde_json::to_value(schema) {
-        Ok(Value::Object(mut obj)) => {
-            obj.remove("$schema");
-            InputSchema::new(obj).unwrap_or_else(|_| InputSchema::empty_object())
-        }
-        _ => InputSchema::empty_object(),
-    }
-}
-
-fn parse_args<T: serde::de::DeserializeOwned>(args: JsonObject) -> Result<T, ToolError> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError::invalid_arguments(format!("invalid arguments: {e}")))
-}
-
-/// `notes_delete`: asks which matching note to delete, then reports it (benchmark mode: the
-/// note is kept so the retry can repeat).
-pub struct NotesDelete {
-    descriptor: Tool,
-    requires: ClientCapabilities,
-}
-
-impl Default for NotesDelete {
-    fn default() -> Self {
-        let mut descriptor = Tool::new("notes_delete", input_schema::<DeleteArgs>());
-        descriptor.description =
-            Some("Delete a note by title. Asks the user which note when several match.".to_owned());
-        descriptor.annotations = Some(ToolAnnotations {
-            destructive_hint: Some(true),
-            ..ToolAnnotations::default()
-        });
-        Self {
-            descriptor,
-            requires: ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
-        }
-    }
-}
-
-async fn notes_delete(ctx: &mut ToolContext, args: DeleteArgs) -> Result<String, ToolError> {
-    let notes = ctx.state::<Notes>()?;
+/// Delete a note by title. Asks the user which note when several match.
+#[tool(destructive, requires(form_elicitation))]
+pub async fn notes_delete(
+    ctx: &mut ToolContext,
+    State(notes): State<Notes>,
+    args: DeleteArgs,
+) -> Result<String, ToolError> {
     let needle = args.title.to_lowercase();
     let hits: Vec<&Note> = notes
         .0
@@ -220,10 +121,10 @@ async fn notes_delete(ctx: &mut ToolContext, args: DeleteArgs) -> Result<String,
             args.title, args.workspace_uri
         )));
     }
-    let choices: Vec<(String, String)> = hits
-        .iter()
-        .map(|n| (n.id.clone(), format!("{} ({}): {}", n.title, n.id, n.body)))
-        .collect();
+    let choices = DeleteChoice::choices().note_id(
+        hits.iter()
+            .map(|n| (n.id.clone(), format!("{} ({}): {}", n.title, n.id, n.body))),
+    );
     let message = format!(
         "{} notes match {:?} in {}. Which one should be deleted?",
         hits.len(),
@@ -251,56 +152,10 @@ async fn notes_delete(ctx: &mut ToolContext, args: DeleteArgs) -> Result<String,
     }
 }
 
-impl ToolHandler for NotesDelete {
-    fn descriptor(&self) -> &Tool {
-        &self.descriptor
-    }
-    fn required_capabilities(&self) -> &ClientCapabilities {
-        &self.requires
-    }
-    fn call<'a>(
-        &'a self,
-        ctx: &'a mut ToolContext,
-        args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move {
-            let args = parse_args::<DeleteArgs>(args)?;
-            notes_delete(ctx, args).await?.into_call_tool_result()
-        })
-    }
-}
-
-/// `echo`: returns its text.
-pub struct Echo {
-    descriptor: Tool,
-    requires: ClientCapabilities,
-}
-
-impl Default for Echo {
-    fn default() -> Self {
-        let mut descriptor = Tool::new("echo", input_schema::<EchoArgs>());
-        descriptor.description = Some("Echo the given text back".to_owned());
-        Self {
-            descriptor,
-            requires: ClientCapabilities::none(),
-        }
-    }
-}
-
-impl ToolHandler for Echo {
-    fn descriptor(&self) -> &Tool {
-        &self.descriptor
-    }
-    fn required_capabilities(&self) -> &ClientCapabilities {
-        &self.requires
-    }
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a mut ToolContext,
-        args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
-        Box::pin(async move { parse_args::<EchoArgs>(args)?.text.into_call_tool_result() })
-    }
+/// Echo the given text back
+#[tool(read_only)]
+pub async fn echo(args: EchoArgs) -> String {
+    args.text
 }
 
 /// A replay store that never refuses: every claim succeeds, so one accepted retry can be

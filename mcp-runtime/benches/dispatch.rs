@@ -3,9 +3,9 @@
 //! the accepted retry (replay claim in the in-memory store, in SQLite, and skipped), and a
 //! trivial echo tool.
 //!
-//! Also checks the retry-leg budget: the retry should cost no more than ~3x its own JSON parse
-//! + one HMAC verify + one HMAC sign; both sides are measured in the same run and the ratio is
-//! printed (`retry budget:` line on stderr).
+//! Also checks the retry-leg budget: the retry should cost no more than ~3x the sum of its own
+//! JSON parse, one HMAC verify and one HMAC sign; both sides are measured in the same run and
+//! the ratio is printed (`retry budget:` line on stderr).
 //!
 //! Run: `cargo bench -p mcp-runtime --bench dispatch`
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -31,7 +31,7 @@ use mcp_runtime::tool::{ToolError, ToolHandler};
 use mcp_types::{
     CallToolResult, ClientCapabilities, Implementation, InputSchema, JsonObject, Tool,
 };
-use notes::{Echo, NoReplay, Notes, NotesDelete};
+use notes::{NoReplay, Notes};
 use serde_json::{Value, json};
 use sha2::Sha256;
 use tokio::runtime::Runtime;
@@ -108,8 +108,8 @@ impl ToolHandler for Filler {
 
 fn server(store: Arc<dyn ReplayStore>) -> Server {
     let mut router = ToolRouter::new()
-        .with(NotesDelete::default())
-        .with(Echo::default());
+        .with(notes::notes_delete::default())
+        .with(notes::echo::default());
     for i in 0..18 {
         router = router.with(Filler::new(i));
     }

@@ -381,7 +381,7 @@ impl ToolContext {
             ));
         }
         let url = url.into();
-        let digest = binding_digest("elicitation/create#url", key, &Value::String(url.clone()));
+        let digest = binding_digest("elicitation/create#url", key, Value::String(url.clone()));
         let request = || InputRequest::Elicit(ElicitRequest::url(message, url));
         let decode = |v: &Value| {
             serde_json::from_value::<ElicitResult>(v.clone())

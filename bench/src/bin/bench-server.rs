@@ -9,7 +9,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use mcp_bench::notes::{Echo, NoReplay, Notes, NotesDelete};
+use mcp_bench::notes::{NoReplay, Notes, echo, notes_delete};
 use mcp_runtime::Principal;
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::{StateKey, StateKeyring};
@@ -39,11 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     let keyring = StateKeyring::new(StateKey::new("bench", BENCH_KEY)?, Vec::new())?;
     let server = Server::builder(Implementation::new("notes-bench", "0.1.0"))
-        .tools(
-            ToolRouter::new()
-                .with(NotesDelete::default())
-                .with(Echo::default()),
-        )
+        .tools(tools![notes_delete, echo])
         .state(Notes::demo())
         .state_keys(keyring)
         .replay_store(Arc::new(NoReplay))
