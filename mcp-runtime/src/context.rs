@@ -328,7 +328,7 @@ impl ToolContext {
                 "form schema failed to serialise: {e}"
             )))
         })?;
-        let digest = binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, &schema_value);
+        let digest = binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, schema_value);
         let request = || InputRequest::Elicit(ElicitRequest::form(message, schema));
         match self.lookup(key, digest)? {
             Lookup::Earlier(record) => {
@@ -381,7 +381,7 @@ impl ToolContext {
             ));
         }
         let url = url.into();
-        let digest = binding_digest("elicitation/create#url", key, &Value::String(url.clone()));
+        let digest = binding_digest("elicitation/create#url", key, Value::String(url.clone()));
         let request = || InputRequest::Elicit(ElicitRequest::url(message, url));
         let decode = |v: &Value| {
             serde_json::from_value::<ElicitResult>(v.clone())
@@ -471,11 +471,7 @@ impl ToolContext {
                 "sampling request failed to serialise: {e}"
             )))
         })?;
-        let digest = binding_digest(
-            mcp_types::METHOD_SAMPLING_CREATE_MESSAGE,
-            key,
-            &params_value,
-        );
+        let digest = binding_digest(mcp_types::METHOD_SAMPLING_CREATE_MESSAGE, key, params_value);
         self.resolve_typed::<CreateMessageResult>(key, digest, || {
             InputRequest::CreateMessage(CreateMessageRequest::new(params))
         })
@@ -501,7 +497,7 @@ impl ToolContext {
         if !self.capabilities.supports_roots() {
             return Err(missing(ClientCapabilities::none().with_roots()));
         }
-        let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, &Value::Null);
+        let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, Value::Null);
         Ok(self
             .resolve_typed::<ListRootsResult>(key, digest, || {
                 InputRequest::ListRoots(ListRootsRequest::new())
@@ -741,8 +737,14 @@ fn record_digest(record: &Value) -> Option<ArgDigest> {
 }
 
 /// Digest binding what was shown under `key`: the method, the key and the request body.
-fn binding_digest(method: &str, key: &str, body: &Value) -> ArgDigest {
-    canonical_digest(&json!({ "m": method, "k": key, "b": body }))
+/// Takes `body` by value: `json!` with a borrowed `Value` deep-clones it (the whole form
+/// schema, on every pass of an elicitation).
+fn binding_digest(method: &str, key: &str, body: Value) -> ArgDigest {
+    let mut object = serde_json::Map::with_capacity(3);
+    object.insert("m".to_owned(), Value::String(method.to_owned()));
+    object.insert("k".to_owned(), Value::String(key.to_owned()));
+    object.insert("b".to_owned(), body);
+    canonical_digest(&Value::Object(object))
 }
 
 fn missing(required: ClientCapabilities) -> ToolError {

@@ -109,9 +109,11 @@ impl<'de> Deserialize<'de> for ArgDigest {
 /// Stable under key reordering, whitespace and number spelling (`1` = `1.0`); any change of
 /// value changes it.
 pub fn canonical_digest(value: &Value) -> ArgDigest {
+    let mut out = Vec::with_capacity(256);
+    write_value(value, &mut out);
     let mut hasher = Sha256::new();
     hasher.update(DIGEST_DOMAIN);
-    hasher.update(canonical_json(value).as_bytes());
+    hasher.update(&out);
     ArgDigest(hasher.finalize().into())
 }
 
@@ -119,52 +121,56 @@ pub fn canonical_digest(value: &Value) -> ArgDigest {
 ///
 /// Exposed so operators and tests can see exactly what is hashed.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_value(value, &mut out);
-    out
+    // Every byte written is UTF-8 (ASCII punctuation, serde_json's string escaping, digits).
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-fn write_value(value: &Value, out: &mut String) {
+// Writes into bytes so strings and numbers are written in place, without a temporary
+// allocation each (the canonical form of a form schema has dozens of strings).
+fn write_value(value: &Value, out: &mut Vec<u8>) {
     match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Number(n) => write_number(n, out),
         Value::String(s) => write_string(s, out),
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_value(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
         Value::Object(map) => {
             let mut members: Vec<(&String, &Value)> = map.iter().collect();
             // `str` ordering is byte-wise on UTF-8, i.e. code point order.
             members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
+            out.push(b'{');
             for (i, (key, item)) in members.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_string(key, out);
-                out.push(':');
+                out.push(b':');
                 write_value(item, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
     }
 }
 
-fn write_string(s: &str, out: &mut String) {
-    // Serialising a `str` cannot fail; fall back to an escaped Debug form just in case so the
-    // function stays total without a panic path.
-    match serde_json::to_string(s) {
-        Ok(quoted) => out.push_str(&quoted),
-        Err(_) => out.push_str(&format!("{s:?}")),
+fn write_string(s: &str, out: &mut Vec<u8>) {
+    // Serialising a `str` into a Vec cannot fail; fall back to an escaped Debug form just in
+    // case so the function stays total without a panic path.
+    let mark = out.len();
+    if serde_json::to_writer(&mut *out, s).is_err() {
+        out.truncate(mark);
+        out.extend_from_slice(format!("{s:?}").as_bytes());
     }
 }
 
@@ -172,18 +178,18 @@ fn write_string(s: &str, out: &mut String) {
 const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
-fn write_number(n: &Number, out: &mut String) {
+fn write_number(n: &Number, out: &mut Vec<u8>) {
     if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
+        push_display(out, u);
         return;
     }
     if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
+        push_display(out, i);
         return;
     }
     let Some(f) = n.as_f64() else {
         // Not reachable without serde_json's arbitrary_precision; keep the original spelling.
-        out.push_str(&n.to_string());
+        push_display(out, n);
         return;
     };
     if f.is_finite() && f.fract() == 0.0 {
@@ -191,18 +197,28 @@ fn write_number(n: &Number, out: &mut String) {
             // Integral and in range: the cast is exact. `-0.0` lands here and prints `0`.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let u = f as u64;
-            out.push_str(&u.to_string());
+            push_display(out, u);
             return;
         }
         if (-TWO_POW_63..0.0).contains(&f) {
             #[allow(clippy::cast_possible_truncation)]
             let i = f as i64;
-            out.push_str(&i.to_string());
+            push_display(out, i);
             return;
         }
     }
     // serde_json prints finite f64 with ryu's shortest round-trip form.
-    out.push_str(&Number::from_f64(f).map_or_else(|| "null".to_owned(), |n| n.to_string()));
+    match Number::from_f64(f) {
+        Some(n) => push_display(out, n),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Appends `value`'s `Display` form without a temporary `String`.
+fn push_display(out: &mut Vec<u8>, value: impl std::fmt::Display) {
+    use std::io::Write as _;
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, "{value}");
 }
 
 #[cfg(test)]

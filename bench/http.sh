@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# HTTP load comparison: our bench-server vs the same server on the official Rust SDK (rmcp).
+#
+# Builds both in release mode, starts each pinned to one core, drives both with the shared kit
+# (perf-load.sh, wrk) case by case, alternating which server goes first, and prints one table:
+#   case, concurrency, req/s (ours, rmcp), ratio, p99 (ours, rmcp), server CPU us/request,
+#   peak RSS (VmHWM) of each process.
+#
+# usage: bench/http.sh
+# env:   DURATION=10s         per wrk run (DURATION=3s for a quick run)
+#        CONNS="1 32"         concurrency levels
+#        CASES="tools_list call_first call_retry echo"
+#        ROUNDS=1             runs per (case, concurrency, server); the median is reported
+#        SERVER_CPUS=0        core(s) the servers are pinned to (taskset -c)
+#        WRK_CPUS=1           core(s) wrk is pinned to
+#        OUR_PORT=8788 RMCP_PORT=8787
+#        KIT=/work/shared/bench          the benchmark kit (perf-load.sh, rmcp-notes/)
+#        CARGO_TARGET_DIR=<repo>/target  rmcp-notes builds into $CARGO_TARGET_DIR/rmcp-notes
+#        NO_BUILD=1           skip both builds (use existing binaries)
+# Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KIT=${KIT:-/work/shared/bench}
+[ -x "$KIT/perf-load.sh" ] || [ -f "$KIT/perf-load.sh" ] || { echo "no benchmark kit at $KIT (set KIT=...)" >&2; exit 2; }
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+RMCP_TARGET=$TARGET/rmcp-notes
+export DURATION=${DURATION:-10s}
+CONNS=${CONNS:-"1 32"}
+CASES=${CASES:-"tools_list call_first call_retry echo"}
+ROUNDS=${ROUNDS:-1}
+SERVER_CPUS=${SERVER_CPUS:-0}
+export WRK_CPUS=${WRK_CPUS:-1}
+OUR_PORT=${OUR_PORT:-8788}
+RMCP_PORT=${RMCP_PORT:-8787}
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
+
+if [ -z "${NO_BUILD:-}" ]; then
+  echo "building bench-server (release) ..." >&2
+  (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server)
+  echo "building rmcp-notes (release, cached-router) ..." >&2
+  CARGO_TARGET_DIR=$RMCP_TARGET nice -n 10 cargo build --release -q \
+    --manifest-path "$KIT/rmcp-notes/Cargo.toml" --features cached-router
+fi
+OUR_BIN=$TARGET/release/bench-server
+RMCP_BIN=$RMCP_TARGET/release/rmcp-notes
+[ -x "$OUR_BIN" ] && [ -x "$RMCP_BIN" ] || { echo "missing $OUR_BIN or $RMCP_BIN" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+start() { # start NAME BIN PORT -> sets PID_<NAME>
+  taskset -c "$SERVER_CPUS" "$2" "127.0.0.1:$3" 2>"$TMP/$1.log" &
+  local pid=$!
+  PIDS+=("$pid")
+  printf -v "PID_$1" '%s' "$pid"
+  for _ in $(seq 100); do
+    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$3/mcp" -X POST -d '{}' 2>/dev/null; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || { echo "$1 exited:" >&2; cat "$TMP/$1.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "$1 did not come up on port $3" >&2; exit 1
+}
+start ours "$OUR_BIN" "$OUR_PORT"
+start rmcp "$RMCP_BIN" "$RMCP_PORT"
+echo "ours: pid $PID_ours ($(head -1 "$TMP/ours.log"))" >&2
+echo "rmcp: pid $PID_rmcp" >&2
+
+run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us"
+  local pid_var="PID_$1" out err
+  out=$(SERVER_PID=${!pid_var} CONNS=$4 CASES=$3 bash "$KIT/perf-load.sh" "http://127.0.0.1:$2/mcp" 2>"$TMP/err") || {
+    echo "perf-load failed for $1 $3 c=$4:" >&2; cat "$TMP/err" >&2; exit 1; }
+  err=$(cat "$TMP/err")
+  local rps p99 cpu
+  read -r _ rps _ p99 <<<"$out"
+  cpu=$(sed -n 's/.*srv_cpu_us_per_req=\([0-9]*\).*/\1/p' <<<"$err")
+  grep -q 'non2xx=0 sockerr=0' <<<"$err" || echo "warning: $1 $3 c=$4: $err" >&2
+  echo "$rps $p99 ${cpu:-?}"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+round=0
+declare -A RES
+for c in $CONNS; do
+  for k in $CASES; do
+    for r in $(seq "$ROUNDS"); do
+      round=$((round + 1))
+      # Alternate which server is loaded first, so drift on a shared machine hits both.
+      if [ $((round % 2)) -eq 1 ]; then order="ours rmcp"; else order="rmcp ours"; fi
+      for s in $order; do
+        port_var=${s^^}_PORT; [ "$s" = ours ] && port_var=OUR_PORT
+        RES[$s,$k,$c,$r]=$(run_one "$s" "${!port_var}" "$k" "$c")
+        echo "  $s $k c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
+      done
+    done
+  done
+done
+
+hwm() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+RSS_OURS=$(hwm "$PID_ours"); RSS_RMCP=$(hwm "$PID_rmcp")
+
+printf '\n%-11s %4s %10s %10s %6s %9s %9s %8s %8s %10s %10s\n' \
+  case conc ours_rps rmcp_rps ratio ours_p99 rmcp_p99 ours_us rmcp_us ours_rss rmcp_rss
+for c in $CONNS; do
+  for k in $CASES; do
+    col() { for r in $(seq "$ROUNDS"); do awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$c,$r]}"; done | median; }
+    o_rps=$(col ours x 1); r_rps=$(col rmcp x 1)
+    o_p99=$(col ours x 2); r_p99=$(col rmcp x 2)
+    o_cpu=$(col ours x 3); r_cpu=$(col rmcp x 3)
+    ratio=$(awk -v a="$o_rps" -v b="$r_rps" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')
+    printf '%-11s %4s %10s %10s %6s %7sms %7sms %8s %8s %8sMB %8sMB\n' \
+      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$RSS_OURS" "$RSS_RMCP"
+  done
+done
+echo
+echo "ours = bench-server (benchmark mode: one-time replay claim skipped; all other checks run)"
+echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
+     "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request"

@@ -1,0 +1,65 @@
+//! Streamable HTTP benchmark server (stateless, JSON responses): the notes benchmark on this
+//! framework, for `bench/http.sh`.
+//!
+//! Usage: `bench-server [ADDR]` (default `127.0.0.1:8788`; loopback only).
+//!
+//! Benchmark mode: the one-time replay claim is skipped ([`mcp_bench::notes::NoReplay`]) so
+//! the accepted retry can repeat; every other per-request check runs.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use mcp_bench::notes::{NoReplay, Notes, echo, notes_delete};
+use mcp_runtime::Principal;
+use mcp_runtime::prelude::*;
+use mcp_runtime::state::{StateKey, StateKeyring};
+use mcp_runtime::transport::auth::AllowAnonymous;
+use mcp_runtime::transport::http::{HttpConfig, HttpServer};
+use mcp_types::Implementation;
+
+/// Fixed key so states survive a restart during a benchmark. A real server loads a key file.
+const BENCH_KEY: &[u8] = b"mcp-bench-request-state-key-0123456789abcdef";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let addr: SocketAddr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:8788".to_owned())
+        .parse()?;
+    if !addr.ip().is_loopback() {
+        return Err(
+            format!("refusing to bind {addr}: the benchmark server is loopback only").into(),
+        );
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve(addr))
+}
+
+async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
+    let keyring = StateKeyring::new(StateKey::new("bench", BENCH_KEY)?, Vec::new())?;
+    let server = Server::builder(Implementation::new("notes-bench", "0.1.0"))
+        .tools(tools![notes_delete, echo])
+        .state(Notes::demo())
+        .state_keys(keyring)
+        .replay_store(Arc::new(NoReplay))
+        .build()?;
+    let config = HttpConfig {
+        bind: addr,
+        ..HttpConfig::default()
+    };
+    let bound = HttpServer::new(
+        Arc::new(server),
+        Arc::new(AllowAnonymous(Principal::new("anonymous"))),
+    )
+    .with_config(config)
+    .bind()
+    .await?;
+    eprintln!(
+        "bench-server listening on http://{}/mcp (pid {}); benchmark mode: replay claim skipped",
+        bound.local_addr()?,
+        std::process::id()
+    );
+    bound.serve().await?;
+    Ok(())
+}
