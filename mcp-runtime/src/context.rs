@@ -44,7 +44,7 @@ use serde_json::{Map, Number, Value, json};
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
 use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
-use crate::state::{ArgDigest, StatePayload, canonical_digest};
+use crate::state::{ArgDigest, CorrelationId, StatePayload, canonical_digest};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
 
@@ -91,6 +91,8 @@ pub(crate) struct Mrtr {
     pub(crate) fresh_answers: Map<String, Value>,
     /// Whether this pass claimed `opened`'s nonce.
     pub(crate) claimed: bool,
+    /// Correlation ids minted on this pass (not yet in any sealed state).
+    pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
 }
 
 /// Where a keyed answer comes from.
@@ -174,6 +176,7 @@ impl ToolContext {
                 pending_bindings: BTreeMap::new(),
                 fresh_answers: Map::new(),
                 claimed: false,
+                new_correlations: BTreeMap::new(),
             },
         })
     }
@@ -363,26 +366,57 @@ impl ToolContext {
         }
     }
 
-    /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry,
-    /// `Accepted(())` means the user says they finished there. It proves nothing by itself:
-    /// check the out-of-band outcome (e.g. a token your callback stored for this principal)
-    /// before acting on it.
+    /// The runtime-minted [`CorrelationId`] of the out-of-band step under `key`: minted on
+    /// the first pass that asks for it, sealed into the signed `requestState`, and returned
+    /// unchanged on every later pass of the same flow (each flow gets its own).
     ///
-    /// Needs URL-mode elicitation in this request's capabilities (else `-32021`).
+    /// Use it to key your own record of the out-of-band step (e.g. "the user finished the
+    /// page for this principal and this correlation id"), never as part of the URL: give the
+    /// user an opaque link whose server-side record is bound to the principal and this id.
+    ///
+    /// # Errors
+    /// `-32603` when the OS random source fails.
+    pub fn correlation_id(&mut self, key: &str) -> Result<CorrelationId, ToolError> {
+        if let Some(id) = self
+            .mrtr
+            .opened
+            .as_ref()
+            .and_then(|state| state.correlations.get(key))
+        {
+            return Ok(*id);
+        }
+        if let Some(id) = self.mrtr.new_correlations.get(key) {
+            return Ok(*id);
+        }
+        let id = CorrelationId::random()
+            .map_err(|e| ToolError::protocol(ErrorObject::internal_error(e.to_string())))?;
+        self.mrtr.new_correlations.insert(key.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry
+    /// returns the user's answer.
+    ///
+    /// `Accepted(())` means only that the user agreed to open the URL. It proves nothing about
+    /// what happened there: check your own record of the out-of-band step (keyed by
+    /// [`ToolContext::correlation_id`] and the principal) and, when it is not complete yet, ask
+    /// again with [`ToolContext::elicit_url_again`]. Because an acceptance carries no data it
+    /// is not carried into later rounds: on a later pass, check your record *before* calling
+    /// this again.
+    ///
+    /// The URL must be `https://` or `http://`, must not be pre-authenticated (no credentials
+    /// or session in it: whoever opens the link must still prove who they are), and must not
+    /// contain a correlation id of this flow (`-32603` otherwise, a server bug).
+    ///
+    /// Needs URL-mode elicitation in this request's capabilities (else `-32021` with
+    /// `{"elicitation":{"url":{}}}`).
     pub async fn elicit_url(
         &mut self,
         key: &str,
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<Elicitation<()>, ToolError> {
-        if !self.capabilities.supports_url() {
-            return Err(missing(
-                ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
-            ));
-        }
-        let url = url.into();
-        let digest = binding_digest("elicitation/create#url", key, Value::String(url.clone()));
-        let request = || InputRequest::Elicit(ElicitRequest::url(message, url));
+        let (digest, request) = self.url_request(key, message, url)?;
         let decode = |v: &Value| {
             serde_json::from_value::<ElicitResult>(v.clone())
                 .ok()
@@ -400,22 +434,67 @@ impl ToolContext {
             Lookup::Fresh(response) => match decode(&response) {
                 Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
                 Some(answer) => {
+                    // One-time: a replayed acceptance is refused. Not recorded in the next
+                    // state: the handler's own record is the truth about the step.
                     self.claim().await?;
-                    self.mrtr
-                        .fresh_answers
-                        .insert(key.to_owned(), json!({ "s": digest, "r": response }));
                     Ok(answer)
                 }
                 None => {
-                    self.register(key, digest, request());
+                    self.register(key, digest, request);
                     Err(ToolError::input_required())
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request());
+                self.register(key, digest, request);
                 Err(ToolError::input_required())
             }
         }
+    }
+
+    /// Asks under `key` once more after [`ToolContext::elicit_url`] returned `Accepted(())`
+    /// but your record shows the out-of-band step is not finished. Return the result:
+    /// `return Err(ctx.elicit_url_again(key, message, url)?)`.
+    ///
+    /// # Errors
+    /// The same capability and URL checks as [`ToolContext::elicit_url`]; otherwise the
+    /// returned value is the input-required signal.
+    pub fn elicit_url_again(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ToolError, ToolError> {
+        let (digest, request) = self.url_request(key, message, url)?;
+        self.register(key, digest, request);
+        Ok(ToolError::input_required())
+    }
+
+    fn url_request(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<(ArgDigest, InputRequest), ToolError> {
+        if !self.capabilities.supports_url() {
+            return Err(missing(
+                ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
+            ));
+        }
+        let url = url.into();
+        check_url(&url, self.known_correlations())?;
+        let digest = binding_digest("elicitation/create#url", key, Value::String(url.clone()));
+        Ok((
+            digest,
+            InputRequest::Elicit(ElicitRequest::url(message, url)),
+        ))
+    }
+
+    fn known_correlations(&self) -> impl Iterator<Item = &CorrelationId> {
+        self.mrtr
+            .opened
+            .iter()
+            .flat_map(|s| s.correlations.values())
+            .chain(self.mrtr.new_correlations.values())
     }
 
     /// The raw `inputResponses` of this retry, present only when its `requestState` verified.
@@ -728,6 +807,25 @@ fn decode_elicit<F: ElicitForm>(
         ElicitAction::Decline => Elicitation::Declined,
         ElicitAction::Cancel => Elicitation::Cancelled,
     }))
+}
+
+/// Refuses URLs a client should not be sent: not http(s), or carrying a correlation id.
+fn check_url<'a>(
+    url: &str,
+    mut correlations: impl Iterator<Item = &'a CorrelationId>,
+) -> Result<(), ToolError> {
+    let scheme_ok = url.starts_with("https://") || url.starts_with("http://");
+    if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ToolError::protocol(ErrorObject::internal_error(
+            "URL elicitation needs an absolute https:// or http:// URL without spaces (server bug)",
+        )));
+    }
+    if correlations.any(|c| url.contains(&c.to_string())) {
+        return Err(ToolError::protocol(ErrorObject::internal_error(
+            "URL elicitation must not put the correlation id in the URL; link to an opaque id whose server-side record holds it (server bug)",
+        )));
+    }
+    Ok(())
 }
 
 fn record_digest(record: &Value) -> Option<ArgDigest> {

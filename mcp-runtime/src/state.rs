@@ -164,6 +164,41 @@ pub struct StatePayload {
     /// Random value for one-time use (claim it in a [`crate::replay::ReplayStore`]).
     #[serde(rename = "n")]
     pub nonce: Nonce,
+    /// Correlation ids minted by the runtime for out-of-band steps (URL-mode elicitation),
+    /// by input key; kept for the whole flow so the handler sees the same id on every pass.
+    #[serde(rename = "c", default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub correlations: BTreeMap<String, CorrelationId>,
+}
+
+/// A random 128-bit id tying an out-of-band step (e.g. a web page the user visits after a
+/// URL-mode elicitation) to one tool-call flow.
+///
+/// The runtime mints it and keeps it in the signed `requestState`, so a handler gets the same
+/// id on every pass of the flow ([`crate::context::ToolContext::correlation_id`]). It is not a
+/// secret (the client can read the state) and must not be put in the URL: give the user an
+/// opaque link whose server-side record holds the principal and this id instead.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CorrelationId(Nonce);
+
+impl CorrelationId {
+    /// A fresh id from the operating system's random source.
+    pub fn random() -> Result<Self, RandomnessUnavailable> {
+        Nonce::random().map(Self)
+    }
+}
+
+impl fmt::Debug for CorrelationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CorrelationId({})", self.0)
+    }
+}
+
+impl fmt::Display for CorrelationId {
+    /// Unpadded url-safe base64 (22 characters).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
 }
 
 impl StatePayload {
@@ -188,6 +223,7 @@ impl StatePayload {
             issued_at,
             expires_at: issued_at.saturating_add(ttl.as_secs()),
             nonce: Nonce::random()?,
+            correlations: BTreeMap::new(),
         })
     }
 

@@ -186,6 +186,7 @@ impl Server {
                 pending_bindings: Default::default(),
                 fresh_answers: Default::default(),
                 claimed: false,
+                new_correlations: Default::default(),
             },
         });
         // A panicking tool must not take the connection down with it: answer -32603.

@@ -71,6 +71,9 @@ pub(super) fn input_required(
         Some(previous) => previous.clone(),
     };
     payload.bindings = mrtr.pending_bindings.clone();
+    for (k, v) in &mrtr.new_correlations {
+        payload.correlations.insert(k.clone(), *v);
+    }
     let token = inner
         .keyring
         .seal(&payload)
