@@ -8,6 +8,8 @@
 pub mod __macro_support_v1;
 pub mod context;
 pub mod form;
+#[cfg(feature = "legacy-2025-11-25")]
+pub mod legacy;
 pub mod prelude;
 mod principal;
 pub mod replay;

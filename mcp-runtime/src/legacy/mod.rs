@@ -1,0 +1,54 @@
+//! An isolated adapter that speaks MCP **2025-11-25** to a pinned older peer, on top of the
+//! unchanged 2026-07-28 core.
+//!
+//! Compiled with the cargo feature `legacy-2025-11-25` (on by default). Nothing outside this
+//! module knows the older revision exists: tools still return input-required, and the
+//! adapter turns each round into live server-to-client requests.
+//!
+//! # What it speaks
+//!
+//! - `initialize`: the client's `protocolVersion` is answered with [`LEGACY_PROTOCOL_VERSION`]
+//!   (the only older revision supported; a client asking for another one gets ours and may
+//!   disconnect, as the 2025-11-25 negotiation rules say). Capabilities and `instructions`
+//!   come from the core's own `server/discover`, `serverInfo` from the server's
+//!   `Implementation`. The client's capabilities are remembered for the session and attached
+//!   to every request the adapter forwards.
+//! - `notifications/initialized`, `ping`, `notifications/cancelled` (drops the request).
+//! - Every other request (`tools/list`, `tools/call`, ...) is forwarded to the modern dispatch
+//!   with a synthesised `_meta` (protocol version, the session's client capabilities, and the
+//!   client's `progressToken`). When the result is `input_required`, each input request is
+//!   sent to the client as a JSON-RPC request (`elicitation/create`, `roots/list`,
+//!   `sampling/createMessage`) correlated by a server-chosen id; the answers are collected
+//!   into `inputResponses` and the call is re-dispatched with the echoed `requestState`,
+//!   looping for multi-round flows (bounded by [`MAX_ADAPTER_ROUNDS`]). Modern-only result
+//!   members (`resultType`, `ttlMs`, `cacheScope`) are removed from what the client sees.
+//! - URL-mode elicitations get the `elicitationId` 2025-11-25 requires (random, per request).
+//! - `notifications/roots/list_changed` is accepted and ignored: the adapter never caches
+//!   roots, it asks `roots/list` each time a tool needs them.
+//!
+//! # Security
+//!
+//! The adapter adds no authority. A legacy root list is delivered to the tool exactly like a
+//! modern `roots/list` answer and never authorizes anything: the server's own [`crate::scope`]
+//! policy still decides. The principal is the transport's (never `clientInfo`), the signed
+//! `requestState` and one-time claims work exactly as on the modern path, and the adapter never
+//! logs params or answers.
+//!
+//! # Eras per transport
+//!
+//! - stdio, per process ([`stdio::serve_auto`]): a first message `initialize` selects this
+//!   adapter; anything else (e.g. `server/discover`, or a request with modern `_meta`) runs
+//!   the modern transport for the whole process.
+//! - HTTP: not provided yet (see the crate's notes); modern HTTP stays sessionless.
+
+pub mod session;
+pub mod stdio;
+
+pub use session::LegacySession;
+
+/// The older protocol revision this adapter speaks.
+pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Most input rounds the adapter drives for one request before giving up with `-32603`
+/// (the core bounds rounds too; this guards against a client that keeps answering badly).
+pub const MAX_ADAPTER_ROUNDS: usize = 64;

@@ -1,0 +1,444 @@
+//! One 2025-11-25 session: the `initialize` handshake, then every request forwarded to the
+//! modern core, with input rounds turned into live server-to-client requests.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use mcp_types::{
+    CLIENT_CAPABILITIES_KEY, ErrorObject, JsonObject, JsonRpcErrorResponse, LOG_LEVEL_KEY,
+    PROTOCOL_VERSION_KEY, RequestId, SERVER_INFO_KEY,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
+use crate::transport::{CancellationToken, NotificationSink, RequestContext};
+use crate::{Principal, Server};
+
+/// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
+type ClientAnswer = Result<Value, Value>;
+
+/// One 2025-11-25 session over some byte transport.
+///
+/// The transport feeds it every message it reads ([`LegacySession::handle_request`],
+/// [`LegacySession::handle_notification`], [`LegacySession::deliver_response`]) and writes
+/// every message that appears on the outgoing channel given to [`LegacySession::new`]
+/// (server-to-client requests and notifications; responses are returned to the caller).
+pub struct LegacySession {
+    server: Server,
+    principal: Principal,
+    out: mpsc::Sender<Bytes>,
+    /// The client's capabilities from `initialize`, modern-shaped; `None` before it.
+    client_caps: Mutex<Option<Value>>,
+    /// `logging/setLevel`, forwarded as the modern per-request `logLevel`.
+    log_level: Mutex<Option<Value>>,
+    initialized: AtomicBool,
+    /// Our requests to the client still awaiting an answer, by id.
+    waiting: Mutex<HashMap<String, oneshot::Sender<ClientAnswer>>>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for LegacySession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacySession")
+            .field("principal", &self.principal)
+            .field("initialized", &self.initialized.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a forwarded request failed: an error object to answer the client with.
+type Failure = Value;
+
+impl LegacySession {
+    /// A session for `principal` (the transport's authenticated identity, never
+    /// `clientInfo`) that writes outgoing messages to `out`.
+    pub fn new(server: Server, principal: Principal, out: mpsc::Sender<Bytes>) -> Arc<Self> {
+        Arc::new(Self {
+            server,
+            principal,
+            out,
+            client_caps: Mutex::new(None),
+            log_level: Mutex::new(None),
+            initialized: AtomicBool::new(false),
+            waiting: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// Whether `initialize` succeeded on this session.
+    pub fn is_initialized(&self) -> bool {
+        self.client_caps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Handles one client request; returns the serialized response (result or error).
+    /// `cancel` aborts it (client `notifications/cancelled`, transport gone).
+    pub async fn handle_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        cancel: CancellationToken,
+    ) -> Bytes {
+        let outcome = match method {
+            "initialize" => self.initialize(params).await,
+            "ping" => Ok(json!({})),
+            _ if !self.is_initialized() => Err(error_value(ErrorObject::invalid_request(
+                "send `initialize` first: this server speaks 2025-11-25 on this connection only after the handshake",
+            ))),
+            "logging/setLevel" => self.set_level(&params),
+            _ => self.forward(id, method, params, &cancel).await,
+        };
+        match outcome {
+            Ok(result) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "result": result})),
+            Err(error) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "error": error})),
+        }
+    }
+
+    /// Handles one client notification (`notifications/initialized`,
+    /// `notifications/roots/list_changed`; others are ignored). `notifications/cancelled` is
+    /// the transport's job: it cancels the request's token.
+    pub fn handle_notification(&self, method: &str) {
+        match method {
+            "notifications/initialized" => self.initialized.store(true, Ordering::Relaxed),
+            // Roots are never cached: every tool that needs them asks `roots/list` afresh.
+            "notifications/roots/list_changed" => {
+                tracing::debug!("legacy: client roots changed (not cached; nothing to do)");
+            }
+            _ => {}
+        }
+    }
+
+    /// Routes a client response to the request of ours it answers. Returns `false` for a
+    /// response nobody is waiting for (unknown or already answered id).
+    pub fn deliver_response(&self, message: &Value) -> bool {
+        let Some(id) = message.get("id").map(Value::to_string) else {
+            return false;
+        };
+        let Some(tx) = self
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id)
+        else {
+            return false;
+        };
+        let answer = match (message.get("result"), message.get("error")) {
+            (Some(result), None) => Ok(result.clone()),
+            (None, Some(error)) => Err(error.clone()),
+            _ => Err(json!({"code": -32600, "message": "malformed response"})),
+        };
+        tx.send(answer).is_ok()
+    }
+
+    /// Fails every request of ours still waiting (the client went away).
+    pub fn close(&self) {
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+
+    async fn initialize(&self, params: JsonObject) -> Result<Value, Failure> {
+        if self.is_initialized() {
+            return Err(error_value(ErrorObject::invalid_request(
+                "this connection is already initialized; `initialize` is sent once",
+            )));
+        }
+        if !matches!(params.get("protocolVersion"), Some(Value::String(_))) {
+            return Err(error_value(ErrorObject::invalid_params(
+                "Invalid params: initialize needs \"protocolVersion\" (a string)",
+            )));
+        }
+        let caps = match params.get("capabilities") {
+            Some(Value::Object(c)) => modern_capabilities(c),
+            None => Value::Object(Map::new()),
+            Some(_) => {
+                return Err(error_value(ErrorObject::invalid_params(
+                    "Invalid params: \"capabilities\" must be an object",
+                )));
+            }
+        };
+        *self
+            .client_caps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(caps);
+        // Capabilities, instructions and serverInfo come from the core's own discover result.
+        let discover = self
+            .dispatch_once(
+                &RequestId::from("init"),
+                mcp_types::METHOD_SERVER_DISCOVER,
+                self.with_meta(JsonObject::new()),
+                &CancellationToken::new(),
+            )
+            .await;
+        let discover = match discover {
+            Ok(d) => d,
+            Err(e) => {
+                *self
+                    .client_caps
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = None;
+                return Err(e);
+            }
+        };
+        let mut result = Map::new();
+        result.insert("protocolVersion".into(), LEGACY_PROTOCOL_VERSION.into());
+        result.insert(
+            "capabilities".into(),
+            discover.get("capabilities").cloned().unwrap_or(json!({})),
+        );
+        let info = discover
+            .get("_meta")
+            .and_then(|m| m.get(SERVER_INFO_KEY))
+            .cloned()
+            .unwrap_or(json!({"name": "mcp-server", "version": "0"}));
+        result.insert("serverInfo".into(), info);
+        if let Some(instructions) = discover.get("instructions") {
+            result.insert("instructions".into(), instructions.clone());
+        }
+        Ok(Value::Object(result))
+    }
+
+    fn set_level(&self, params: &JsonObject) -> Result<Value, Failure> {
+        match params.get("level") {
+            Some(level @ Value::String(_)) => {
+                *self
+                    .log_level
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(level.clone());
+                Ok(json!({}))
+            }
+            _ => Err(error_value(ErrorObject::invalid_params(
+                "Invalid params: logging/setLevel needs \"level\", e.g. \"info\"",
+            ))),
+        }
+    }
+
+    /// The request's params with the modern `_meta` this session implies added (the client's
+    /// own `_meta` members, e.g. `progressToken`, are kept).
+    fn with_meta(&self, mut params: JsonObject) -> JsonObject {
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        meta.insert(
+            PROTOCOL_VERSION_KEY.into(),
+            mcp_types::LATEST_PROTOCOL_VERSION.into(),
+        );
+        let caps = self
+            .client_caps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or(json!({}));
+        meta.insert(CLIENT_CAPABILITIES_KEY.into(), caps);
+        if let Some(level) = self
+            .log_level
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            meta.insert(LOG_LEVEL_KEY.into(), level);
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        params
+    }
+
+    /// Forwards a request to the core, fulfilling input rounds through the client.
+    async fn forward(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<Value, Failure> {
+        let mut params = self.with_meta(params);
+        for _ in 0..MAX_ADAPTER_ROUNDS {
+            let mut result = self
+                .dispatch_once(id, method, params.clone(), cancel)
+                .await?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                strip_modern(&mut result);
+                return Ok(result);
+            }
+            let requests = match result.get_mut("inputRequests").map(Value::take) {
+                Some(Value::Object(r)) => r,
+                _ => Map::new(),
+            };
+            let mut responses = Map::new();
+            for (key, request) in requests {
+                let answer = self.ask_client(request, cancel).await?;
+                responses.insert(key, answer);
+            }
+            match result.get_mut("requestState").map(Value::take) {
+                Some(state @ Value::String(_)) => {
+                    params.insert("requestState".into(), state);
+                }
+                _ => {
+                    params.remove("requestState");
+                }
+            }
+            params.insert("inputResponses".into(), Value::Object(responses));
+        }
+        Err(error_value(ErrorObject::internal_error(format!(
+            "the request needed more than {MAX_ADAPTER_ROUNDS} rounds of input; giving up"
+        ))))
+    }
+
+    /// One pass through the modern dispatch; `Ok(result)` or `Err(error object)`.
+    async fn dispatch_once(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        cancel: &CancellationToken,
+    ) -> Result<Value, Failure> {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let ctx = RequestContext::new(
+            self.principal.clone(),
+            NotificationSink::from_sender(self.out.clone(), cancel.clone()),
+            cancel.clone(),
+        );
+        let Some(reply) = self.server.handle_value(request, ctx).await else {
+            return Err(error_value(ErrorObject::internal_error(
+                "the server produced no response",
+            )));
+        };
+        let mut response: Value = serde_json::from_slice(&reply.body).map_err(|e| {
+            error_value(ErrorObject::internal_error(format!(
+                "unreadable core response: {e}"
+            )))
+        })?;
+        if let Some(error) = response.get_mut("error") {
+            return Err(error.take());
+        }
+        match response.get_mut("result").map(Value::take) {
+            Some(result @ Value::Object(_)) => Ok(result),
+            _ => Err(error_value(ErrorObject::internal_error(
+                "core response without a result",
+            ))),
+        }
+    }
+
+    /// Sends one modern input request (`{method, params}`) to the client as a live
+    /// JSON-RPC request and waits for its answer.
+    async fn ask_client(
+        &self,
+        mut request: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, Failure> {
+        let method = request
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let mut params = match request.get_mut("params").map(Value::take) {
+            Some(Value::Object(p)) => p,
+            _ => Map::new(),
+        };
+        if method == mcp_types::METHOD_ELICITATION_CREATE
+            && params.get("mode").and_then(Value::as_str) == Some("url")
+            && !params.contains_key("elicitationId")
+        {
+            // 2025-11-25 URL mode requires an id the client can report completion under.
+            let id = crate::state::CorrelationId::random()
+                .map_err(|e| error_value(ErrorObject::internal_error(e.to_string())))?;
+            params.insert("elicitationId".into(), id.to_string().into());
+        }
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = Value::String(format!("srv-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_string(), tx);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let gone = || {
+            error_value(ErrorObject::internal_error(format!(
+                "the client did not answer `{method}` (connection closed or request cancelled)"
+            )))
+        };
+        if self.out.send(response_bytes(&message)).await.is_err() {
+            return Err(gone());
+        }
+        let answer = tokio::select! {
+            () = cancel.cancelled() => None,
+            answer = rx => answer.ok(),
+        };
+        match answer {
+            Some(Ok(result)) => Ok(result),
+            Some(Err(error)) => Err(error_value(ErrorObject::internal_error(format!(
+                "the client answered `{method}` with error {}: {}",
+                error.get("code").unwrap_or(&Value::Null),
+                error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+            )))),
+            None => {
+                self.waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&id.to_string());
+                Err(gone())
+            }
+        }
+    }
+}
+
+/// The client capabilities a 2025-11-25 client declared, in the modern shape (the two
+/// revisions agree on `elicitation`, `sampling` and `roots`; anything else is dropped).
+fn modern_capabilities(legacy: &JsonObject) -> Value {
+    let mut caps = Map::new();
+    for key in ["elicitation", "sampling", "roots"] {
+        if let Some(Value::Object(v)) = legacy.get(key) {
+            let mut v = v.clone();
+            // `roots.listChanged` has no meaning per request.
+            if key == "roots" {
+                v.remove("listChanged");
+            }
+            caps.insert(key.into(), Value::Object(v));
+        }
+    }
+    Value::Object(caps)
+}
+
+/// Removes members a 2025-11-25 client does not know.
+fn strip_modern(result: &mut Value) {
+    if let Value::Object(map) = result {
+        map.remove("resultType");
+        map.remove("ttlMs");
+        map.remove("cacheScope");
+        let empty = match map.get_mut("_meta") {
+            Some(Value::Object(meta)) => {
+                meta.remove(SERVER_INFO_KEY);
+                meta.is_empty()
+            }
+            _ => false,
+        };
+        if empty {
+            map.remove("_meta");
+        }
+    }
+}
+
+fn error_value(error: ErrorObject) -> Value {
+    serde_json::to_value(&error).unwrap_or_else(|_| json!({"code": -32603, "message": "error"}))
+}
+
+pub(super) fn response_bytes(message: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(message).unwrap_or_default())
+}
+
+/// A serialized error response (for the transport's own envelope errors).
+pub(super) fn error_response(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
+    Bytes::from(
+        serde_json::to_vec(&JsonRpcErrorResponse::new(id.cloned(), error)).unwrap_or_default(),
+    )
+}

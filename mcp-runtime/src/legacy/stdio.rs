@@ -1,0 +1,264 @@
+//! stdio with the era chosen per process: the first message decides.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use mcp_types::{ErrorObject, JsonObject, RequestId};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use super::session::{LegacySession, error_response};
+use crate::transport::stdio::{StdioConfig, serve};
+use crate::transport::{CancellationToken, McpService};
+use crate::{Principal, Server};
+
+/// Which revision a stdio process speaks, decided by its first message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// The first message was `initialize`: 2025-11-25 through the adapter.
+    Legacy,
+    /// Anything else (`server/discover`, a request with modern `_meta`, ...): 2026-07-28.
+    Modern,
+}
+
+/// Decides the era from the first line a client sent.
+pub fn era_of(first_line: &[u8]) -> Era {
+    match serde_json::from_slice::<Value>(first_line) {
+        Ok(v) if v.get("method").and_then(Value::as_str) == Some("initialize") => Era::Legacy,
+        _ => Era::Modern,
+    }
+}
+
+/// Serves stdin/stdout, picking the era from the first message (see [`serve_auto`]).
+///
+/// # Errors
+/// An I/O error reading stdin or writing stdout.
+pub async fn serve_stdio_auto(server: Server, principal: Principal) -> io::Result<()> {
+    serve_auto(
+        server,
+        principal,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        StdioConfig::default(),
+    )
+    .await
+}
+
+/// Serves one stdio connection: when the first message is `initialize`, the whole process
+/// speaks 2025-11-25 through the adapter; otherwise the first line is replayed into the modern
+/// [`crate::transport::stdio::serve`] unchanged.
+///
+/// # Errors
+/// An I/O error from `reader` or `writer`.
+pub async fn serve_auto<R, W>(
+    server: Server,
+    principal: Principal,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut reader = BufReader::new(reader);
+    let mut first = Vec::new();
+    loop {
+        first.clear();
+        let limit = u64::try_from(config.max_line_bytes).unwrap_or(u64::MAX);
+        let n = (&mut reader)
+            .take(limit.saturating_add(1))
+            .read_until(b'\n', &mut first)
+            .await?;
+        if n == 0 || !first.trim_ascii().is_empty() {
+            break;
+        }
+    }
+    if era_of(first.trim_ascii()) == Era::Legacy {
+        return serve_legacy(server, principal, first, reader, writer, config).await;
+    }
+    if !first.ends_with(b"\n") && !first.is_empty() {
+        first.push(b'\n');
+    }
+    let replay = std::io::Cursor::new(first).chain(reader);
+    let service: Arc<dyn McpService> = Arc::new(server);
+    serve(service, principal, replay, writer, config).await
+}
+
+type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
+
+async fn serve_legacy<R, W>(
+    server: Server,
+    principal: Principal,
+    first: Vec<u8>,
+    mut reader: BufReader<R>,
+    writer: W,
+    config: StdioConfig,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
+    let writer_task = tokio::spawn(write_loop(writer, rx));
+    let session = LegacySession::new(server, principal, tx.clone());
+    let in_flight: InFlight = Arc::default();
+    let mut tasks = JoinSet::new();
+    let mut line = first;
+    let limit = u64::try_from(config.max_line_bytes).unwrap_or(u64::MAX);
+    let read_result = loop {
+        while tasks.try_join_next().is_some() {}
+        let trimmed = line.trim_ascii();
+        if trimmed.len() > config.max_line_bytes {
+            let body = error_response(
+                None,
+                ErrorObject::invalid_request(format!(
+                    "message longer than {} bytes",
+                    config.max_line_bytes
+                )),
+            );
+            let _ = tx.send(body).await;
+        } else if !trimmed.is_empty() {
+            on_message(trimmed, &session, &tx, &in_flight, &mut tasks).await;
+        }
+        line.clear();
+        match (&mut reader)
+            .take(limit.saturating_add(1))
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) => break Ok(()),
+            Ok(_) => {}
+            Err(e) => break Err(e),
+        }
+    };
+    // EOF: requests waiting on the client cannot be answered any more.
+    session.close();
+    let _ = tokio::time::timeout(config.shutdown_grace, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    for token in in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .values()
+    {
+        token.cancel();
+    }
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+    drop(session);
+    drop(tx);
+    let written = writer_task.await.map_err(io::Error::other)?;
+    read_result.and(written)
+}
+
+async fn on_message(
+    raw: &[u8],
+    session: &Arc<LegacySession>,
+    tx: &mpsc::Sender<Bytes>,
+    in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) {
+    let value: Value = match serde_json::from_slice(raw) {
+        Ok(v) => v,
+        Err(_) => {
+            let _ = tx
+                .send(error_response(
+                    None,
+                    ErrorObject::parse_error("invalid JSON"),
+                ))
+                .await;
+            return;
+        }
+    };
+    let method = value.get("method").and_then(Value::as_str);
+    let id = value.get("id").and_then(RequestId::from_value);
+    match (method, id) {
+        // A response to one of our requests (elicitation/create, roots/list, ...).
+        (None, Some(_)) if value.get("result").is_some() || value.get("error").is_some() => {
+            if !session.deliver_response(&value) {
+                tracing::debug!("legacy stdio: response to no pending request ignored");
+            }
+        }
+        (Some("notifications/cancelled"), None) => {
+            let target = value
+                .get("params")
+                .and_then(|p| p.get("requestId"))
+                .map(Value::to_string);
+            if let Some(target) = target
+                && let Some(token) = in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get(&target)
+            {
+                token.cancel();
+            }
+        }
+        (Some(method), None) => session.handle_notification(method),
+        (Some(method), Some(id)) => {
+            let params = match value.get("params") {
+                Some(Value::Object(p)) => p.clone(),
+                None => JsonObject::new(),
+                Some(_) => {
+                    let body = error_response(
+                        Some(&id),
+                        ErrorObject::invalid_request("\"params\" must be an object"),
+                    );
+                    let _ = tx.send(body).await;
+                    return;
+                }
+            };
+            let key = serde_json::to_string(&id).unwrap_or_default();
+            let cancel = CancellationToken::new();
+            in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.clone(), cancel.clone());
+            let session = Arc::clone(session);
+            let tx = tx.clone();
+            let in_flight = Arc::clone(in_flight);
+            let method = method.to_owned();
+            tasks.spawn(async move {
+                let reply = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => None,
+                    reply = session.handle_request(&id, &method, params, cancel.clone()) => Some(reply),
+                };
+                in_flight
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .remove(&key);
+                if let Some(reply) = reply
+                    && !cancel.is_cancelled()
+                {
+                    let _ = tx.send(reply).await;
+                }
+                cancel.cancel();
+            });
+        }
+        _ => {
+            let body = error_response(
+                None,
+                ErrorObject::invalid_request("not a JSON-RPC request, notification or response"),
+            );
+            let _ = tx.send(body).await;
+        }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::Receiver<Bytes>,
+) -> io::Result<()> {
+    while let Some(message) = rx.recv().await {
+        writer.write_all(&message).await?;
+        writer.write_all(b"\n").await?;
+        writer.flush().await?;
+    }
+    Ok(())
+}
