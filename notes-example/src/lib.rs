@@ -3,11 +3,13 @@
 //!
 //! - [`notes`]: the domain (workspaces, notes, titles), on top of `mcp_runtime::scope`.
 //! - [`tools`]: `notes_list` and `notes_delete`, declared with `#[tool]`, and the server.
+//! - [`connect`]: `notes_connect_export`, an out-of-band step via URL-mode elicitation.
 //! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
 //! - [`demo`]: the in-process demo and its transcript.
 //! - [`cli`]: the command line.
 
 pub mod cli;
+pub mod connect;
 pub mod demo;
 pub mod notes;
 pub mod serve;

@@ -17,8 +17,9 @@ use mcp_runtime::transport::{
 };
 
 use crate::cli::{EXIT_USAGE, ServeArgs, local_user};
+use crate::connect::{self, ExportConnect};
 use crate::notes::Notes;
-use crate::tools::build_server;
+use crate::tools::build_server_with;
 
 /// Where requests come from.
 #[derive(Debug)]
@@ -213,18 +214,26 @@ async fn serve(prepared: Prepared) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let server = match build_server(prepared.notes, prepared.keys, store, prepared.state_ttl) {
+    let connect = ExportConnect::default();
+    let server = match build_server_with(
+        prepared.notes,
+        prepared.keys,
+        store,
+        prepared.state_ttl,
+        connect.clone(),
+    ) {
         Ok(server) => server,
         Err(e) => {
             eprintln!("notes-example: {e}");
             return 1;
         }
     };
-    let service: Arc<dyn McpService> = Arc::new(server);
+    let service: Arc<dyn McpService> = Arc::new(server.clone());
     match prepared.transport {
         Transport::Stdio => {
             tracing::info!(principal = %prepared.principal, "serving MCP on stdio");
-            match mcp_runtime::transport::stdio::serve_stdio(service, prepared.principal).await {
+            // The first message picks the era: `initialize` → 2025-11-25 adapter.
+            match mcp_runtime::legacy::stdio::serve_stdio_auto(server, prepared.principal).await {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("notes-example: stdio: {e}");
@@ -244,22 +253,32 @@ async fn serve(prepared: Prepared) -> i32 {
                 bind: addr,
                 ..HttpConfig::default()
             };
-            let bound = match HttpServer::new(service, auth)
-                .with_config(config)
-                .bind()
-                .await
-            {
-                Ok(bound) => bound,
+            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
+            let router = match http.router() {
+                Ok(router) => router.merge(connect::routes(connect.clone(), auth)),
+                Err(e) => {
+                    eprintln!("notes-example: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            let listener = match tokio::net::TcpListener::bind(addr).await {
+                Ok(listener) => listener,
                 Err(e) => {
                     eprintln!("notes-example: cannot listen on {addr}: {e}");
                     return EXIT_USAGE;
                 }
             };
-            match bound.local_addr() {
-                Ok(local) => tracing::info!("serving MCP on http://{local}/mcp"),
+            match listener.local_addr() {
+                Ok(local) => {
+                    connect.set_base_url(format!("http://{local}"));
+                    tracing::info!("serving MCP on http://{local}/mcp");
+                }
                 Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
             }
-            match bound.serve().await {
+            let served = axum::serve(listener, router)
+                .with_graceful_shutdown(mcp_runtime::transport::http::shutdown_signal())
+                .await;
+            match served {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("notes-example: http: {e}");

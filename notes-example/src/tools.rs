@@ -125,20 +125,42 @@ pub async fn notes_delete(
     }
 }
 
-/// The notes server: both tools, the notes state, and the given state keys, replay store and
-/// state lifetime.
+/// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: Notes,
     keys: mcp_runtime::state::StateKeyring,
     store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
     state_ttl: std::time::Duration,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
+    build_server_with(
+        notes,
+        keys,
+        store,
+        state_ttl,
+        crate::connect::ExportConnect::default(),
+    )
+}
+
+/// The notes server: both tools, the notes state, and the given state keys, replay store and
+/// state lifetime, and the connect flow's state.
+pub fn build_server_with(
+    notes: Notes,
+    keys: mcp_runtime::state::StateKeyring,
+    store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
+    state_ttl: std::time::Duration,
+    connect: crate::connect::ExportConnect,
+) -> Result<Server, mcp_runtime::server::BuildError> {
     Server::builder(Implementation::new(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
     ))
-    .tools(tools![notes_list, notes_delete])
+    .tools(tools![
+        notes_list,
+        notes_delete,
+        crate::connect::notes_connect_export
+    ])
     .state(notes)
+    .state(connect)
     .state_keys(keys)
     .replay_store(store)
     .state_ttl(state_ttl)
