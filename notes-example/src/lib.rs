@@ -2,11 +2,13 @@
 //! MCP tools, where every deletion needs the user's explicit, signed, single-use confirmation.
 //!
 //! - [`notes`]: the domain (workspaces, notes, titles), on top of `mcp_runtime::scope`.
+//! - [`backend`]: where notes live (files, SQLite, PostgreSQL) behind [`backend::NotesBackend`].
 //! - [`tools`]: `notes_list` and `notes_delete`, declared with `#[tool]`, and the server.
 //! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
 //! - [`demo`]: the in-process demo and its transcript.
 //! - [`cli`]: the command line.
 
+pub mod backend;
 pub mod cli;
 pub mod demo;
 pub mod notes;
