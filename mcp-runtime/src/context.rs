@@ -43,7 +43,9 @@ use serde_json::{Map, Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
-use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
+use crate::replay::{
+    ActionError, ClaimOutcome, PgTxMutation, ReplayError, ReplayStore, SqliteTxAction, TxAction,
+};
 use crate::state::{ArgDigest, CorrelationId, StatePayload, canonical_digest};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
@@ -57,6 +59,55 @@ pub enum Elicitation<T> {
     Declined,
     /// The user dismissed the request without choosing.
     Cancelled,
+}
+
+/// How an accepted answer changes the world, for [`ToolContext::elicit_with_mutation`].
+pub enum ClaimMutation<R> {
+    /// No change (e.g. the user did not tick "confirm"); the answer is still claimed once.
+    Done(R),
+    /// A standalone action run while the claim is held (see
+    /// [`ReplayStore::claim_with`]); make it convergent.
+    Standalone(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
+    /// Runs in the SQLite replay store's claim transaction.
+    Sqlite(SqliteTxAction<R>),
+    /// Runs in the PostgreSQL replay store's claim transaction.
+    Postgres(PgTxMutation<R>),
+}
+
+impl<R: Send + 'static> ClaimMutation<R> {
+    /// The same mutation, its value passed through `f`.
+    pub fn map<S: Send + 'static>(
+        self,
+        f: impl FnOnce(R) -> S + Send + 'static,
+    ) -> ClaimMutation<S> {
+        match self {
+            Self::Done(value) => ClaimMutation::Done(f(value)),
+            Self::Standalone(action) => {
+                ClaimMutation::Standalone(Box::new(move || action().map(f)))
+            }
+            Self::Sqlite(action) => ClaimMutation::Sqlite(Box::new(move |tx| action(tx).map(f))),
+            Self::Postgres(action) => ClaimMutation::Postgres(Box::new(move |tx| {
+                Box::pin(async move { action(tx).await.map(f) })
+            })),
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for ClaimMutation<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Done(_) => "ClaimMutation::Done",
+            Self::Standalone(_) => "ClaimMutation::Standalone",
+            Self::Sqlite(_) => "ClaimMutation::Sqlite",
+            Self::Postgres(_) => "ClaimMutation::Postgres",
+        })
+    }
+}
+
+fn put<R>(slot: &Mutex<Option<R>>, value: R) {
+    if let Ok(mut guard) = slot.lock() {
+        *guard = Some(value);
+    }
 }
 
 /// Application state registered with the server builder, by type.
@@ -308,6 +359,79 @@ impl ToolContext {
                     map.insert("x".to_owned(), Value::Bool(true));
                 }
                 let out = self.claim_with(move || mutation(value)).await?;
+                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                Ok(Elicitation::Accepted(out))
+            }
+        }
+    }
+
+    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns a [`ClaimMutation`]
+    /// saying *how* the accepted answer changes the world: not at all ([`ClaimMutation::Done`],
+    /// the claim is still made), by a standalone action under the claim
+    /// ([`ClaimMutation::Standalone`], as `elicit_with_commit`), or inside the replay store's
+    /// own database transaction ([`ClaimMutation::Sqlite`] / [`ClaimMutation::Postgres`]):
+    /// claim, mutation and `COMMIT` are one transaction, and any failure rolls back both.
+    ///
+    /// `mutation` itself runs before the claim and must not change anything; the change goes in
+    /// the closure it returns.
+    pub async fn elicit_with_mutation<F, R, M>(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        choices: F::Choices,
+        mutation: M,
+    ) -> Result<Elicitation<R>, ToolError>
+    where
+        F: ElicitForm,
+        R: Send + 'static,
+        M: FnOnce(F) -> ClaimMutation<R> + Send + 'static,
+    {
+        match self.resolve_elicit::<F>(key, message, &choices)? {
+            Resolved::Pending => Err(ToolError::input_required()),
+            Resolved::Ready(Elicitation::Accepted(_)) => Err(ToolError::tool(
+                "this confirmation was already carried out in an earlier round; restart the call",
+            )),
+            Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
+            Resolved::Claim(Elicitation::Declined, record) => {
+                self.claim().await?;
+                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                Ok(Elicitation::Declined)
+            }
+            Resolved::Ready(Elicitation::Cancelled)
+            | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
+            Resolved::Claim(Elicitation::Accepted(value), mut record) => {
+                if let Value::Object(map) = &mut record {
+                    map.insert("x".to_owned(), Value::Bool(true));
+                }
+                let out = match mutation(value) {
+                    ClaimMutation::Done(out) => {
+                        self.claim().await?;
+                        out
+                    }
+                    ClaimMutation::Standalone(action) => self.claim_with(action).await?,
+                    ClaimMutation::Sqlite(action) => {
+                        self.claim_in_tx(|slot| {
+                            TxAction::Sqlite(Box::new(move |tx| {
+                                let value = action(tx)?;
+                                put(&slot, value);
+                                Ok(())
+                            }))
+                        })
+                        .await?
+                    }
+                    ClaimMutation::Postgres(action) => {
+                        self.claim_in_tx(|slot| {
+                            TxAction::Postgres(Box::new(move |tx| {
+                                Box::pin(async move {
+                                    let value = action(tx).await?;
+                                    put(&slot, value);
+                                    Ok(())
+                                })
+                            }))
+                        })
+                        .await?
+                    }
+                };
                 self.mrtr.fresh_answers.insert(key.to_owned(), record);
                 Ok(Elicitation::Accepted(out))
             }
@@ -715,6 +839,47 @@ impl ToolContext {
             .mrtr
             .store
             .claim_with(state.nonce, state.expires_at_time(), action)
+            .await
+        {
+            Ok(ClaimOutcome::Claimed) => {
+                self.mrtr.claimed = true;
+                let value = slot.lock().ok().and_then(|mut g| g.take());
+                value.ok_or_else(|| {
+                    ToolError::protocol(ErrorObject::internal_error(
+                        "the committed mutation produced no value",
+                    ))
+                })
+            }
+            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
+            Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
+                "{e} (nothing was changed; the confirmation can be retried)"
+            ))),
+            Err(e) => Err(store_failed(&e)),
+        }
+    }
+
+    async fn claim_in_tx<R: Send + 'static>(
+        &mut self,
+        action: impl FnOnce(Arc<Mutex<Option<R>>>) -> TxAction,
+    ) -> Result<R, ToolError> {
+        if self.mrtr.claimed {
+            // A claim made earlier in this pass has committed already; a second transaction
+            // could not be atomic with it.
+            return Err(ToolError::protocol(ErrorObject::internal_error(
+                "a transactional mutation must be the first claim of its retry",
+            )));
+        }
+        let Some(state) = &self.mrtr.opened else {
+            return Err(ToolError::protocol(ErrorObject::internal_error(
+                "claim without request state",
+            )));
+        };
+        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
+        let action = action(Arc::clone(&slot));
+        match self
+            .mrtr
+            .store
+            .claim_in_tx(state.nonce, state.expires_at_time(), action)
             .await
         {
             Ok(ClaimOutcome::Claimed) => {

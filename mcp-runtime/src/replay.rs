@@ -24,6 +24,17 @@
 //! opposite order (commit, then act) would be unsafe: a crash after `COMMIT` would burn the
 //! nonce with the effect never applied and no way to retry. Write actions accordingly.
 //!
+//! # Claim and mutation in one database transaction
+//!
+//! When the data a handler mutates lives in the *same database* as the replay store, the
+//! convergence argument above is not needed: [`ReplayStore::claim_in_tx`] inserts the nonce and
+//! hands the very same transaction to a [`TxAction`], which re-checks whatever it must and
+//! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
+//! back. The primitives are [`SqliteReplayStore::claim_in`] and
+//! [`PostgresReplayStore::claim_in`], which claim inside a caller's transaction. The driver
+//! crates are re-exported ([`rusqlite`], [`tokio_postgres`], [`deadpool_postgres`]) so
+//! application code uses exactly the versions the stores do.
+//!
 //! # Expiry
 //!
 //! Claims carry the token's expiry. A claimed nonce must be remembered at least until then
@@ -45,6 +56,56 @@ pub use crate::state::Nonce;
 pub use memory::MemoryReplayStore;
 pub use postgres::PostgresReplayStore;
 pub use sqlite::SqliteReplayStore;
+
+/// The connection pool the PostgreSQL store uses (for application tables in the same database).
+pub use deadpool_postgres;
+/// The SQLite driver the SQLite store uses (for [`TxAction::Sqlite`]).
+pub use rusqlite;
+/// The PostgreSQL driver the PostgreSQL store uses (for [`TxAction::Postgres`]).
+pub use tokio_postgres;
+
+/// A mutation run inside the replay store's own claim transaction
+/// ([`ReplayStore::claim_in_tx`]).
+///
+/// The variant must match the store: a SQLite action for a [`SqliteReplayStore`], a PostgreSQL
+/// action for a [`PostgresReplayStore`]; anything else is [`ReplayError::TxMismatch`] and
+/// nothing is claimed.
+pub enum TxAction {
+    /// Runs on the store's blocking thread with its write transaction (`BEGIN IMMEDIATE`).
+    Sqlite(SqliteTxAction<()>),
+    /// Runs with the store's transaction, after the claiming `INSERT`.
+    Postgres(PgTxAction),
+}
+
+/// The PostgreSQL form of a [`TxAction`].
+pub type PgTxAction = PgTxMutation<()>;
+
+/// A mutation on a SQLite claim transaction, producing an `R`.
+pub type SqliteTxAction<R> =
+    Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<R, ActionError> + Send + 'static>;
+
+/// A mutation on a PostgreSQL claim transaction, producing an `R`.
+pub type PgTxMutation<R> = Box<
+    dyn for<'t> FnOnce(&'t tokio_postgres::Transaction<'t>) -> BoxFuture<'t, Result<R, ActionError>>
+        + Send
+        + 'static,
+>;
+
+impl TxAction {
+    /// `sqlite` or `postgres`, for error messages.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Self::Sqlite(_) => "sqlite",
+            Self::Postgres(_) => "postgres",
+        }
+    }
+}
+
+impl fmt::Debug for TxAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TxAction::{}", self.backend())
+    }
+}
 
 /// The result of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,6 +209,18 @@ pub enum ReplayError {
     /// A blocking worker task failed (runtime shutting down).
     #[error("replay store worker task failed: {0}")]
     Worker(String),
+    /// [`ReplayStore::claim_in_tx`] was given an action for another kind of database than
+    /// the store's (or the store has no transactions, like the memory store); nothing was
+    /// claimed.
+    #[error(
+        "the replay store ({store}) cannot run a {action} transaction; keep the replay store in the same database as the data the action changes"
+    )]
+    TxMismatch {
+        /// The store's kind.
+        store: &'static str,
+        /// The action's kind.
+        action: &'static str,
+    },
     /// The store specification passed to [`open_store`] is not understood.
     #[error("replay store `{spec}` not understood: {hint}")]
     InvalidSpec {
@@ -171,6 +244,7 @@ impl ReplayError {
             Self::Pool(_) => "pool",
             Self::Worker(_) => "worker",
             Self::InvalidSpec { .. } => "invalid_spec",
+            Self::TxMismatch { .. } => "tx_mismatch",
         }
     }
 }
@@ -198,6 +272,25 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         expires_at: SystemTime,
         action: ClaimAction,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
+
+    /// Claims `nonce` and runs `action` in the *same database transaction*; one `COMMIT`
+    /// makes both durable, any failure rolls both back (the nonce stays claimable).
+    ///
+    /// `AlreadyUsed` means the action did not run. Stores without transactions (memory), or
+    /// an action for another database kind, give [`ReplayError::TxMismatch`] without claiming.
+    fn claim_in_tx(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: TxAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        let _ = (nonce, expires_at);
+        let err = ReplayError::TxMismatch {
+            store: "memory",
+            action: action.backend(),
+        };
+        Box::pin(async move { Err(err) })
+    }
 
     /// Deletes claims whose expiry has passed; returns how many were deleted.
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>>;

@@ -38,6 +38,8 @@ pub enum Command {
     Demo,
     /// Serve MCP over stdio or Streamable HTTP.
     Serve(ServeArgs),
+    /// Load the Markdown notes of DIR into a database backend (seed data for a fleet).
+    Import(ImportArgs),
     /// Print a fresh state-key line (`KID:BASE64KEY`) for a --state-key-file.
     Keygen {
         /// The key id to put in front of the key.
@@ -64,8 +66,20 @@ pub struct ServeArgs {
     /// request runs as. Default: the local user name.
     #[arg(long)]
     pub principal: Option<String>,
-    /// Replay store: `sqlite:PATH`, `memory`, or `postgres://...`. Default: a SQLite file in
-    /// the user's data directory.
+    /// Where notes live: `fs` (the Markdown files of the --workspace directories),
+    /// `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`. A database also holds the replay
+    /// store, so each deletion commits in the same transaction as its confirmation's claim.
+    #[arg(
+        long,
+        value_name = "fs|sqlite:PATH|postgres://...",
+        default_value = "fs"
+    )]
+    pub notes: String,
+    /// Table of a database --notes backend.
+    #[arg(long, value_name = "NAME", default_value = crate::backend::DEFAULT_TABLE)]
+    pub notes_table: String,
+    /// Replay store: `sqlite:PATH`, `memory`, or `postgres://...`. Default: the --notes
+    /// database, else a SQLite file in the user's data directory.
     #[arg(long, value_name = "SPEC")]
     pub store: Option<String>,
     /// File of state-signing keys (`KID:BASE64KEY` lines, first signs). Default: a random key
@@ -83,6 +97,24 @@ pub struct ServeArgs {
     pub auth_file: Option<PathBuf>,
 }
 
+/// Options of `notes-example import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The database: `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`.
+    #[arg(long, value_name = "sqlite:PATH|postgres://...")]
+    pub notes: String,
+    /// Table of the database backend.
+    #[arg(long, value_name = "NAME", default_value = crate::backend::DEFAULT_TABLE)]
+    pub notes_table: String,
+    /// The workspace URI the notes are filed under (what clients send as workspaceUri and
+    /// `serve --workspace` grants). Default: the file: URI of DIR.
+    #[arg(long, value_name = "URI")]
+    pub workspace_uri: Option<String>,
+    /// The directory of Markdown notes to load.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
 const SERVE_HELP: &str = "\
 Workspaces: every --workspace DIR is granted to the default principal (--principal, else the \
 local user); --workspace alice=DIR grants DIR to the principal `alice` only. A client names a \
@@ -95,7 +127,15 @@ characters of [A-Za-z0-9-._~+/] (e.g. `openssl rand -base64 32`); clients send \
 --auth-file, HTTP serves only on loopback and every request runs as the default principal.
 
 Several processes given the same --store and --state-key-file act as one stateless server: any \
-of them can finish a confirmation another one started, and each confirmation is used once.";
+of them can finish a confirmation another one started, and each confirmation is used once.
+
+Database notes (--notes sqlite:PATH or postgres://...): --workspace DIR names the workspace URI \
+file://DIR (the directory need not exist); load notes with `notes-example import`. The replay \
+store is the same database.
+
+State keys: the first line of --state-key-file signs, every line verifies. To rotate across a \
+fleet with no failed flow: deploy [old, new] everywhere (all verify the new key), then [new, old] \
+(all sign with it), then [new] once --state-ttl has passed.";
 
 impl ServeArgs {
     /// The state lifetime as a duration.

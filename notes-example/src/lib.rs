@@ -2,12 +2,14 @@
 //! MCP tools, where every deletion needs the user's explicit, signed, single-use confirmation.
 //!
 //! - [`notes`]: the domain (workspaces, notes, titles), on top of `mcp_runtime::scope`.
+//! - [`backend`]: where notes live (files, SQLite, PostgreSQL) behind [`backend::NotesBackend`].
 //! - [`tools`]: `notes_list` and `notes_delete`, declared with `#[tool]`, and the server.
 //! - [`connect`]: `notes_connect_export`, an out-of-band step via URL-mode elicitation.
 //! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
 //! - [`demo`]: the in-process demo and its transcript.
 //! - [`cli`]: the command line.
 
+pub mod backend;
 pub mod cli;
 pub mod connect;
 pub mod demo;

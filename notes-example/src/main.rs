@@ -29,6 +29,7 @@ fn main() {
     };
     let code = match cli.command {
         None | Some(Command::Demo) => notes_example::demo::run(),
+        Some(Command::Import(args)) => notes_example::serve::import(&args),
         Some(Command::Keygen { kid }) => {
             match mcp_runtime::state::StateKeyring::generate_key_line(&kid) {
                 Ok(line) => {

@@ -56,6 +56,17 @@ pub enum NotesError {
         /// The text searched for.
         needle: String,
     },
+    /// The confirmed note's title no longer matches the search the user confirmed.
+    #[error(
+        "the note {id:?} no longer matches the title searched for; nothing was deleted. Search again"
+    )]
+    NoLongerMatches {
+        /// The note id.
+        id: String,
+    },
+    /// The notes database failed or is misconfigured.
+    #[error("{0}")]
+    Backend(String),
 }
 
 /// The notes service state: which workspaces each principal may open.
@@ -164,6 +175,24 @@ impl NotesWorkspace {
         let rel = note_path(id)?;
         self.ws.remove_file(&rel)?;
         Ok(rel.as_str().to_owned())
+    }
+
+    /// The title of the note `id`, or `None` when no such file exists (any more).
+    pub fn title_if_note(&self, id: &str) -> Result<Option<String>, NotesError> {
+        let rel = note_path(id)?;
+        match self.ws.dir().symlink_metadata(rel.as_path()) {
+            Ok(_) => Ok(Some(self.title_of(&rel))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            // Anything else (a parent that is a link, say) is for the unlink's containment
+            // check to refuse.
+            Err(_) => Ok(Some(self.title_of(&rel))),
+        }
+    }
+
+    /// The text of the note `id` (at most [`MAX_NOTE_BYTES`]).
+    pub fn read_note(&self, id: &str) -> Result<String, NotesError> {
+        let rel = note_path(id)?;
+        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
     }
 
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.

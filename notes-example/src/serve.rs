@@ -16,7 +16,8 @@ use mcp_runtime::transport::{
     AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService,
 };
 
-use crate::cli::{EXIT_USAGE, ServeArgs, local_user};
+use crate::backend::{NotesSpec, NotesStore, UriGrants};
+use crate::cli::{EXIT_USAGE, ImportArgs, ServeArgs, local_user};
 use crate::connect::{self, ExportConnect};
 use crate::notes::Notes;
 use crate::tools::build_server_with;
@@ -43,8 +44,8 @@ pub struct Prepared {
     pub transport: Transport,
     /// The default principal (stdio's identity; owner of bare `--workspace`s).
     pub principal: Principal,
-    /// The workspaces each principal may use.
-    pub notes: Notes,
+    /// Where notes live and which workspaces each principal may use.
+    pub notes: NotesConfig,
     /// State-signing keys.
     pub keys: StateKeyring,
     /// Replay store spec for [`open_store`].
@@ -55,6 +56,38 @@ pub struct Prepared {
     pub sandbox_rw: Option<Vec<PathBuf>>,
     /// Paths granted read-only by the sandbox.
     pub sandbox_ro: Vec<PathBuf>,
+}
+
+/// The notes backend to open once the async runtime runs.
+#[derive(Debug)]
+pub enum NotesConfig {
+    /// Markdown files in the granted directories.
+    Fs(Notes),
+    /// A database (SQLite or PostgreSQL) holding notes and the replay store.
+    Db {
+        /// Which database.
+        spec: NotesSpec,
+        /// The notes table.
+        table: String,
+        /// The workspace URIs each principal may use.
+        grants: UriGrants,
+    },
+}
+
+impl NotesConfig {
+    /// Opens the backend.
+    pub async fn open(self) -> Result<NotesStore, crate::notes::NotesError> {
+        match self {
+            Self::Fs(notes) => Ok(notes.into()),
+            Self::Db {
+                spec,
+                table,
+                grants,
+            } => spec.open_db(&table, grants).await?.ok_or_else(|| {
+                crate::notes::NotesError::Backend("files are not a database".into())
+            }),
+        }
+    }
 }
 
 /// A configuration problem: one line, exit code 2.
@@ -89,9 +122,21 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
     }
     let principal = Principal::new(principal_name.as_str());
 
+    let spec = NotesSpec::parse(&args.notes).map_err(ConfigError)?;
     let mut policy = ScopePolicy::new();
+    let mut grants = UriGrants::new();
     let mut rw = Vec::new();
     for (who, dir) in args.workspace_grants(&principal_name) {
+        if spec != NotesSpec::Fs {
+            // Database notes: the directory only names the workspace URI.
+            let absolute = std::path::absolute(&dir).map_err(|e| {
+                ConfigError(format!("workspace {} is not usable: {e}", dir.display()))
+            })?;
+            let uri = mcp_runtime::scope::WorkspaceUri::from_path(&absolute)
+                .map_err(|e| ConfigError(format!("workspace {}: {e}", dir.display())))?;
+            grants = grants.allow(Principal::new(who.as_str()), uri);
+            continue;
+        }
         std::fs::read_dir(&dir)
             .map_err(|e| ConfigError(format!("workspace {} cannot be read: {e}", dir.display())))?;
         policy = policy
@@ -107,9 +152,16 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         None => StateKeyring::generate().map_err(|e| ConfigError(e.to_string()))?,
     };
 
-    let store = match &args.store {
-        Some(spec) => spec.trim().to_owned(),
-        None => default_store()?,
+    let store = match (&args.store, spec.store_spec()) {
+        (Some(store), Some(db)) if store.trim() != db => {
+            return Err(ConfigError(format!(
+                "--store must be the --notes database ({}) so a deletion commits with its confirmation's claim; drop --store",
+                args.notes.split('@').next_back().unwrap_or("the database")
+            )));
+        }
+        (Some(store), _) => store.trim().to_owned(),
+        (None, Some(db)) => db,
+        (None, None) => default_store()?,
     };
     let mut ro = Vec::new();
     if let Some(path) = store.strip_prefix("sqlite:") {
@@ -161,7 +213,14 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
     Ok(Prepared {
         transport,
         principal,
-        notes: Notes::new(policy),
+        notes: match spec {
+            NotesSpec::Fs => NotesConfig::Fs(Notes::new(policy)),
+            spec => NotesConfig::Db {
+                spec,
+                table: args.notes_table.clone(),
+                grants,
+            },
+        },
         keys,
         store,
         state_ttl: args.state_ttl(),
@@ -214,9 +273,16 @@ async fn serve(prepared: Prepared) -> i32 {
             return EXIT_USAGE;
         }
     };
+    let notes = match prepared.notes.open().await {
+        Ok(notes) => notes,
+        Err(e) => {
+            eprintln!("notes-example: notes backend: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let connect = ExportConnect::default();
     let server = match build_server_with(
-        prepared.notes,
+        notes,
         prepared.keys,
         store,
         prepared.state_ttl,
@@ -271,7 +337,9 @@ async fn serve(prepared: Prepared) -> i32 {
             match listener.local_addr() {
                 Ok(local) => {
                     connect.set_base_url(format!("http://{local}"));
-                    tracing::info!("serving MCP on http://{local}/mcp");
+                    // Printed whatever the log filter: with `--http 127.0.0.1:0` this line is
+                    // how a supervisor or test learns the port the kernel picked.
+                    eprintln!("notes-example: listening on http://{local}/mcp");
                 }
                 Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
             }
@@ -287,4 +355,75 @@ async fn serve(prepared: Prepared) -> i32 {
             }
         }
     }
+}
+
+/// `notes-example import`: loads the Markdown notes of a directory into a database backend
+/// (inserting or replacing by id). Returns the process exit code.
+pub fn import(args: &ImportArgs) -> i32 {
+    match import_inner(args) {
+        Ok(count) => {
+            println!("imported {count} notes");
+            0
+        }
+        Err(e) => {
+            eprintln!("notes-example: import: {e}");
+            EXIT_USAGE
+        }
+    }
+}
+
+fn import_inner(args: &ImportArgs) -> Result<u64, ConfigError> {
+    let spec = NotesSpec::parse(&args.notes).map_err(ConfigError)?;
+    if spec == NotesSpec::Fs {
+        return Err(ConfigError(
+            "--notes must be a database (sqlite:PATH or postgres://...)".into(),
+        ));
+    }
+    let me = Principal::new("import");
+    let policy = ScopePolicy::new()
+        .allow(me.clone(), &args.dir)
+        .map_err(|e| ConfigError(e.to_string()))?;
+    let root = policy
+        .roots_for(&me)
+        .into_iter()
+        .next()
+        .ok_or_else(|| ConfigError("the directory could not be opened".into()))?;
+    let ws = Notes::new(policy)
+        .open(&me, &root.to_string())
+        .map_err(|e| ConfigError(e.to_string()))?;
+    let mut records = Vec::new();
+    for note in ws.list().map_err(|e| ConfigError(e.to_string()))? {
+        let body = ws
+            .read_note(&note.id)
+            .map_err(|e| ConfigError(format!("{}: {e}", note.id)))?;
+        records.push(crate::backend::NoteRecord {
+            id: note.id,
+            title: note.title,
+            body,
+        });
+    }
+    let target = match &args.workspace_uri {
+        Some(uri) => mcp_runtime::scope::WorkspaceUri::parse(uri)
+            .map_err(|e| ConfigError(format!("--workspace-uri: {e}")))?,
+        None => root,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ConfigError(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        // Also creates the replay table, so a fresh database is ready to serve.
+        mcp_runtime::replay::open_store(&spec.store_spec().unwrap_or_default())
+            .await
+            .map_err(|e| ConfigError(e.to_string()))?;
+        let backend = spec
+            .open_db(&args.notes_table, UriGrants::new())
+            .await
+            .map_err(|e| ConfigError(e.to_string()))?
+            .ok_or_else(|| ConfigError("not a database".into()))?;
+        backend
+            .import(&target, records)
+            .await
+            .map_err(|e| ConfigError(e.to_string()))
+    })
 }

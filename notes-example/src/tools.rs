@@ -5,9 +5,9 @@
 //! and a deletion happens only inside the runtime's one-time claim of the signed confirmation.
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::ActionError;
 
-use crate::notes::{Note, Notes, NotesError};
+use crate::backend::NotesStore;
+use crate::notes::{Note, NotesError, title_matches};
 
 /// The `elicitation/create` key of the deletion form.
 pub const DELETE_CHOICE_KEY: &str = "delete_choice";
@@ -60,13 +60,12 @@ pub struct DeleteChoice {
 #[tool(read_only)]
 pub async fn notes_list(
     ctx: &mut ToolContext,
-    State(notes): State<Notes>,
+    State(notes): State<NotesStore>,
     args: ListArgs,
 ) -> Result<Json<NoteList>, ToolError> {
-    let ws = notes.open(ctx.principal(), &args.workspace_uri)?;
-    let listed = ws.list()?;
+    let (uri, listed) = notes.list(ctx.principal(), &args.workspace_uri).await?;
     Ok(Json(NoteList {
-        workspace_uri: ws.uri().to_string(),
+        workspace_uri: uri.to_string(),
         notes: listed,
     }))
 }
@@ -76,11 +75,14 @@ pub async fn notes_list(
 #[tool(destructive, requires(form_elicitation))]
 pub async fn notes_delete(
     ctx: &mut ToolContext,
-    State(notes): State<Notes>,
+    State(notes): State<NotesStore>,
     args: DeleteArgs,
 ) -> Result<String, ToolError> {
-    let ws = notes.open(ctx.principal(), &args.workspace_uri)?;
-    let hits = ws.matching(&args.title)?;
+    let (_, listed) = notes.list(ctx.principal(), &args.workspace_uri).await?;
+    let hits: Vec<Note> = listed
+        .into_iter()
+        .filter(|n| title_matches(&n.title, &args.title))
+        .collect();
     if hits.is_empty() {
         return Err(ToolError::tool(format!(
             "No note title contains {:?}; nothing was deleted. Call notes_list to see the titles.",
@@ -98,18 +100,20 @@ pub async fn notes_delete(
     };
     let choices =
         DeleteChoice::choices().note_id(hits.iter().map(|n| (n.id.clone(), n.title.clone())));
-    let target = ws.clone();
-    // The unlink runs inside the one-time claim: with a SQL store, claim and deletion commit
-    // together, and a second use of the same confirmation (on any instance) deletes nothing.
+    // The deletion runs under the one-time claim: files are unlinked while the claim's
+    // transaction is open (convergently); database notes are deleted *in* that transaction,
+    // after re-checking authorization, existence and the match. A second use of the same
+    // confirmation (on any instance) deletes nothing.
+    let principal = ctx.principal().clone();
+    let (uri, needle) = (args.workspace_uri.clone(), args.title.clone());
     let outcome = ctx
-        .elicit_with_commit::<DeleteChoice, _, _>(DELETE_CHOICE_KEY, message, choices, move |c| {
+        .elicit_with_mutation::<DeleteChoice, _, _>(DELETE_CHOICE_KEY, message, choices, move |c| {
             if !c.confirm {
-                return Ok(None);
+                return ClaimMutation::Done(None);
             }
-            target
-                .delete_convergent(&c.note_id)
-                .map_err(ActionError::new)?;
-            Ok(Some(c.note_id))
+            notes
+                .delete_mutation(&principal, &uri, &needle, c.note_id)
+                .map(Some)
         })
         .await?;
     match outcome {
@@ -127,7 +131,7 @@ pub async fn notes_delete(
 
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
-    notes: Notes,
+    notes: impl Into<NotesStore>,
     keys: mcp_runtime::state::StateKeyring,
     store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
     state_ttl: std::time::Duration,
@@ -144,7 +148,7 @@ pub fn build_server(
 /// The notes server: both tools, the notes state, and the given state keys, replay store and
 /// state lifetime, and the connect flow's state.
 pub fn build_server_with(
-    notes: Notes,
+    notes: impl Into<NotesStore>,
     keys: mcp_runtime::state::StateKeyring,
     store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
     state_ttl: std::time::Duration,
@@ -159,7 +163,7 @@ pub fn build_server_with(
         notes_delete,
         crate::connect::notes_connect_export
     ])
-    .state(notes)
+    .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)
     .replay_store(store)

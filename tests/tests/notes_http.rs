@@ -51,7 +51,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let stderr = server.stderr();
-        if let Some(rest) = stderr.split("http://").nth(1) {
+        if let Some(rest) = stderr.split("listening on http://").nth(1) {
             let addr = rest.split('/').next().unwrap();
             return (server, addr.parse().unwrap());
         }
@@ -170,4 +170,128 @@ fn bearer_tokens_pick_the_principal_and_its_workspaces() {
         bobs_own["result"]["structuredContent"]["notes"][0]["id"],
         "bob.md"
     );
+}
+
+fn delete_call(id: i64, args: &Value) -> Value {
+    rpc(
+        id,
+        "tools/call",
+        call_params("notes_delete", args.clone(), form_caps()),
+    )
+}
+
+fn delete_retry(id: i64, args: &Value, response: Value, state: &str) -> Value {
+    rpc(
+        id,
+        "tools/call",
+        retry_params(
+            "notes_delete",
+            args.clone(),
+            form_caps(),
+            json!({ DELETE_KEY: response }),
+            state,
+        ),
+    )
+}
+
+fn post(addr: SocketAddr, message: &Value) -> Value {
+    let response = http_post(addr, Some(ALICE), message).unwrap();
+    assert_eq!(response.status, 200, "{response:?}");
+    response.json().unwrap()
+}
+
+fn lesson_intact(fx: &NotesFixture) -> bool {
+    [
+        "tps-report.md",
+        "tps-report-draft.md",
+        "2025/tps-2025.md",
+        "shopping.md",
+    ]
+    .iter()
+    .all(|id| fx.exists(id))
+}
+
+/// The whole confirmation flow over Streamable HTTP, one POST per leg: the form offers
+/// exactly the matches; cancel keeps the state retryable; decline completes without an error
+/// and uses the state up; accept deletes exactly the chosen note; a replayed accept is refused.
+#[test]
+fn full_confirmation_flow_over_streamable_http() {
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start(&fx);
+    let args = fx.delete_args("tps");
+
+    // Form: every match offered, nothing deleted yet.
+    let first = post(addr, &delete_call(10, &args));
+    assert_eq!(result_type(&first), Some("input_required"), "{first}");
+    assert_eq!(
+        offered_ids(&first),
+        ["2025/tps-2025.md", "tps-report-draft.md", "tps-report.md"]
+    );
+    assert_eq!(
+        first["result"]["inputRequests"][DELETE_KEY]["method"],
+        "elicitation/create"
+    );
+    let state = request_state(&first).unwrap();
+    assert!(lesson_intact(&fx));
+
+    // Cancel: not a success, nothing deleted, state still usable.
+    let cancelled = post(
+        addr,
+        &delete_retry(11, &args, json!({"action": "cancel"}), &state),
+    );
+    assert!(!is_success(&cancelled), "{cancelled}");
+    assert!(lesson_intact(&fx));
+
+    // Accept after the cancel: exactly the chosen note goes.
+    let done = post(
+        addr,
+        &delete_retry(12, &args, choose("tps-report.md", true), &state),
+    );
+    assert!(is_success(&done), "{done}");
+    assert!(text(&done).contains("tps-report.md"), "{done}");
+    assert!(!fx.exists("tps-report.md"));
+    assert!(fx.exists("tps-report-draft.md") && fx.exists("2025/tps-2025.md"));
+
+    // Replay of the accepted confirmation, with the note restored: refused, nothing deleted.
+    std::fs::write(fx.notes.join("tps-report.md"), "# TPS report\n").unwrap();
+    let replay = post(
+        addr,
+        &delete_retry(13, &args, choose("tps-report.md", true), &state),
+    );
+    assert!(is_refusal(&replay), "{replay}");
+    assert!(text(&replay).contains("already used"), "{replay}");
+    let other_choice = post(
+        addr,
+        &delete_retry(14, &args, choose("shopping.md", true), &state),
+    );
+    // A choice outside the offered candidates is never carried out.
+    assert!(!is_success(&other_choice), "{other_choice}");
+    assert!(lesson_intact(&fx));
+
+    // Decline: a complete, non-error result; the state is then used up.
+    let first = post(addr, &delete_call(15, &args));
+    let state = request_state(&first).unwrap();
+    let declined = post(
+        addr,
+        &delete_retry(16, &args, json!({"action": "decline"}), &state),
+    );
+    assert!(is_success(&declined), "{declined}");
+    assert!(text(&declined).contains("declined"), "{declined}");
+    let after_decline = post(
+        addr,
+        &delete_retry(17, &args, choose("tps-report.md", true), &state),
+    );
+    assert!(is_refusal(&after_decline), "{after_decline}");
+    assert!(lesson_intact(&fx));
+
+    // Accept without confirm: complete, nothing deleted.
+    let first = post(addr, &delete_call(18, &args));
+    let state = request_state(&first).unwrap();
+    let unconfirmed = post(
+        addr,
+        &delete_retry(19, &args, choose("tps-report.md", false), &state),
+    );
+    assert_eq!(result_type(&unconfirmed), Some("complete"), "{unconfirmed}");
+    assert!(!is_refusal(&unconfirmed), "{unconfirmed}");
+    assert!(lesson_intact(&fx));
 }

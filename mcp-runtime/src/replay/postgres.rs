@@ -10,8 +10,15 @@ use futures::future::BoxFuture;
 use tokio_postgres::NoTls;
 
 use super::{
-    ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, error_chain, unix_secs_i64,
+    ClaimAction, ClaimOutcome, Nonce, PgTxAction, ReplayError, ReplayStore, TxAction, error_chain,
+    unix_secs_i64,
 };
+
+/// What runs under a claim: a standalone action, or an action on the claim's own transaction.
+enum Under {
+    Action(ClaimAction),
+    InTx(PgTxAction),
+}
 
 /// Minimum seconds between automatic prunes (one also runs on connect).
 const PRUNE_INTERVAL_SECS: i64 = 60;
@@ -109,6 +116,36 @@ impl PostgresReplayStore {
         &self.inner.table
     }
 
+    /// The connection pool, for application tables kept in the same database (so their
+    /// mutations can share a claim's transaction through [`ReplayStore::claim_in_tx`]).
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    /// Claims `nonce` inside the caller's transaction `tx` on this store's database. The claim
+    /// becomes durable only when the caller commits `tx`, together with whatever else it
+    /// wrote; a rollback releases it. A concurrent claimer of the same nonce waits on the
+    /// unique index until `tx` ends, then sees [`ClaimOutcome::AlreadyUsed`] if it committed.
+    pub async fn claim_in(
+        &self,
+        tx: &tokio_postgres::Transaction<'_>,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let row = tx
+            .query_opt(
+                self.inner.insert_sql.as_str(),
+                &[&&nonce.as_bytes()[..], &expires_at],
+            )
+            .await
+            .map_err(pg("inserting the nonce"))?;
+        Ok(if row.is_some() {
+            ClaimOutcome::Claimed
+        } else {
+            ClaimOutcome::AlreadyUsed
+        })
+    }
+
     async fn client(&self) -> Result<deadpool_postgres::Client, ReplayError> {
         self.inner
             .pool
@@ -194,17 +231,17 @@ impl PostgresReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: Under,
     ) -> Result<ClaimOutcome, ReplayError> {
         let mut client = self.client().await?;
-        let stmt = client
-            .prepare_cached(&self.inner.insert_sql)
-            .await
-            .map_err(pg("preparing the claim"))?;
         let tx = client
             .transaction()
             .await
             .map_err(pg("starting the claim transaction"))?;
+        let stmt = tx
+            .prepare_cached(&self.inner.insert_sql)
+            .await
+            .map_err(pg("preparing the claim"))?;
         let row = tx
             .query_opt(&stmt, &[&&nonce.as_bytes()[..], &expires_at])
             .await
@@ -215,14 +252,28 @@ impl PostgresReplayStore {
                 .map_err(pg("ending the claim transaction"))?;
             return Ok(ClaimOutcome::AlreadyUsed);
         }
-        let result =
-            tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(action)))
+        let failure = match action {
+            Under::Action(action) => {
+                let result = tokio::task::spawn_blocking(move || {
+                    std::panic::catch_unwind(AssertUnwindSafe(action))
+                })
                 .await;
-        let failure = match result {
-            Ok(Ok(Ok(()))) => None,
-            Ok(Ok(Err(e))) => Some(ReplayError::ActionFailed(e)),
-            Ok(Err(_)) => Some(ReplayError::ActionPanicked),
-            Err(e) => Some(ReplayError::Worker(e.to_string())),
+                match result {
+                    Ok(Ok(Ok(()))) => None,
+                    Ok(Ok(Err(e))) => Some(ReplayError::ActionFailed(e)),
+                    Ok(Err(_)) => Some(ReplayError::ActionPanicked),
+                    Err(e) => Some(ReplayError::Worker(e.to_string())),
+                }
+            }
+            Under::InTx(action) => {
+                let inner: &tokio_postgres::Transaction<'_> = &tx;
+                let run = AssertUnwindSafe(action(inner));
+                match futures::FutureExt::catch_unwind(run).await {
+                    Ok(Ok(())) => None,
+                    Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
+                    Err(_) => Some(ReplayError::ActionPanicked),
+                }
+            }
         };
         if let Some(failure) = failure {
             if let Err(e) = tx.rollback().await {
@@ -264,7 +315,27 @@ impl ReplayStore for PostgresReplayStore {
         expires_at: SystemTime,
         action: ClaimAction,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_and_act(nonce, expires_at, action))
+        Box::pin(self.claim_and_act(nonce, expires_at, Under::Action(action)))
+    }
+
+    fn claim_in_tx(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: TxAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        match action {
+            TxAction::Postgres(action) => {
+                Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(action)))
+            }
+            other => {
+                let err = ReplayError::TxMismatch {
+                    store: "postgres",
+                    action: other.backend(),
+                };
+                Box::pin(async move { Err(err) })
+            }
+        }
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

@@ -9,7 +9,15 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, unix_secs_i64};
+use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, unix_secs_i64};
+
+/// What runs under a claim: nothing, a standalone action, or an action on the claim's own
+/// transaction.
+enum Under {
+    Nothing,
+    Action(ClaimAction),
+    InTx(super::SqliteTxAction<()>),
+}
 
 /// How long a claim waits for another process's write transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -98,11 +106,36 @@ impl SqliteReplayStore {
         .await
     }
 
+    /// Claims `nonce` inside the caller's transaction `tx` on this store's file (opened with
+    /// `BEGIN IMMEDIATE` so no other writer interleaves). The claim becomes durable only when
+    /// the caller commits `tx`, together with whatever else it wrote; a rollback releases it.
+    ///
+    /// The `replay_nonces` table must exist in `tx`'s database: open this store on the file
+    /// first (it applies the migrations).
+    pub fn claim_in(
+        tx: &rusqlite::Transaction<'_>,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let changed = tx
+            .execute(
+                "INSERT INTO replay_nonces (nonce, expires_at) VALUES (?1, ?2)
+                 ON CONFLICT (nonce) DO NOTHING",
+                params![&nonce.as_bytes()[..], unix_secs_i64(expires_at)],
+            )
+            .map_err(sqlite("inserting the nonce"))?;
+        Ok(if changed == 1 {
+            ClaimOutcome::Claimed
+        } else {
+            ClaimOutcome::AlreadyUsed
+        })
+    }
+
     async fn claim_inner(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: Option<ClaimAction>,
+        action: Under,
     ) -> Result<ClaimOutcome, ReplayError> {
         let inner = self.inner.clone();
         run_blocking(move || {
@@ -134,37 +167,33 @@ impl Inner {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: Option<ClaimAction>,
+        action: Under,
     ) -> Result<ClaimOutcome, ReplayError> {
         let mut conn = self.lock();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sqlite("starting the claim transaction"))?;
-        let changed = tx
-            .execute(
-                "INSERT INTO replay_nonces (nonce, expires_at) VALUES (?1, ?2)
-                 ON CONFLICT (nonce) DO NOTHING",
-                params![&nonce.as_bytes()[..], unix_secs_i64(expires_at)],
-            )
-            .map_err(sqlite("inserting the nonce"))?;
-        if changed != 1 {
+        if SqliteReplayStore::claim_in(&tx, nonce, expires_at)? == ClaimOutcome::AlreadyUsed {
             // Dropping `tx` rolls back (nothing was written anyway).
             return Ok(ClaimOutcome::AlreadyUsed);
         }
-        if let Some(action) = action {
-            let failure = match std::panic::catch_unwind(AssertUnwindSafe(action)) {
-                Ok(Ok(())) => None,
-                Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
-                Err(_) => Some(ReplayError::ActionPanicked),
-            };
-            if let Some(failure) = failure {
-                // If the explicit rollback fails, dropping the connection's transaction state
-                // still discards the insert; report the action's failure, which is the cause.
-                if let Err(e) = tx.rollback() {
-                    tracing::warn!(error = %e, "replay store: rollback after failed action failed");
-                }
-                return Err(failure);
+        let outcome = match action {
+            Under::Nothing => Ok(Ok(())),
+            Under::Action(action) => std::panic::catch_unwind(AssertUnwindSafe(action)),
+            Under::InTx(action) => std::panic::catch_unwind(AssertUnwindSafe(|| action(&tx))),
+        };
+        let failure = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
+            Err(_) => Some(ReplayError::ActionPanicked),
+        };
+        if let Some(failure) = failure {
+            // If the explicit rollback fails, dropping the connection's transaction state
+            // still discards the insert; report the action's failure, which is the cause.
+            if let Err(e) = tx.rollback() {
+                tracing::warn!(error = %e, "replay store: rollback after failed action failed");
             }
+            return Err(failure);
         }
         tx.commit().map_err(sqlite("committing the claim"))?;
         Ok(ClaimOutcome::Claimed)
@@ -262,7 +291,7 @@ impl ReplayStore for SqliteReplayStore {
         nonce: Nonce,
         expires_at: SystemTime,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at, None))
+        Box::pin(self.claim_inner(nonce, expires_at, Under::Nothing))
     }
 
     fn claim_with(
@@ -271,7 +300,27 @@ impl ReplayStore for SqliteReplayStore {
         expires_at: SystemTime,
         action: ClaimAction,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at, Some(action)))
+        Box::pin(self.claim_inner(nonce, expires_at, Under::Action(action)))
+    }
+
+    fn claim_in_tx(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: TxAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        match action {
+            TxAction::Sqlite(action) => {
+                Box::pin(self.claim_inner(nonce, expires_at, Under::InTx(action)))
+            }
+            other => {
+                let err = ReplayError::TxMismatch {
+                    store: "sqlite",
+                    action: other.backend(),
+                };
+                Box::pin(async move { Err(err) })
+            }
+        }
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

@@ -1,0 +1,789 @@
+//! Where notes live: files on disk (one machine, the default), a SQLite file (one machine,
+//! several processes), or PostgreSQL (a fleet of stateless instances serving one collection).
+//!
+//! # One table keyed by workspace URI
+//!
+//! Both database backends keep every workspace in **one** table whose primary key is
+//! `(workspace_uri, id)`, rather than a table per workspace: the schema is fixed and created
+//! once at startup (no DDL at request time, so the server's database role needs no `CREATE`
+//! privilege once the table exists), table names never derive from client-controlled URIs (no
+//! identifier-quoting or injection surface), one primary-key index serves every workspace, and
+//! adding a workspace is a grant, not a migration. Containment is then a key condition: every
+//! statement names the workspace URI, so a note id can only reach a row of that workspace.
+//!
+//! # Deletion in the claim's transaction
+//!
+//! The replay store lives in the same database (startup refuses anything else), so a deletion
+//! is [`ClaimMutation::Sqlite`] / [`ClaimMutation::Postgres`]: inside the very transaction that
+//! claims the confirmation's nonce, the backend re-checks that the principal may use the
+//! workspace, that the note still exists in that workspace (row locked) and that its title still
+//! matches the search the user confirmed, deletes exactly that row, and only then does the
+//! runtime commit. Any failure rolls back the claim and the deletion together.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use mcp_runtime::Principal;
+use mcp_runtime::context::ClaimMutation;
+use mcp_runtime::replay::deadpool_postgres::{
+    Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
+};
+use mcp_runtime::replay::rusqlite::{self, OptionalExtension};
+use mcp_runtime::replay::{ActionError, tokio_postgres};
+use mcp_runtime::scope::{ScopeError, WorkspaceUri};
+
+use crate::notes::{Note, Notes, NotesError, title_matches};
+
+/// Default table of the database backends.
+pub const DEFAULT_TABLE: &str = "notes";
+
+/// One note as stored in a database backend (and as imported).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteRecord {
+    /// The note id (relative path in the directory it was imported from).
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its Markdown text.
+    pub body: String,
+}
+
+/// A place notes live. Every method authorizes `workspace_uri` for `principal` itself.
+pub trait NotesBackend: Send + Sync + fmt::Debug + 'static {
+    /// `fs`, `sqlite` or `postgres`.
+    fn kind(&self) -> &'static str;
+
+    /// The workspace's canonical URI and every note in it, sorted by id.
+    fn list<'a>(
+        &'a self,
+        principal: &'a Principal,
+        workspace_uri: &'a str,
+    ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>>;
+
+    /// How to delete `id` once the user confirmed it among the notes matching `needle`: the
+    /// returned mutation re-checks authorization, existence and the match, then deletes. It
+    /// must be run under the confirmation's claim. Its value is the deleted id.
+    fn delete_mutation(
+        &self,
+        principal: &Principal,
+        workspace_uri: &str,
+        needle: &str,
+        id: String,
+    ) -> ClaimMutation<String>;
+
+    /// Inserts or replaces `notes` in `workspace` (seeding a database from a directory).
+    fn import<'a>(
+        &'a self,
+        workspace: &'a WorkspaceUri,
+        notes: Vec<NoteRecord>,
+    ) -> BoxFuture<'a, Result<u64, NotesError>>;
+}
+
+/// The notes backend registered as server state: cheap to clone.
+#[derive(Debug, Clone)]
+pub struct NotesStore(pub Arc<dyn NotesBackend>);
+
+impl From<Notes> for NotesStore {
+    fn from(notes: Notes) -> Self {
+        Self(Arc::new(notes))
+    }
+}
+
+impl std::ops::Deref for NotesStore {
+    type Target = dyn NotesBackend;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+// ---- files on disk ------------------------------------------------------------------------
+
+impl NotesBackend for Notes {
+    fn kind(&self) -> &'static str {
+        "fs"
+    }
+
+    fn list<'a>(
+        &'a self,
+        principal: &'a Principal,
+        workspace_uri: &'a str,
+    ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>> {
+        Box::pin(async move {
+            let ws = self.open(principal, workspace_uri)?;
+            let notes = ws.list()?;
+            Ok((ws.uri().clone(), notes))
+        })
+    }
+
+    fn delete_mutation(
+        &self,
+        principal: &Principal,
+        workspace_uri: &str,
+        needle: &str,
+        id: String,
+    ) -> ClaimMutation<String> {
+        let notes = self.clone();
+        let (principal, uri, needle) = (
+            principal.clone(),
+            workspace_uri.to_owned(),
+            needle.to_owned(),
+        );
+        // The unlink lands outside any database, so it is convergent (already gone = done);
+        // containment is re-checked at the unlink itself.
+        ClaimMutation::Standalone(Box::new(move || {
+            let ws = notes.open(&principal, &uri).map_err(ActionError::new)?;
+            if let Some(title) = ws.title_if_note(&id).map_err(ActionError::new)?
+                && !title_matches(&title, &needle)
+            {
+                return Err(ActionError::new(NotesError::NoLongerMatches { id }));
+            }
+            ws.delete_convergent(&id).map_err(ActionError::new)?;
+            Ok(id)
+        }))
+    }
+
+    fn import<'a>(
+        &'a self,
+        _workspace: &'a WorkspaceUri,
+        _notes: Vec<NoteRecord>,
+    ) -> BoxFuture<'a, Result<u64, NotesError>> {
+        Box::pin(async {
+            Err(NotesError::Backend(
+                "import writes to a database: pass --notes sqlite:PATH or --notes postgres://..."
+                    .into(),
+            ))
+        })
+    }
+}
+
+// ---- grants of the database backends ------------------------------------------------------
+
+/// Which workspace URIs each principal may use with a database backend. A grant is exact:
+/// notes are keyed by their workspace URI, so there are no sub-workspaces.
+#[derive(Debug, Default, Clone)]
+pub struct UriGrants {
+    grants: HashMap<Principal, Vec<WorkspaceUri>>,
+}
+
+impl UriGrants {
+    /// No grants: every request is refused.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allows `principal` the workspace `uri`.
+    pub fn allow(mut self, principal: Principal, uri: WorkspaceUri) -> Self {
+        self.grants.entry(principal).or_default().push(uri);
+        self
+    }
+
+    /// Parses `uri` and checks that `principal` was granted exactly that workspace.
+    pub fn authorize(&self, principal: &Principal, uri: &str) -> Result<WorkspaceUri, NotesError> {
+        let parsed = WorkspaceUri::parse(uri).map_err(ScopeError::from)?;
+        let allowed = self
+            .grants
+            .get(principal)
+            .is_some_and(|uris| uris.contains(&parsed));
+        if allowed {
+            Ok(parsed)
+        } else {
+            Err(NotesError::Scope(ScopeError::NotAuthorized {
+                uri: parsed.to_string(),
+            }))
+        }
+    }
+}
+
+/// A valid table name: 1 to 48 of `a-z 0-9 _`, not starting with a digit.
+pub fn valid_table(table: &str) -> bool {
+    let mut bytes = table.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z' | b'_'))
+        && table.len() <= 48
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+}
+
+fn check_table(table: &str) -> Result<(), NotesError> {
+    if valid_table(table) {
+        Ok(())
+    } else {
+        Err(NotesError::Backend(format!(
+            "notes table {table:?} is not valid: use 1 to 48 of a-z 0-9 _, not starting with a digit"
+        )))
+    }
+}
+
+fn sorted(mut notes: Vec<Note>) -> Vec<Note> {
+    notes.sort_by(|a, b| a.id.cmp(&b.id));
+    notes
+}
+
+fn gone(id: &str) -> ActionError {
+    ActionError::new(format!(
+        "the note {id:?} no longer exists in this workspace; nothing was deleted"
+    ))
+}
+
+// ---- SQLite -------------------------------------------------------------------------------
+
+/// Notes in a SQLite file, which also holds the replay store (`--store` is the same file).
+#[derive(Debug, Clone)]
+pub struct SqliteNotes {
+    conn: Arc<Mutex<rusqlite::Connection>>,
+    table: String,
+    grants: Arc<UriGrants>,
+}
+
+impl SqliteNotes {
+    /// Opens (creating if needed) the notes table `table` in the SQLite file `path`.
+    pub async fn open(
+        path: impl AsRef<Path>,
+        table: &str,
+        grants: UriGrants,
+    ) -> Result<Self, NotesError> {
+        check_table(table)?;
+        let path = path.as_ref().to_owned();
+        let table = table.to_owned();
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                 workspace_uri TEXT NOT NULL,
+                 id            TEXT NOT NULL,
+                 title         TEXT NOT NULL,
+                 body          TEXT NOT NULL DEFAULT '',
+                 PRIMARY KEY (workspace_uri, id)
+             ) WITHOUT ROWID"
+        );
+        let conn = blocking(move || {
+            let conn = rusqlite::Connection::open(&path).map_err(sqlite_err)?;
+            conn.busy_timeout(Duration::from_secs(10))
+                .map_err(sqlite_err)?;
+            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+                .map_err(sqlite_err)?;
+            conn.execute_batch(&create).map_err(sqlite_err)?;
+            Ok(conn)
+        })
+        .await?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+            table,
+            grants: Arc::new(grants),
+        })
+    }
+}
+
+fn sqlite_err(e: rusqlite::Error) -> NotesError {
+    NotesError::Backend(format!("SQLite notes: {e}"))
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, NotesError> + Send + 'static,
+) -> Result<T, NotesError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| NotesError::Backend(format!("notes worker failed: {e}")))?
+}
+
+impl NotesBackend for SqliteNotes {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn list<'a>(
+        &'a self,
+        principal: &'a Principal,
+        workspace_uri: &'a str,
+    ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>> {
+        Box::pin(async move {
+            let uri = self.grants.authorize(principal, workspace_uri)?;
+            let conn = Arc::clone(&self.conn);
+            let sql = format!(
+                "SELECT id, title FROM \"{}\" WHERE workspace_uri = ?1",
+                self.table
+            );
+            let key = uri.to_string();
+            let notes = blocking(move || {
+                let conn = conn
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut stmt = conn.prepare_cached(&sql).map_err(sqlite_err)?;
+                let rows = stmt
+                    .query_map([&key], |row| {
+                        Ok(Note {
+                            id: row.get(0)?,
+                            title: row.get(1)?,
+                        })
+                    })
+                    .map_err(sqlite_err)?;
+                rows.collect::<Result<Vec<_>, _>>().map_err(sqlite_err)
+            })
+            .await?;
+            Ok((uri, sorted(notes)))
+        })
+    }
+
+    fn delete_mutation(
+        &self,
+        principal: &Principal,
+        workspace_uri: &str,
+        needle: &str,
+        id: String,
+    ) -> ClaimMutation<String> {
+        let grants = Arc::clone(&self.grants);
+        let (principal, uri, needle) = (
+            principal.clone(),
+            workspace_uri.to_owned(),
+            needle.to_owned(),
+        );
+        let select = format!(
+            "SELECT title FROM \"{}\" WHERE workspace_uri = ?1 AND id = ?2",
+            self.table
+        );
+        let delete = format!(
+            "DELETE FROM \"{}\" WHERE workspace_uri = ?1 AND id = ?2",
+            self.table
+        );
+        ClaimMutation::Sqlite(Box::new(move |tx| {
+            // The transaction is BEGIN IMMEDIATE: no other writer runs until it ends.
+            let uri = grants
+                .authorize(&principal, &uri)
+                .map_err(ActionError::new)?
+                .to_string();
+            let title: Option<String> = tx
+                .query_row(&select, [&uri, &id], |row| row.get(0))
+                .optional()
+                .map_err(|e| ActionError::new(sqlite_err(e)))?;
+            let title = title.ok_or_else(|| gone(&id))?;
+            if !title_matches(&title, &needle) {
+                return Err(ActionError::new(NotesError::NoLongerMatches { id }));
+            }
+            let deleted = tx
+                .execute(&delete, [&uri, &id])
+                .map_err(|e| ActionError::new(sqlite_err(e)))?;
+            if deleted != 1 {
+                return Err(gone(&id));
+            }
+            Ok(id)
+        }))
+    }
+
+    fn import<'a>(
+        &'a self,
+        workspace: &'a WorkspaceUri,
+        notes: Vec<NoteRecord>,
+    ) -> BoxFuture<'a, Result<u64, NotesError>> {
+        let conn = Arc::clone(&self.conn);
+        let sql = format!(
+            "INSERT INTO \"{}\" (workspace_uri, id, title, body) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (workspace_uri, id) DO UPDATE SET title = excluded.title, body = excluded.body",
+            self.table
+        );
+        let key = workspace.to_string();
+        Box::pin(blocking(move || {
+            let mut conn = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let tx = conn.transaction().map_err(sqlite_err)?;
+            let mut count = 0u64;
+            for note in &notes {
+                count += tx
+                    .execute(&sql, [&key, &note.id, &note.title, &note.body])
+                    .map_err(sqlite_err)? as u64;
+            }
+            tx.commit().map_err(sqlite_err)?;
+            Ok(count)
+        }))
+    }
+}
+
+// ---- PostgreSQL ---------------------------------------------------------------------------
+
+/// Notes in PostgreSQL, in the database that also holds the replay store.
+#[derive(Clone)]
+pub struct PostgresNotes {
+    pool: Pool,
+    table: String,
+    grants: Arc<UriGrants>,
+}
+
+impl fmt::Debug for PostgresNotes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The pool's config holds the password.
+        f.debug_struct("PostgresNotes")
+            .field("table", &self.table)
+            .finish_non_exhaustive()
+    }
+}
+
+fn pg_err(context: &str) -> impl FnOnce(tokio_postgres::Error) -> NotesError + '_ {
+    move |e| {
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        NotesError::Backend(format!("PostgreSQL notes: {context}: {text}"))
+    }
+}
+
+impl PostgresNotes {
+    /// Connects to `url` and creates the notes table `table` if missing.
+    pub async fn connect(url: &str, table: &str, grants: UriGrants) -> Result<Self, NotesError> {
+        check_table(table)?;
+        let config: tokio_postgres::Config = url.parse().map_err(pg_err("parsing the URL"))?;
+        let manager = Manager::from_config(
+            config,
+            tokio_postgres::NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(10)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| NotesError::Backend(format!("PostgreSQL notes: pool: {e}")))?;
+        let notes = Self {
+            pool,
+            table: table.to_owned(),
+            grants: Arc::new(grants),
+        };
+        let mut client = notes.client().await?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(pg_err("starting setup"))?;
+        // Serialise first-time setup across instances starting together.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&format!("notes-example:{table}")],
+        )
+        .await
+        .map_err(pg_err("locking for setup"))?;
+        tx.batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                 workspace_uri TEXT NOT NULL,
+                 id            TEXT NOT NULL,
+                 title         TEXT NOT NULL,
+                 body          TEXT NOT NULL DEFAULT '',
+                 PRIMARY KEY (workspace_uri, id)
+             )"
+        ))
+        .await
+        .map_err(pg_err("creating the notes table"))?;
+        tx.commit().await.map_err(pg_err("committing setup"))?;
+        Ok(notes)
+    }
+
+    async fn client(&self) -> Result<mcp_runtime::replay::deadpool_postgres::Client, NotesError> {
+        self.pool
+            .get()
+            .await
+            .map_err(|e| NotesError::Backend(format!("PostgreSQL notes: no connection: {e}")))
+    }
+}
+
+impl NotesBackend for PostgresNotes {
+    fn kind(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn list<'a>(
+        &'a self,
+        principal: &'a Principal,
+        workspace_uri: &'a str,
+    ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>> {
+        Box::pin(async move {
+            let uri = self.grants.authorize(principal, workspace_uri)?;
+            let client = self.client().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "SELECT id, title FROM \"{}\" WHERE workspace_uri = $1",
+                        self.table
+                    ),
+                    &[&uri.to_string()],
+                )
+                .await
+                .map_err(pg_err("listing notes"))?;
+            let mut notes = Vec::with_capacity(rows.len());
+            for row in rows {
+                notes.push(Note {
+                    id: row.try_get(0).map_err(pg_err("reading a note id"))?,
+                    title: row.try_get(1).map_err(pg_err("reading a note title"))?,
+                });
+            }
+            Ok((uri, sorted(notes)))
+        })
+    }
+
+    fn delete_mutation(
+        &self,
+        principal: &Principal,
+        workspace_uri: &str,
+        needle: &str,
+        id: String,
+    ) -> ClaimMutation<String> {
+        let grants = Arc::clone(&self.grants);
+        let (principal, uri, needle) = (
+            principal.clone(),
+            workspace_uri.to_owned(),
+            needle.to_owned(),
+        );
+        let select = format!(
+            "SELECT title FROM \"{}\" WHERE workspace_uri = $1 AND id = $2 FOR UPDATE",
+            self.table
+        );
+        let delete = format!(
+            "DELETE FROM \"{}\" WHERE workspace_uri = $1 AND id = $2",
+            self.table
+        );
+        ClaimMutation::Postgres(Box::new(move |tx| {
+            Box::pin(async move {
+                let uri = grants
+                    .authorize(&principal, &uri)
+                    .map_err(ActionError::new)?
+                    .to_string();
+                // FOR UPDATE: a concurrent deletion of the same row waits for this transaction.
+                let row = tx
+                    .query_opt(&select, &[&uri, &id])
+                    .await
+                    .map_err(|e| ActionError::new(pg_err("re-reading the note")(e)))?;
+                let row = row.ok_or_else(|| gone(&id))?;
+                let title: String = row
+                    .try_get(0)
+                    .map_err(|e| ActionError::new(pg_err("reading the title")(e)))?;
+                if !title_matches(&title, &needle) {
+                    return Err(ActionError::new(NotesError::NoLongerMatches { id }));
+                }
+                let deleted = tx
+                    .execute(&delete, &[&uri, &id])
+                    .await
+                    .map_err(|e| ActionError::new(pg_err("deleting the note")(e)))?;
+                if deleted != 1 {
+                    return Err(gone(&id));
+                }
+                Ok(id)
+            })
+        }))
+    }
+
+    fn import<'a>(
+        &'a self,
+        workspace: &'a WorkspaceUri,
+        notes: Vec<NoteRecord>,
+    ) -> BoxFuture<'a, Result<u64, NotesError>> {
+        Box::pin(async move {
+            let sql = format!(
+                "INSERT INTO \"{}\" (workspace_uri, id, title, body) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (workspace_uri, id) DO UPDATE SET title = EXCLUDED.title, body = EXCLUDED.body",
+                self.table
+            );
+            let key = workspace.to_string();
+            let mut client = self.client().await?;
+            let tx = client
+                .transaction()
+                .await
+                .map_err(pg_err("starting the import"))?;
+            let mut count = 0;
+            for note in &notes {
+                count += tx
+                    .execute(&sql, &[&key, &note.id, &note.title, &note.body])
+                    .await
+                    .map_err(pg_err("importing a note"))?;
+            }
+            tx.commit().await.map_err(pg_err("committing the import"))?;
+            Ok(count)
+        })
+    }
+}
+
+/// What `--notes` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotesSpec {
+    /// Markdown files in the `--workspace` directories.
+    Fs,
+    /// A SQLite file (also the replay store).
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL URL (also the replay store).
+    Postgres(String),
+}
+
+impl NotesSpec {
+    /// Parses `fs`, `sqlite:PATH` or `postgres://...`.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let spec = spec.trim();
+        if spec == "fs" {
+            return Ok(Self::Fs);
+        }
+        if let Some(path) = spec.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            if path.is_empty() {
+                return Err("--notes sqlite: needs a path, e.g. sqlite:/var/lib/notes.db".into());
+            }
+            return Ok(Self::Sqlite(path.into()));
+        }
+        if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+            return Ok(Self::Postgres(spec.to_owned()));
+        }
+        Err("--notes: write fs, sqlite:PATH or postgres://USER@HOST:PORT/DB".into())
+    }
+
+    /// The replay store spec of the same database (`None` for files).
+    pub fn store_spec(&self) -> Option<String> {
+        match self {
+            Self::Fs => None,
+            Self::Sqlite(path) => Some(format!("sqlite:{}", path.display())),
+            Self::Postgres(url) => Some(url.clone()),
+        }
+    }
+
+    /// Opens a database backend with `grants` (files are opened by the caller).
+    pub async fn open_db(
+        &self,
+        table: &str,
+        grants: UriGrants,
+    ) -> Result<Option<NotesStore>, NotesError> {
+        Ok(match self {
+            Self::Fs => None,
+            Self::Sqlite(path) => Some(NotesStore(Arc::new(
+                SqliteNotes::open(path, table, grants).await?,
+            ))),
+            Self::Postgres(url) => Some(NotesStore(Arc::new(
+                PostgresNotes::connect(url, table, grants).await?,
+            ))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_name_their_store() {
+        assert_eq!(NotesSpec::parse("fs"), Ok(NotesSpec::Fs));
+        assert_eq!(
+            NotesSpec::parse("sqlite:/x/n.db").unwrap().store_spec(),
+            Some("sqlite:/x/n.db".to_owned())
+        );
+        let pg = "postgres://u@h:5432/db";
+        assert_eq!(
+            NotesSpec::parse(pg).unwrap().store_spec(),
+            Some(pg.to_owned())
+        );
+        for bad in ["", "sqlite:", "mysql://x", "files"] {
+            assert!(NotesSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn grants_are_exact_and_per_principal() {
+        let uri = WorkspaceUri::parse("file:///srv/notes").unwrap();
+        let grants = UriGrants::new().allow(Principal::new("alice"), uri);
+        let alice = Principal::new("alice");
+        assert!(grants.authorize(&alice, "file:///srv/notes").is_ok());
+        assert!(grants.authorize(&alice, "file:///srv/notes/").is_ok());
+        for other in [
+            "file:///srv/notes/sub",
+            "file:///srv/notes-evil",
+            "file:///srv",
+            "not a uri",
+        ] {
+            assert!(grants.authorize(&alice, other).is_err(), "{other}");
+        }
+        assert!(
+            grants
+                .authorize(&Principal::new("bob"), "file:///srv/notes")
+                .is_err()
+        );
+    }
+
+    fn grants_for(uri: &str) -> UriGrants {
+        UriGrants::new().allow(Principal::new("alice"), WorkspaceUri::parse(uri).unwrap())
+    }
+
+    #[tokio::test]
+    async fn sqlite_backend_lists_only_its_workspace_and_deletes_in_a_claim_tx() {
+        use mcp_runtime::replay::{ClaimOutcome, Nonce, ReplayStore, SqliteReplayStore, TxAction};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("n.db");
+        let store = SqliteReplayStore::open(&path).await.unwrap();
+        let ws = "file:///srv/notes";
+        let notes = SqliteNotes::open(&path, "notes", grants_for(ws))
+            .await
+            .unwrap();
+        let uri = WorkspaceUri::parse(ws).unwrap();
+        let other = WorkspaceUri::parse("file:///srv/other").unwrap();
+        let rec = |id: &str, title: &str| NoteRecord {
+            id: id.into(),
+            title: title.into(),
+            body: String::new(),
+        };
+        notes
+            .import(&uri, vec![rec("b.md", "TPS b"), rec("a.md", "TPS a")])
+            .await
+            .unwrap();
+        notes
+            .import(&other, vec![rec("a.md", "TPS other")])
+            .await
+            .unwrap();
+        let alice = Principal::new("alice");
+        let (_, listed) = notes.list(&alice, ws).await.unwrap();
+        let ids: Vec<_> = listed.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(ids, ["a.md", "b.md"]);
+
+        let later = std::time::SystemTime::now() + Duration::from_secs(60);
+        let to_action = |m: ClaimMutation<String>| match m {
+            ClaimMutation::Sqlite(f) => TxAction::Sqlite(Box::new(move |tx| f(tx).map(|_| ()))),
+            other => panic!("{other:?}"),
+        };
+        // Title no longer matching: rolled back, the nonce stays claimable.
+        let n = Nonce::from_bytes([7; 16]);
+        let m = notes.delete_mutation(&alice, ws, "nope", "a.md".into());
+        assert!(store.claim_in_tx(n, later, to_action(m)).await.is_err());
+        let m = notes.delete_mutation(&alice, ws, "tps", "a.md".into());
+        assert_eq!(
+            store.claim_in_tx(n, later, to_action(m)).await.unwrap(),
+            ClaimOutcome::Claimed
+        );
+        let (_, listed) = notes.list(&alice, ws).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        // Replay: nothing runs. The other workspace's a.md is untouched.
+        let m = notes.delete_mutation(&alice, ws, "tps", "b.md".into());
+        assert_eq!(
+            store.claim_in_tx(n, later, to_action(m)).await.unwrap(),
+            ClaimOutcome::AlreadyUsed
+        );
+        let (_, listed) = notes.list(&alice, ws).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        let other_grants = grants_for("file:///srv/other");
+        let other_notes = SqliteNotes::open(&path, "notes", other_grants)
+            .await
+            .unwrap();
+        assert_eq!(
+            other_notes
+                .list(&alice, "file:///srv/other")
+                .await
+                .unwrap()
+                .1
+                .len(),
+            1
+        );
+        // A deletion of a note already gone rolls back its claim.
+        let n2 = Nonce::from_bytes([8; 16]);
+        let m = notes.delete_mutation(&alice, ws, "tps", "a.md".into());
+        assert!(store.claim_in_tx(n2, later, to_action(m)).await.is_err());
+        assert_eq!(
+            store.claim(n2, later).await.unwrap(),
+            ClaimOutcome::Claimed,
+            "the failed deletion left the nonce claimable"
+        );
+    }
+}
