@@ -41,6 +41,7 @@
 //!   the modern transport for the whole process.
 //! - HTTP: not provided yet (see the crate's notes); modern HTTP stays sessionless.
 
+pub mod http;
 pub mod session;
 pub mod stdio;
 
