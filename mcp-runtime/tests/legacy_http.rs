@@ -586,3 +586,118 @@ async fn modern_requests_on_the_same_server_stay_sessionless() {
     assert!(r.header("mcp-session-id").is_none());
     assert_eq!(h.legacy.session_count(), 1);
 }
+
+#[tokio::test]
+async fn concurrent_requests_in_one_session_ask_on_their_own_streams() {
+    let h = start().await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let args = json!({"name": "delete", "arguments": {"title": "n"}});
+    let mut first = a.open(1, "tools/call", args.clone()).await;
+    let mut second = a.open(2, "tools/call", args).await;
+    let ask1 = first.next().await.unwrap();
+    let ask2 = second.next().await.unwrap();
+    assert_ne!(ask1["id"], ask2["id"]);
+    // Answer the second first: each answer reaches its own request.
+    let accept = json!({"jsonrpc": "2.0", "id": ask2["id"].clone(),
+                        "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}});
+    assert_eq!(a.post_status(&accept).await, 202);
+    let done2 = second.next().await.unwrap();
+    assert_eq!(done2["id"], 2);
+    assert_eq!(
+        done2["result"]["content"][0]["text"], "Deleted n1",
+        "{done2}"
+    );
+    let decline =
+        json!({"jsonrpc": "2.0", "id": ask1["id"].clone(), "result": {"action": "decline"}});
+    assert_eq!(a.post_status(&decline).await, 202);
+    let done1 = first.next().await.unwrap();
+    assert_eq!(done1["id"], 1);
+    assert!(
+        done1["result"].get("isError").is_none_or(|e| e == false),
+        "{done1}"
+    );
+    assert_eq!(h.effects.count(), 1);
+}
+
+#[tokio::test]
+async fn cancelled_requests_end_without_a_response_and_delete_nothing() {
+    let h = start().await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let mut sse = a
+        .open(
+            7,
+            "tools/call",
+            json!({"name": "delete", "arguments": {"title": "n"}}),
+        )
+        .await;
+    let ask = sse.next().await.unwrap();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 7, "reason": "user closed the dialog"}});
+    assert_eq!(a.post_status(&cancel).await, 202);
+    assert!(sse.next().await.is_none(), "no response after cancellation");
+    // The late answer finds nobody waiting.
+    let late = json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+                      "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}});
+    assert_eq!(a.post_status(&late).await, 400);
+    assert_eq!(h.effects.count(), 0);
+}
+
+#[tokio::test]
+async fn a_dropped_stream_cancels_its_request() {
+    let h = start().await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let mut sse = a
+        .open(
+            1,
+            "tools/call",
+            json!({"name": "delete", "arguments": {"title": "n"}}),
+        )
+        .await;
+    let ask = sse.next().await.unwrap();
+    drop(sse);
+    let late = json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+                      "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}});
+    // The server notices the closed connection and withdraws the pending question, so a late
+    // answer (even an accepting one) finds nobody waiting and deletes nothing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(a.post_status(&late).await, 400);
+    assert_eq!(h.effects.count(), 0);
+}
+
+#[tokio::test]
+async fn json_only_clients_and_other_verbs() {
+    let h = start().await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let mut headers = a.headers();
+    headers.retain(|(k, _)| *k != "Accept");
+    headers.push(("Accept", "application/json"));
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let r = exchange(
+        h.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        list.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["tools"][0]["name"], "delete");
+    // A tool needing input cannot ask a JSON-only client: an error, nothing deleted.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "delete", "arguments": {"title": "n"}}});
+    let r = exchange(
+        h.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        call.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.json()["error"]["code"], -32603, "{:?}", r.json());
+    assert_eq!(h.effects.count(), 0);
+    // No standalone GET stream.
+    let r = exchange(h.addr, "GET", "/mcp", &a.headers(), b"").await;
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("POST, DELETE"));
+}

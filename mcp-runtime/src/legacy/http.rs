@@ -833,3 +833,107 @@ async fn request(
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn era_from_headers_table() {
+        let post = Method::POST;
+        assert_eq!(
+            era_from_headers(&post, &HeaderMap::new()),
+            HttpEra::NeedsBody
+        );
+        for v in SESSION_ERA_VERSIONS {
+            let h = {
+                let mut h = HeaderMap::new();
+                h.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(v));
+                h
+            };
+            assert_eq!(era_from_headers(&post, &h), HttpEra::Legacy, "{v}");
+        }
+        // A modern version wins over a stray session id (modern ignores Mcp-Session-Id).
+        let modern = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-session-id", "abc"),
+        ]);
+        assert_eq!(era_from_headers(&post, &modern), HttpEra::Modern);
+        let method_only = headers(&[("mcp-method", "tools/list"), ("mcp-session-id", "abc")]);
+        assert_eq!(era_from_headers(&post, &method_only), HttpEra::Modern);
+        let session = headers(&[("mcp-session-id", "abc")]);
+        assert_eq!(era_from_headers(&post, &session), HttpEra::Legacy);
+        assert_eq!(era_from_headers(&Method::DELETE, &session), HttpEra::Legacy);
+        assert_eq!(
+            era_from_headers(&Method::GET, &HeaderMap::new()),
+            HttpEra::Modern
+        );
+        assert_eq!(
+            era_from_headers(&Method::DELETE, &HeaderMap::new()),
+            HttpEra::Modern
+        );
+    }
+
+    #[test]
+    fn legacy_initialize_detection() {
+        assert!(is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#
+        ));
+        assert!(is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
+        ));
+        assert!(!is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+        ));
+        assert!(!is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        ));
+        assert!(!is_legacy_initialize(b"[{\"method\":\"initialize\"}]"));
+        assert!(!is_legacy_initialize(b"not json"));
+    }
+
+    #[test]
+    fn session_ids_are_long_random_and_header_safe() {
+        let a = mint_session_id().unwrap();
+        let b = mint_session_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43); // 256 bits, base64url without padding
+        assert!(HeaderValue::from_str(&a).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn classify_and_detection_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = is_legacy_initialize(&raw);
+            if let Ok(value) = serde_json::from_slice::<Value>(&raw) {
+                let _ = classify(value);
+            }
+        }
+
+        #[test]
+        fn classify_sorts_json_rpc_objects(
+            id in prop_oneof![any::<i64>().prop_map(Value::from), "[a-z0-9]{1,8}".prop_map(Value::from)],
+            method in "[a-z/]{1,12}",
+        ) {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+            let is_request = matches!(classify(request), Ok(Kind::Request { .. }));
+            prop_assert!(is_request);
+            let note = json!({"jsonrpc": "2.0", "method": method});
+            let is_note = matches!(classify(note), Ok(Kind::Notification { .. }));
+            prop_assert!(is_note);
+            let response = json!({"jsonrpc": "2.0", "id": id, "result": {}});
+            prop_assert!(matches!(classify(response), Ok(Kind::Response(_))));
+            let batch = json!([{"jsonrpc": "2.0", "id": id, "method": method}]);
+            prop_assert!(classify(batch).is_err());
+        }
+    }
+}
