@@ -184,6 +184,8 @@ struct Sse {
     raw: Vec<u8>,
     data: Vec<u8>,
     done: bool,
+    /// Comment-only events (keep-alives) seen so far.
+    comments: usize,
 }
 
 impl Sse {
@@ -219,6 +221,7 @@ impl Sse {
             raw: rest,
             data: Vec::new(),
             done: false,
+            comments: 0,
         }
     }
 
@@ -252,6 +255,11 @@ impl Sse {
                     .lines()
                     .filter_map(|l| l.strip_prefix("data: "))
                     .collect();
+                if data.is_empty() {
+                    // A comment-only event (keep-alive).
+                    self.comments += 1;
+                    continue;
+                }
                 return Some(serde_json::from_str(&data.join("\n")).unwrap());
             }
             if self.done {
@@ -293,6 +301,18 @@ async fn initialize_mints_a_session_and_answers_2025_11_25() {
     );
     let (b, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     assert_ne!(a.session, b.session);
+    assert_eq!(h.legacy.session_count(), 2);
+    // A failed initialize opens no session.
+    let r = exchange(
+        h.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &bearer(ALICE)), ("Content-Type", "application/json")],
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":"nope"}}"#,
+    )
+    .await;
+    assert_eq!(r.json()["error"]["code"], -32602, "{:?}", r.json());
+    assert!(r.header("mcp-session-id").is_none());
     assert_eq!(h.legacy.session_count(), 2);
 
     // tools/list on the session: the response on the SSE stream, modern members removed.
@@ -482,6 +502,7 @@ async fn sessions_expire_when_idle_and_are_bounded() {
 async fn a_session_waiting_on_the_client_does_not_expire() {
     let h = start_with(LegacyHttpConfig {
         idle_ttl: Duration::from_millis(200),
+        keep_alive: Some(Duration::from_millis(50)),
         ..LegacyHttpConfig::default()
     })
     .await;
@@ -501,6 +522,40 @@ async fn a_session_waiting_on_the_client_does_not_expire() {
     let done = sse.next().await.unwrap();
     assert_eq!(done["result"]["content"][0]["text"], "Deleted n1", "{done}");
     assert_eq!(h.effects.count(), 1);
+    // While it waited on the answer, the stream carried keep-alive comments.
+    assert!(sse.comments >= 2, "{} keep-alives", sse.comments);
+}
+
+#[tokio::test]
+async fn one_principal_cannot_crowd_out_the_others() {
+    let h = start_with(LegacyHttpConfig {
+        max_sessions: 3,
+        max_sessions_per_principal: 2,
+        ..LegacyHttpConfig::default()
+    })
+    .await;
+    let (a1, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let (a2, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let (b1, _) = Legacy::connect(h.addr, BOB, form_caps()).await;
+    // A third Alice session ends her least recently used one, not Bob's.
+    let mut ping = a2.open(1, "ping", json!({})).await;
+    assert!(ping.next().await.is_some());
+    let (a3, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    assert_eq!(a1.open(2, "ping", json!({})).await.status, 404);
+    for live in [&a2, &a3, &b1] {
+        assert_eq!(live.open(3, "ping", json!({})).await.status, 200);
+    }
+    // The server is full (3) and Bob holds fewer than his share: 503, nothing evicted.
+    let r = exchange(
+        h.addr,
+        "POST",
+        "/mcp",
+        &[("Authorization", &bearer(BOB)), ("Content-Type", "application/json")],
+        br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 503);
+    assert_eq!(h.legacy.session_count(), 3);
 }
 
 #[tokio::test]

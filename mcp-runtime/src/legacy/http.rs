@@ -27,16 +27,19 @@
 //!
 //! - `initialize` without `Mcp-Session-Id` opens a session: a random id of 256 bits
 //!   (base64url), bound to the authenticated principal, returned in `Mcp-Session-Id` with the
-//!   2025-11-25 `initialize` result (`application/json`). When [`LegacyHttpConfig::max_sessions`]
-//!   live sessions exist (after dropping idle ones), the answer is 503 with `Retry-After`.
+//!   2025-11-25 `initialize` result (`application/json`). A principal holding
+//!   [`LegacyHttpConfig::max_sessions_per_principal`] sessions loses its least recently used
+//!   idle one; when [`LegacyHttpConfig::max_sessions`] live sessions exist (after dropping
+//!   expired ones), the answer is 503 with `Retry-After`.
 //! - Anything else without `Mcp-Session-Id`: 400.
 //! - An unknown, expired, or another principal's session id: 404 (the client starts a new
 //!   session, per 2025-11-25). A foreign principal cannot tell an existing session from a
 //!   missing one.
 //! - A request: its response comes on a `text/event-stream` response (when `Accept` allows SSE):
 //!   the `elicitation/create`, `roots/list` and `sampling/createMessage` requests the adapter
-//!   sends for input rounds, then progress/log notifications, then the final response, then the
-//!   stream closes. With `Accept: application/json` only, the response is plain JSON and a tool
+//!   sends for input rounds, progress/log notifications, then the final response, then the
+//!   stream closes; while nothing is sent, an SSE comment every
+//!   [`LegacyHttpConfig::keep_alive`] keeps proxies from closing the stream. With `Accept: application/json` only, the response is plain JSON and a tool
 //!   that needs client input fails (`-32603`: the client cannot be asked).
 //! - A JSON-RPC response (the client's answer to one of those requests): 202, or 400 when no
 //!   request of this session waits for that id.
@@ -94,6 +97,14 @@ pub struct LegacyHttpConfig {
     pub path: String,
     /// Most live sessions at once; a new `initialize` beyond it gets 503. Default 1024.
     pub max_sessions: usize,
+    /// Most live sessions per principal; a new one beyond it ends that principal's least
+    /// recently used idle session, so one principal cannot exhaust the server-wide bound.
+    /// Default 16.
+    pub max_sessions_per_principal: usize,
+    /// While a request's SSE stream has nothing to send (e.g. waiting on a human answering an
+    /// elicitation), an SSE comment is sent this often so proxies keep it open. `None`: never.
+    /// Default 15 s.
+    pub keep_alive: Option<Duration>,
     /// A session unused this long expires. Default 30 minutes.
     pub idle_ttl: Duration,
     /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
@@ -118,6 +129,8 @@ impl LegacyHttpConfig {
         Self {
             path: http.path.clone(),
             max_sessions: 1024,
+            max_sessions_per_principal: 16,
+            keep_alive: Some(Duration::from_secs(15)),
             idle_ttl: Duration::from_secs(30 * 60),
             max_body_bytes: http.max_body_bytes,
             request_timeout: http.request_timeout,
@@ -605,6 +618,42 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
     StatusCode::NO_CONTENT.into_response()
 }
 
+/// Makes room for one more session of `principal`: drops expired sessions, then, when the
+/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
+/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
+/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
+fn make_room(
+    sessions: &mut HashMap<String, Arc<Entry>>,
+    principal: &Principal,
+    config: &LegacyHttpConfig,
+) -> bool {
+    sessions.retain(|_, entry| {
+        let keep = !entry.expired(config.idle_ttl);
+        if !keep {
+            entry.end();
+        }
+        keep
+    });
+    let mine: Vec<(&String, &Arc<Entry>)> = sessions
+        .iter()
+        .filter(|(_, e)| e.session.principal() == principal)
+        .collect();
+    if mine.len() >= config.max_sessions_per_principal.max(1) {
+        let oldest_idle = mine
+            .iter()
+            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
+            .min_by_key(|(_, e)| *e.last_used.lock().unwrap_or_else(PoisonError::into_inner))
+            .map(|(sid, _)| (*sid).clone());
+        let Some(sid) = oldest_idle else {
+            return false;
+        };
+        if let Some(entry) = sessions.remove(&sid) {
+            entry.end();
+        }
+    }
+    sessions.len() < config.max_sessions
+}
+
 fn mint_session_id() -> Result<String, getrandom::Error> {
     let mut raw = [0u8; 32];
     getrandom::fill(&mut raw)?;
@@ -617,32 +666,6 @@ async fn open_session(
     id: Value,
     params: JsonObject,
 ) -> Response {
-    {
-        let mut sessions = inner
-            .sessions
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let ttl = inner.config.idle_ttl;
-        sessions.retain(|_, entry| {
-            let keep = !entry.expired(ttl);
-            if !keep {
-                entry.end();
-            }
-            keep
-        });
-        if sessions.len() >= inner.config.max_sessions {
-            let mut response = refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some(&id),
-                -32603,
-                "Too many open 2025-11-25 sessions; retry later, or DELETE sessions you no longer use",
-            );
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
-            return response;
-        }
-    }
     let Some(rpc_id) = RequestId::from_value(&id) else {
         return refuse(
             StatusCode::BAD_REQUEST,
@@ -682,11 +705,25 @@ async fn open_session(
         busy: AtomicUsize::new(0),
         in_flight: Mutex::new(HashMap::new()),
     });
-    inner
-        .sessions
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(sid, entry);
+    {
+        let mut sessions = inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !make_room(&mut sessions, &principal, &inner.config) {
+            let mut response = refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&id),
+                -32603,
+                "Too many open 2025-11-25 sessions; retry later, or DELETE sessions you no longer use",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            return response;
+        }
+        sessions.insert(sid, entry);
+    }
     tracing::info!(target: LOG_TARGET, %principal, "2025-11-25 session opened");
     let mut response = json_response(StatusCode::OK, reply);
     response.headers_mut().insert(MCP_SESSION_ID, header);
@@ -812,12 +849,16 @@ async fn request(
     });
     // Dropping the stream (response finished, or client gone) cancels the request.
     let guard = cancel.drop_guard();
-    let stream = futures::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        let message = rx.recv().await?;
-        Some((
-            Ok::<_, std::convert::Infallible>(sse_event(&message)),
-            (rx, guard),
-        ))
+    let keep_alive = inner.config.keep_alive;
+    let stream = futures::stream::unfold((rx, guard), move |(mut rx, guard)| async move {
+        let event = match keep_alive {
+            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
+                Ok(message) => sse_event(&message?),
+                Err(_) => Bytes::from_static(b": keep-alive\n\n"),
+            },
+            None => sse_event(&rx.recv().await?),
+        };
+        Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
     });
     (
         StatusCode::OK,
