@@ -730,6 +730,16 @@ async fn open_session(
     response
 }
 
+/// Whether a serialized JSON-RPC response is an error (for the request log only).
+fn reply_is_error(reply: &[u8]) -> bool {
+    /// Only the top-level `error` member matters; everything else is skipped unallocated.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(reply).is_ok_and(|p| p.error.is_some())
+}
+
 fn accepts_sse(headers: &HeaderMap) -> bool {
     let mut seen = false;
     for value in headers.get_all(ACCEPT) {
@@ -808,6 +818,7 @@ async fn request(
     let timeout = inner.config.request_timeout;
     let (tx, rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
     let session = Arc::clone(&entry.session);
+    let started = Instant::now();
     let run = {
         let cancel = cancel.clone();
         let id = id.clone();
@@ -818,6 +829,22 @@ async fn request(
                 () = cancel.cancelled() => None,
                 r = tokio::time::timeout(timeout, session.handle_request_via(&rpc_id, &method, params, cancel.clone(), &tx)) => Some(r),
             };
+            let outcome = match &handled {
+                Some(Ok(reply)) if reply_is_error(reply) => "error",
+                Some(Ok(_)) => "ok",
+                Some(Err(_)) => "timeout",
+                None => "cancelled",
+            };
+            // Once per request, like the modern transport; never params, answers or the session id.
+            tracing::info!(
+                target: LOG_TARGET,
+                request_id = %id,
+                method = %method,
+                principal = %session.principal(),
+                outcome,
+                latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                "legacy mcp request"
+            );
             match handled {
                 Some(Ok(reply)) => Some(reply),
                 Some(Err(_)) => Some(rpc_error(
@@ -949,6 +976,17 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 43); // 256 bits, base64url without padding
         assert!(HeaderValue::from_str(&a).is_ok());
+    }
+
+    #[test]
+    fn reply_error_probe_looks_at_the_top_level_only() {
+        assert!(reply_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}"#
+        ));
+        assert!(!reply_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"error":{"a":1}}}}"#
+        ));
+        assert!(!reply_is_error(b"garbage"));
     }
 
     proptest! {
