@@ -67,9 +67,12 @@ struct Exchange {
 
 impl Exchange {
     fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Self {
-        let body = body.to_string();
+        Self::send(addr, "POST", headers, &body.to_string())
+    }
+
+    fn send(addr: SocketAddr, verb: &str, headers: &[(&str, &str)], body: &str) -> Self {
         let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+            "{verb} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nConnection: close\r\n\
              Content-Length: {}\r\n",
             body.len()
@@ -279,4 +282,28 @@ fn one_http_server_serves_both_eras_on_the_real_binary() {
     assert!(offered.to_string().contains("shopping.md"), "{ask}");
     assert!(text(&r).contains("Deleted"), "{r}");
     assert!(!fx.exists("shopping.md"));
+
+    // DELETE ends the session (Bob cannot); afterwards its id is unknown: 404.
+    let bob_delete = Exchange::send(
+        addr,
+        "DELETE",
+        &[
+            ("Authorization", &stolen.auth),
+            ("Mcp-Session-Id", &alice.session),
+        ],
+        "",
+    );
+    assert_eq!(bob_delete.status, 404);
+    let ended = Exchange::send(
+        addr,
+        "DELETE",
+        &[
+            ("Authorization", &alice.auth),
+            ("Mcp-Session-Id", &alice.session),
+        ],
+        "",
+    );
+    assert_eq!(ended.status, 204);
+    let r = alice.post(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}));
+    assert_eq!(r.status, 404);
 }
