@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mcp_runtime::Principal;
+use mcp_runtime::legacy::http::{LegacyHttp, LegacyHttpConfig};
 use mcp_runtime::replay::open_store;
 use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
@@ -319,9 +320,16 @@ async fn serve(prepared: Prepared) -> i32 {
                 bind: addr,
                 ..HttpConfig::default()
             };
+            // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
+            // front of the sessionless modern router and uses the same authenticator.
+            let legacy = LegacyHttp::new(
+                server,
+                Arc::clone(&auth),
+                LegacyHttpConfig::from_http(&config),
+            );
             let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
             let router = match http.router() {
-                Ok(router) => router.merge(connect::routes(connect.clone(), auth)),
+                Ok(router) => legacy.wrap(router.merge(connect::routes(connect.clone(), auth))),
                 Err(e) => {
                     eprintln!("notes-example: {e}");
                     return EXIT_USAGE;

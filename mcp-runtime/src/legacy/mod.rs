@@ -39,8 +39,24 @@
 //! - stdio, per process ([`stdio::serve_auto`]): a first message `initialize` selects this
 //!   adapter; anything else (e.g. `server/discover`, or a request with modern `_meta`) runs
 //!   the modern transport for the whole process.
-//! - HTTP: not provided yet (see the crate's notes); modern HTTP stays sessionless.
+//! - Streamable HTTP, per request ([`http::LegacyHttp`], an axum middleware wrapped around the
+//!   unchanged modern router): a 2025-era `MCP-Protocol-Version`, an `Mcp-Session-Id`, or a
+//!   header-less `initialize` body selects the adapter; modern requests stay sessionless and
+//!   untouched. `initialize` mints an `Mcp-Session-Id` bound to the authenticated principal;
+//!   each request's server-to-client requests and notifications travel on that POST's SSE
+//!   response, the client POSTs its answers back (202), `DELETE` ends the session, idle
+//!   sessions expire (bounded count + TTL). See [`http`] for the full routing and status table.
+//!
+//! # Not supported over HTTP (2025-11-25)
+//!
+//! - The standalone `GET` SSE stream (405, which 2025-11-25 allows): nothing is ever sent
+//!   outside a request's own stream.
+//! - Resumability (`Last-Event-ID`, event ids): a dropped stream cancels its request; the
+//!   client retries the call.
+//! - Sessions live in one process's memory: several processes behind a load balancer need
+//!   session affinity for 2025-11-25 clients (modern clients need none).
 
+pub mod http;
 pub mod session;
 pub mod stdio;
 

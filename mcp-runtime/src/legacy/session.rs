@@ -85,14 +85,30 @@ impl LegacySession {
         params: JsonObject,
         cancel: CancellationToken,
     ) -> Bytes {
+        self.handle_request_via(id, method, params, cancel, &self.out)
+            .await
+    }
+
+    /// Like [`LegacySession::handle_request`], but the request's server-to-client requests
+    /// and notifications go to `out` instead of the session's channel. Streamable HTTP uses
+    /// this: each POST has its own SSE response stream, and what a request asks the client
+    /// must travel on that request's stream.
+    pub async fn handle_request_via(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        cancel: CancellationToken,
+        out: &mpsc::Sender<Bytes>,
+    ) -> Bytes {
         let outcome = match method {
-            "initialize" => self.initialize(params).await,
+            "initialize" => self.initialize(params, out).await,
             "ping" => Ok(json!({})),
             _ if !self.is_initialized() => Err(error_value(ErrorObject::invalid_request(
                 "send `initialize` first: this server speaks 2025-11-25 on this connection only after the handshake",
             ))),
             "logging/setLevel" => self.set_level(&params),
-            _ => self.forward(id, method, params, &cancel).await,
+            _ => self.forward(id, method, params, &cancel, out).await,
         };
         match outcome {
             Ok(result) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "result": result})),
@@ -136,6 +152,11 @@ impl LegacySession {
         tx.send(answer).is_ok()
     }
 
+    /// The principal this session was opened for (HTTP binds its session id to it).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
     /// Fails every request of ours still waiting (the client went away).
     pub fn close(&self) {
         self.waiting
@@ -144,7 +165,11 @@ impl LegacySession {
             .clear();
     }
 
-    async fn initialize(&self, params: JsonObject) -> Result<Value, Failure> {
+    async fn initialize(
+        &self,
+        params: JsonObject,
+        out: &mpsc::Sender<Bytes>,
+    ) -> Result<Value, Failure> {
         if self.is_initialized() {
             return Err(error_value(ErrorObject::invalid_request(
                 "this connection is already initialized; `initialize` is sent once",
@@ -175,6 +200,7 @@ impl LegacySession {
                 mcp_types::METHOD_SERVER_DISCOVER,
                 self.with_meta(JsonObject::new()),
                 &CancellationToken::new(),
+                out,
             )
             .await;
         let discover = match discover {
@@ -257,11 +283,12 @@ impl LegacySession {
         method: &str,
         params: JsonObject,
         cancel: &CancellationToken,
+        out: &mpsc::Sender<Bytes>,
     ) -> Result<Value, Failure> {
         let mut params = self.with_meta(params);
         for _ in 0..MAX_ADAPTER_ROUNDS {
             let mut result = self
-                .dispatch_once(id, method, params.clone(), cancel)
+                .dispatch_once(id, method, params.clone(), cancel, out)
                 .await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 strip_modern(&mut result);
@@ -273,7 +300,7 @@ impl LegacySession {
             };
             let mut responses = Map::new();
             for (key, request) in requests {
-                let answer = self.ask_client(request, cancel).await?;
+                let answer = self.ask_client(request, cancel, out).await?;
                 responses.insert(key, answer);
             }
             match result.get_mut("requestState").map(Value::take) {
@@ -298,11 +325,12 @@ impl LegacySession {
         method: &str,
         params: JsonObject,
         cancel: &CancellationToken,
+        out: &mpsc::Sender<Bytes>,
     ) -> Result<Value, Failure> {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let ctx = RequestContext::new(
             self.principal.clone(),
-            NotificationSink::from_sender(self.out.clone(), cancel.clone()),
+            NotificationSink::from_sender(out.clone(), cancel.clone()),
             cancel.clone(),
         );
         let Some(reply) = self.server.handle_value(request, ctx).await else {
@@ -332,6 +360,7 @@ impl LegacySession {
         &self,
         mut request: Value,
         cancel: &CancellationToken,
+        out: &mpsc::Sender<Bytes>,
     ) -> Result<Value, Failure> {
         let method = request
             .get("method")
@@ -364,7 +393,11 @@ impl LegacySession {
                 "the client did not answer `{method}` (connection closed or request cancelled)"
             )))
         };
-        if self.out.send(response_bytes(&message)).await.is_err() {
+        if out.send(response_bytes(&message)).await.is_err() {
+            self.waiting
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&id.to_string());
             return Err(gone());
         }
         let answer = tokio::select! {

@@ -1,0 +1,1018 @@
+//! Streamable HTTP for 2025-11-25 clients, chosen per request, in front of the sessionless
+//! 2026-07-28 router.
+//!
+//! [`LegacyHttp::wrap`] puts an axum middleware in front of the modern
+//! [`HttpServer::router`](crate::transport::HttpServer::router). For each request on the MCP
+//! path it decides the era ([`era_from_headers`], then [`is_legacy_initialize`] when only the
+//! body can tell):
+//!
+//! | Request | Era |
+//! |---|---|
+//! | `MCP-Protocol-Version` is a 2025 revision (`2025-11-25`, `2025-06-18`, `2025-03-26`) | legacy |
+//! | `MCP-Protocol-Version` is anything else, or `Mcp-Method` is present | modern (untouched) |
+//! | `Mcp-Session-Id` present (and no modern header) | legacy |
+//! | POST with none of these headers, body `initialize` without modern `_meta` | legacy: a new session |
+//! | anything else | modern (the body is re-attached unchanged) |
+//!
+//! The body is only read ahead of the modern transport in the last two rows, and only after
+//! the request passed the `Origin` check and the [`Authenticator`]; otherwise the modern
+//! transport gives its own 403/401 without the body being read.
+//!
+//! # Legacy requests
+//!
+//! Checked in order: `Origin` (403), the same [`Authenticator`] as the modern transport (401),
+//! verb (`POST` and `DELETE`; `GET` gets 405: no standalone SSE stream is offered, which
+//! 2025-11-25 allows), body size (413), JSON (400 `-32700`), JSON-RPC shape (400 `-32600`;
+//! batches are refused as in 2025-11-25), then:
+//!
+//! - `initialize` without `Mcp-Session-Id` opens a session: a random id of 256 bits
+//!   (base64url), bound to the authenticated principal, returned in `Mcp-Session-Id` with the
+//!   2025-11-25 `initialize` result (`application/json`). A principal holding
+//!   [`LegacyHttpConfig::max_sessions_per_principal`] sessions loses its least recently used
+//!   idle one; when [`LegacyHttpConfig::max_sessions`] live sessions exist (after dropping
+//!   expired ones), the answer is 503 with `Retry-After`.
+//! - Anything else without `Mcp-Session-Id`: 400.
+//! - An unknown, expired, or another principal's session id: 404 (the client starts a new
+//!   session, per 2025-11-25). A foreign principal cannot tell an existing session from a
+//!   missing one.
+//! - A request: its response comes on a `text/event-stream` response (when `Accept` allows SSE):
+//!   the `elicitation/create`, `roots/list` and `sampling/createMessage` requests the adapter
+//!   sends for input rounds, progress/log notifications, then the final response, then the
+//!   stream closes; while nothing is sent, an SSE comment every
+//!   [`LegacyHttpConfig::keep_alive`] keeps proxies from closing the stream. With `Accept: application/json` only, the response is plain JSON and a tool
+//!   that needs client input fails (`-32603`: the client cannot be asked).
+//! - A JSON-RPC response (the client's answer to one of those requests): 202, or 400 when no
+//!   request of this session waits for that id.
+//! - A notification: 202 (`notifications/cancelled` cancels the named request of this session).
+//! - `DELETE`: ends the session (204): waiting requests fail, in-flight ones are cancelled.
+//!
+//! Sessions idle longer than [`LegacyHttpConfig::idle_ttl`] expire (a session with a request in
+//! flight is not idle). Expired sessions are dropped lazily, when looked up or when a new
+//! session needs room, so no background task is needed.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use bytes::{BufMut, Bytes, BytesMut};
+use http::header::{
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER,
+    WWW_AUTHENTICATE,
+};
+use http::request::Parts;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use mcp_types::{JsonObject, PROTOCOL_VERSION_KEY, RequestId};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::LEGACY_PROTOCOL_VERSION;
+use super::session::LegacySession;
+use crate::transport::{
+    AuthRejection, Authenticator, CancellationToken, HttpConfig, OriginAllowlist,
+};
+use crate::{Principal, Server};
+
+const LOG_TARGET: &str = "mcp_runtime::legacy::http";
+/// The 2025-11-25 session header.
+pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// The revisions whose clients use sessions; a request declaring one of them is legacy.
+pub const SESSION_ERA_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// Tunables for the legacy HTTP adapter.
+#[derive(Debug, Clone)]
+pub struct LegacyHttpConfig {
+    /// The MCP endpoint path (must match the modern router's). Default `/mcp`.
+    pub path: String,
+    /// Most live sessions at once; a new `initialize` beyond it gets 503. Default 1024.
+    pub max_sessions: usize,
+    /// Most live sessions per principal; a new one beyond it ends that principal's least
+    /// recently used idle session, so one principal cannot exhaust the server-wide bound.
+    /// Default 16.
+    pub max_sessions_per_principal: usize,
+    /// While a request's SSE stream has nothing to send (e.g. waiting on a human answering an
+    /// elicitation), an SSE comment is sent this often so proxies keep it open. `None`: never.
+    /// Default 15 s.
+    pub keep_alive: Option<Duration>,
+    /// A session unused this long expires. Default 30 minutes.
+    pub idle_ttl: Duration,
+    /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// How long one legacy request may run, input rounds included. Default 120 s.
+    pub request_timeout: Duration,
+    /// Which `Origin` values may call the server. Default: loopback origins only.
+    pub allowed_origins: OriginAllowlist,
+    /// How many messages may queue on one request's SSE stream. Default 64.
+    pub stream_buffer: usize,
+}
+
+impl Default for LegacyHttpConfig {
+    fn default() -> Self {
+        Self::from_http(&HttpConfig::default())
+    }
+}
+
+impl LegacyHttpConfig {
+    /// The same path, limits and origins as the modern transport's configuration.
+    pub fn from_http(http: &HttpConfig) -> Self {
+        Self {
+            path: http.path.clone(),
+            max_sessions: 1024,
+            max_sessions_per_principal: 16,
+            keep_alive: Some(Duration::from_secs(15)),
+            idle_ttl: Duration::from_secs(30 * 60),
+            max_body_bytes: http.max_body_bytes,
+            request_timeout: http.request_timeout,
+            allowed_origins: http.allowed_origins.clone(),
+            stream_buffer: http.notification_buffer,
+        }
+    }
+}
+
+/// Which era an HTTP request belongs to, as far as its verb and headers tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpEra {
+    /// 2026-07-28: handled by the modern router, untouched.
+    Modern,
+    /// 2025-11-25: handled by the adapter.
+    Legacy,
+    /// A header-less POST: legacy only if the body is an `initialize` ([`is_legacy_initialize`]).
+    NeedsBody,
+}
+
+/// Decides the era from the verb and headers alone (see the module docs' table).
+pub fn era_from_headers(method: &Method, headers: &HeaderMap) -> HttpEra {
+    if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
+        let legacy = version
+            .to_str()
+            .is_ok_and(|v| SESSION_ERA_VERSIONS.contains(&v.trim()));
+        return if legacy {
+            HttpEra::Legacy
+        } else {
+            HttpEra::Modern
+        };
+    }
+    if headers.contains_key(MCP_METHOD) {
+        return HttpEra::Modern;
+    }
+    if headers.contains_key(MCP_SESSION_ID) {
+        return HttpEra::Legacy;
+    }
+    if method == Method::POST {
+        HttpEra::NeedsBody
+    } else {
+        HttpEra::Modern
+    }
+}
+
+/// Whether a body is a 2025-11-25 `initialize` request: method `initialize` and no modern
+/// `_meta` protocol version (a modern `initialize` is just an unknown method for the core).
+pub fn is_legacy_initialize(body: &[u8]) -> bool {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return false;
+    };
+    value.get("method").and_then(Value::as_str) == Some("initialize")
+        && value
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
+            .is_none()
+}
+
+/// The 2025-11-25 Streamable HTTP adapter: sessions, and the middleware that routes to it.
+#[derive(Clone)]
+pub struct LegacyHttp {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LegacyHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacyHttp")
+            .field("config", &self.inner.config)
+            .field("sessions", &self.session_count())
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    server: Server,
+    auth: Arc<dyn Authenticator>,
+    config: LegacyHttpConfig,
+    sessions: Mutex<HashMap<String, Arc<Entry>>>,
+}
+
+/// One live session and its HTTP bookkeeping.
+struct Entry {
+    session: Arc<LegacySession>,
+    last_used: Mutex<Instant>,
+    /// Requests of this session still running (a busy session never expires).
+    busy: AtomicUsize,
+    /// Cancel tokens of the running requests, by serialized JSON-RPC id.
+    in_flight: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Entry {
+    fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    fn expired(&self, ttl: Duration) -> bool {
+        self.busy.load(Ordering::SeqCst) == 0
+            && self
+                .last_used
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .elapsed()
+                > ttl
+    }
+
+    /// Ends the session: waiting server-to-client requests fail, running requests are cancelled.
+    fn end(&self) {
+        self.session.close();
+        for token in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+        {
+            token.cancel();
+        }
+    }
+}
+
+impl LegacyHttp {
+    /// An adapter serving `server` to 2025-11-25 clients, authenticating with `auth` (pass the
+    /// modern transport's authenticator, so both eras see the same principals).
+    pub fn new(server: Server, auth: Arc<dyn Authenticator>, config: LegacyHttpConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                server,
+                auth,
+                config,
+                sessions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// `modern` with the adapter in front: requests on [`LegacyHttpConfig::path`] that are
+    /// 2025-11-25 go to the adapter; everything else reaches `modern` unchanged.
+    pub fn wrap(&self, modern: Router) -> Router {
+        modern.layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&self.inner),
+            route,
+        ))
+    }
+
+    /// How many sessions are live (expired ones not yet dropped included).
+    pub fn session_count(&self) -> usize {
+        self.inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+}
+
+async fn route(State(inner): State<Arc<Inner>>, request: Request, next: Next) -> Response {
+    if request.uri().path() != inner.config.path {
+        return next.run(request).await;
+    }
+    match era_from_headers(request.method(), request.headers()) {
+        HttpEra::Modern => next.run(request).await,
+        HttpEra::Legacy => {
+            let (parts, body) = request.into_parts();
+            legacy(&inner, parts, Pending::Body(body)).await
+        }
+        HttpEra::NeedsBody => {
+            let (parts, body) = request.into_parts();
+            // Rejections are the modern transport's to give, before any body is read.
+            if origin_refused(&inner, &parts.headers)
+                || inner.auth.authenticate(&parts.headers).is_err()
+            {
+                return next.run(Request::from_parts(parts, body)).await;
+            }
+            let raw = match read_body(&inner, &parts.headers, body).await {
+                Ok(raw) => raw,
+                Err(response) => return response,
+            };
+            if is_legacy_initialize(&raw) {
+                legacy(&inner, parts, Pending::Read(raw)).await
+            } else {
+                next.run(Request::from_parts(parts, Body::from(raw))).await
+            }
+        }
+    }
+}
+
+/// A request body, read or not yet.
+enum Pending {
+    Body(Body),
+    Read(Bytes),
+}
+
+fn origin_refused(inner: &Inner, headers: &HeaderMap) -> bool {
+    headers.get(ORIGIN).is_some_and(|o| {
+        !o.to_str()
+            .is_ok_and(|o| inner.config.allowed_origins.allows(o))
+    })
+}
+
+fn rpc_error(id: Option<&Value>, code: i64, message: &str) -> Bytes {
+    let mut body = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
+    if let Some(id) = id {
+        body["id"] = id.clone();
+    }
+    Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
+}
+
+fn json_response(status: StatusCode, body: Bytes) -> Response {
+    (status, [(CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+}
+
+fn refuse(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response {
+    tracing::info!(target: LOG_TARGET, status = status.as_u16(), reason = message, "legacy request refused");
+    json_response(status, rpc_error(id, code, message))
+}
+
+async fn read_body(inner: &Inner, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
+    let limit = inner.config.max_body_bytes;
+    let too_large = || {
+        refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            -32600,
+            &format!("Request body larger than {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(
+        inner.config.request_timeout,
+        Limited::new(body, limit).collect(),
+    )
+    .await
+    {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_large()),
+        Ok(Err(_)) => Err(StatusCode::BAD_REQUEST.into_response()),
+        Err(_) => Err(StatusCode::REQUEST_TIMEOUT.into_response()),
+    }
+}
+
+fn unauthorized(rejection: AuthRejection) -> Response {
+    let challenge = match rejection {
+        AuthRejection::Missing => HeaderValue::from_static(r#"Bearer realm="mcp""#),
+        AuthRejection::InvalidToken => HeaderValue::from_static(
+            r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
+        ),
+    };
+    let mut response = StatusCode::UNAUTHORIZED.into_response();
+    response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    response
+}
+
+fn session_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(MCP_SESSION_ID).and_then(|v| v.to_str().ok())
+}
+
+fn not_found(id: Option<&Value>) -> Response {
+    refuse(
+        StatusCode::NOT_FOUND,
+        id,
+        -32001,
+        "Session not found: it expired, was deleted, or never existed; send `initialize` without Mcp-Session-Id to start a new one",
+    )
+}
+
+/// What a legacy POST body is.
+enum Kind {
+    Request {
+        id: Value,
+        method: String,
+        params: JsonObject,
+    },
+    Notification {
+        method: String,
+        value: Value,
+    },
+    Response(Value),
+}
+
+fn classify(value: Value) -> Result<Kind, (Option<Value>, &'static str)> {
+    let Value::Object(map) = &value else {
+        return Err((
+            None,
+            "Invalid Request: one JSON-RPC object per POST (batches are not part of 2025-11-25)",
+        ));
+    };
+    let id = map
+        .get("id")
+        .filter(|id| RequestId::from_value(id).is_some())
+        .cloned();
+    match (map.get("method").and_then(Value::as_str), id) {
+        (Some(method), Some(id)) => {
+            let params = match map.get("params") {
+                Some(Value::Object(p)) => p.clone(),
+                None => JsonObject::new(),
+                Some(_) => return Err((Some(id), "Invalid Request: \"params\" must be an object")),
+            };
+            Ok(Kind::Request {
+                id,
+                method: method.to_owned(),
+                params,
+            })
+        }
+        (Some(method), None) if !map.contains_key("id") => Ok(Kind::Notification {
+            method: method.to_owned(),
+            value,
+        }),
+        (None, Some(_)) if map.contains_key("result") || map.contains_key("error") => {
+            Ok(Kind::Response(value))
+        }
+        _ => Err((
+            None,
+            "Invalid Request: not a JSON-RPC request, notification or response",
+        )),
+    }
+}
+
+async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
+    if origin_refused(inner, &parts.headers) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            None,
+            -32600,
+            "Forbidden: Origin not allowed",
+        );
+    }
+    let principal = match inner.auth.authenticate(&parts.headers) {
+        Ok(p) => p,
+        Err(rejection) => return unauthorized(rejection),
+    };
+    if parts.method == Method::DELETE {
+        return delete(inner, &parts.headers, &principal);
+    }
+    if parts.method != Method::POST {
+        let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST, DELETE"));
+        return response;
+    }
+    if let Some(version) = parts.headers.get(MCP_PROTOCOL_VERSION)
+        && version.to_str().ok().map(str::trim) != Some(LEGACY_PROTOCOL_VERSION)
+    {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            None,
+            -32600,
+            "Bad Request: unsupported MCP-Protocol-Version; this server speaks 2025-11-25 (or 2026-07-28 without sessions)",
+        );
+    }
+    let raw = match body {
+        Pending::Read(raw) => raw,
+        Pending::Body(body) => match read_body(inner, &parts.headers, body).await {
+            Ok(raw) => raw,
+            Err(response) => return response,
+        },
+    };
+    let value: Value = match serde_json::from_slice(&raw) {
+        Ok(v) => v,
+        Err(_) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32700,
+                "Parse error: invalid JSON",
+            );
+        }
+    };
+    let kind = match classify(value) {
+        Ok(kind) => kind,
+        Err((id, reason)) => return refuse(StatusCode::BAD_REQUEST, id.as_ref(), -32600, reason),
+    };
+    let Some(sid) = session_header(&parts.headers) else {
+        return match kind {
+            Kind::Request { id, method, params } if method == "initialize" => {
+                open_session(inner, principal, id, params).await
+            }
+            Kind::Request { id, .. } => refuse(
+                StatusCode::BAD_REQUEST,
+                Some(&id),
+                -32600,
+                "Bad Request: Mcp-Session-Id header required; send `initialize` first",
+            ),
+            _ => refuse(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "Bad Request: Mcp-Session-Id header required; send `initialize` first",
+            ),
+        };
+    };
+    let request_id = match &kind {
+        Kind::Request { id, .. } => Some(id.clone()),
+        _ => None,
+    };
+    let Some(entry) = lookup(inner, sid, &principal) else {
+        return not_found(request_id.as_ref());
+    };
+    match kind {
+        Kind::Response(value) => {
+            if entry.session.deliver_response(&value) {
+                StatusCode::ACCEPTED.into_response()
+            } else {
+                refuse(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    -32600,
+                    "Invalid Request: no request of this session waits for that id (already answered, timed out, or never sent)",
+                )
+            }
+        }
+        Kind::Notification { method, value } => {
+            if method == "notifications/cancelled" {
+                let target = value
+                    .get("params")
+                    .and_then(|p| p.get("requestId"))
+                    .map(Value::to_string);
+                if let Some(target) = target
+                    && let Some(token) = entry
+                        .in_flight
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .get(&target)
+                {
+                    token.cancel();
+                }
+            } else {
+                entry.session.handle_notification(&method);
+            }
+            StatusCode::ACCEPTED.into_response()
+        }
+        Kind::Request { id, method, params } => {
+            request(inner, entry, &parts.headers, id, method, params).await
+        }
+    }
+}
+
+/// The live session `sid` if it belongs to `principal`; drops it when expired.
+fn lookup(inner: &Inner, sid: &str, principal: &Principal) -> Option<Arc<Entry>> {
+    let mut sessions = inner
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let entry = Arc::clone(sessions.get(sid)?);
+    if entry.expired(inner.config.idle_ttl) {
+        sessions.remove(sid);
+        entry.end();
+        return None;
+    }
+    if entry.session.principal() != principal {
+        tracing::warn!(target: LOG_TARGET, %principal, "legacy session id presented by another principal; refused as unknown");
+        return None;
+    }
+    entry.touch();
+    Some(entry)
+}
+
+fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response {
+    let Some(sid) = session_header(headers) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            None,
+            -32600,
+            "Bad Request: DELETE needs the Mcp-Session-Id of the session to end",
+        );
+    };
+    if lookup(inner, sid, principal).is_none() {
+        return not_found(None);
+    }
+    let removed = inner
+        .sessions
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(sid);
+    if let Some(entry) = removed {
+        entry.end();
+    }
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// Makes room for one more session of `principal`: drops expired sessions, then, when the
+/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
+/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
+/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
+fn make_room(
+    sessions: &mut HashMap<String, Arc<Entry>>,
+    principal: &Principal,
+    config: &LegacyHttpConfig,
+) -> bool {
+    sessions.retain(|_, entry| {
+        let keep = !entry.expired(config.idle_ttl);
+        if !keep {
+            entry.end();
+        }
+        keep
+    });
+    let mine: Vec<(&String, &Arc<Entry>)> = sessions
+        .iter()
+        .filter(|(_, e)| e.session.principal() == principal)
+        .collect();
+    if mine.len() >= config.max_sessions_per_principal.max(1) {
+        let oldest_idle = mine
+            .iter()
+            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
+            .min_by_key(|(_, e)| *e.last_used.lock().unwrap_or_else(PoisonError::into_inner))
+            .map(|(sid, _)| (*sid).clone());
+        let Some(sid) = oldest_idle else {
+            return false;
+        };
+        if let Some(entry) = sessions.remove(&sid) {
+            entry.end();
+        }
+    }
+    sessions.len() < config.max_sessions
+}
+
+fn mint_session_id() -> Result<String, getrandom::Error> {
+    let mut raw = [0u8; 32];
+    getrandom::fill(&mut raw)?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw))
+}
+
+async fn open_session(
+    inner: &Arc<Inner>,
+    principal: Principal,
+    id: Value,
+    params: JsonObject,
+) -> Response {
+    let Some(rpc_id) = RequestId::from_value(&id) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            None,
+            -32600,
+            "Invalid Request: bad id",
+        );
+    };
+    // `initialize` sends nothing to the client; its channel is never read.
+    let (tx, _rx) = mpsc::channel::<Bytes>(1);
+    let session = LegacySession::new(inner.server.clone(), principal.clone(), tx.clone());
+    let reply = session
+        .handle_request_via(&rpc_id, "initialize", params, CancellationToken::new(), &tx)
+        .await;
+    let ok = serde_json::from_slice::<Value>(&reply).is_ok_and(|v| v.get("result").is_some());
+    if !ok {
+        return json_response(StatusCode::OK, reply);
+    }
+    let sid = match mint_session_id() {
+        Ok(sid) => sid,
+        Err(e) => {
+            tracing::error!(target: LOG_TARGET, error = %e, "no randomness for a session id");
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
+                -32603,
+                "Internal error: could not mint a session id",
+            );
+        }
+    };
+    let Ok(header) = HeaderValue::from_str(&sid) else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let entry = Arc::new(Entry {
+        session,
+        last_used: Mutex::new(Instant::now()),
+        busy: AtomicUsize::new(0),
+        in_flight: Mutex::new(HashMap::new()),
+    });
+    {
+        let mut sessions = inner
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !make_room(&mut sessions, &principal, &inner.config) {
+            let mut response = refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&id),
+                -32603,
+                "Too many open 2025-11-25 sessions; retry later, or DELETE sessions you no longer use",
+            );
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("30"));
+            return response;
+        }
+        sessions.insert(sid, entry);
+    }
+    tracing::info!(target: LOG_TARGET, %principal, "2025-11-25 session opened");
+    let mut response = json_response(StatusCode::OK, reply);
+    response.headers_mut().insert(MCP_SESSION_ID, header);
+    response
+}
+
+/// Whether a serialized JSON-RPC response is an error (for the request log only).
+fn reply_is_error(reply: &[u8]) -> bool {
+    /// Only the top-level `error` member matters; everything else is skipped unallocated.
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(reply).is_ok_and(|p| p.error.is_some())
+}
+
+fn accepts_sse(headers: &HeaderMap) -> bool {
+    let mut seen = false;
+    for value in headers.get_all(ACCEPT) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            seen = true;
+            let media = item.split(';').next().unwrap_or("").trim();
+            if media == "*/*"
+                || media.eq_ignore_ascii_case("text/event-stream")
+                || media.eq_ignore_ascii_case("text/*")
+            {
+                return true;
+            }
+        }
+    }
+    !seen
+}
+
+fn sse_event(message: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(message.len() + 8);
+    for line in message.split(|&b| b == b'\n') {
+        out.put_slice(b"data: ");
+        out.put_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        out.put_u8(b'\n');
+    }
+    out.put_u8(b'\n');
+    out.freeze()
+}
+
+/// Keeps the session marked busy while a request runs; unmarks it however the run ends.
+struct Busy {
+    entry: Arc<Entry>,
+    key: String,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.entry
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+        self.entry.touch();
+        self.entry.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+async fn request(
+    inner: &Arc<Inner>,
+    entry: Arc<Entry>,
+    headers: &HeaderMap,
+    id: Value,
+    method: String,
+    params: JsonObject,
+) -> Response {
+    let Some(rpc_id) = RequestId::from_value(&id) else {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            None,
+            -32600,
+            "Invalid Request: bad id",
+        );
+    };
+    let key = id.to_string();
+    let cancel = CancellationToken::new();
+    entry.busy.fetch_add(1, Ordering::SeqCst);
+    entry
+        .in_flight
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key.clone(), cancel.clone());
+    let busy = Busy {
+        entry: Arc::clone(&entry),
+        key,
+    };
+    let timeout = inner.config.request_timeout;
+    let (tx, rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
+    let session = Arc::clone(&entry.session);
+    let started = Instant::now();
+    let run = {
+        let cancel = cancel.clone();
+        let id = id.clone();
+        async move {
+            let _busy = busy;
+            let handled = tokio::select! {
+                biased;
+                () = cancel.cancelled() => None,
+                r = tokio::time::timeout(timeout, session.handle_request_via(&rpc_id, &method, params, cancel.clone(), &tx)) => Some(r),
+            };
+            let outcome = match &handled {
+                Some(Ok(reply)) if reply_is_error(reply) => "error",
+                Some(Ok(_)) => "ok",
+                Some(Err(_)) => "timeout",
+                None => "cancelled",
+            };
+            // Once per request, like the modern transport; never params, answers or the session id.
+            tracing::info!(
+                target: LOG_TARGET,
+                request_id = %id,
+                method = %method,
+                principal = %session.principal(),
+                outcome,
+                latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+                "legacy mcp request"
+            );
+            match handled {
+                Some(Ok(reply)) => Some(reply),
+                Some(Err(_)) => Some(rpc_error(
+                    Some(&id),
+                    -32603,
+                    &format!(
+                        "Internal error: request timed out after {} ms",
+                        timeout.as_millis()
+                    ),
+                )),
+                // Cancelled by the client: 2025-11-25 sends no response.
+                None => None,
+            }
+            .map(|reply| (reply, tx))
+        }
+    };
+    if !accepts_sse(headers) {
+        // JSON only: nothing can be sent to the client before the response, so input rounds fail.
+        drop(rx);
+        return match run.await {
+            Some((reply, _)) => json_response(StatusCode::OK, reply),
+            None => StatusCode::ACCEPTED.into_response(),
+        };
+    }
+    tokio::spawn(async move {
+        if let Some((reply, tx)) = run.await {
+            let _ = tx.send(reply).await;
+        }
+    });
+    // Dropping the stream (response finished, or client gone) cancels the request.
+    let guard = cancel.drop_guard();
+    let keep_alive = inner.config.keep_alive;
+    let stream = futures::stream::unfold((rx, guard), move |(mut rx, guard)| async move {
+        let event = match keep_alive {
+            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
+                Ok(message) => sse_event(&message?),
+                Err(_) => Bytes::from_static(b": keep-alive\n\n"),
+            },
+            None => sse_event(&rx.recv().await?),
+        };
+        Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
+    });
+    (
+        StatusCode::OK,
+        [
+            (CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (
+                HeaderName::from_static("x-accel-buffering"),
+                HeaderValue::from_static("no"),
+            ),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn era_from_headers_table() {
+        let post = Method::POST;
+        assert_eq!(
+            era_from_headers(&post, &HeaderMap::new()),
+            HttpEra::NeedsBody
+        );
+        for v in SESSION_ERA_VERSIONS {
+            let h = {
+                let mut h = HeaderMap::new();
+                h.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(v));
+                h
+            };
+            assert_eq!(era_from_headers(&post, &h), HttpEra::Legacy, "{v}");
+        }
+        // A modern version wins over a stray session id (modern ignores Mcp-Session-Id).
+        let modern = headers(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-session-id", "abc"),
+        ]);
+        assert_eq!(era_from_headers(&post, &modern), HttpEra::Modern);
+        let method_only = headers(&[("mcp-method", "tools/list"), ("mcp-session-id", "abc")]);
+        assert_eq!(era_from_headers(&post, &method_only), HttpEra::Modern);
+        let session = headers(&[("mcp-session-id", "abc")]);
+        assert_eq!(era_from_headers(&post, &session), HttpEra::Legacy);
+        assert_eq!(era_from_headers(&Method::DELETE, &session), HttpEra::Legacy);
+        assert_eq!(
+            era_from_headers(&Method::GET, &HeaderMap::new()),
+            HttpEra::Modern
+        );
+        assert_eq!(
+            era_from_headers(&Method::DELETE, &HeaderMap::new()),
+            HttpEra::Modern
+        );
+    }
+
+    #[test]
+    fn legacy_initialize_detection() {
+        assert!(is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#
+        ));
+        assert!(is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
+        ));
+        assert!(!is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
+        ));
+        assert!(!is_legacy_initialize(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
+        ));
+        assert!(!is_legacy_initialize(b"[{\"method\":\"initialize\"}]"));
+        assert!(!is_legacy_initialize(b"not json"));
+    }
+
+    #[test]
+    fn session_ids_are_long_random_and_header_safe() {
+        let a = mint_session_id().unwrap();
+        let b = mint_session_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43); // 256 bits, base64url without padding
+        assert!(HeaderValue::from_str(&a).is_ok());
+    }
+
+    #[test]
+    fn reply_error_probe_looks_at_the_top_level_only() {
+        assert!(reply_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"x"}}"#
+        ));
+        assert!(!reply_is_error(
+            br#"{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"error":{"a":1}}}}"#
+        ));
+        assert!(!reply_is_error(b"garbage"));
+    }
+
+    proptest! {
+        #[test]
+        fn classify_and_detection_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let _ = is_legacy_initialize(&raw);
+            if let Ok(value) = serde_json::from_slice::<Value>(&raw) {
+                let _ = classify(value);
+            }
+        }
+
+        #[test]
+        fn classify_sorts_json_rpc_objects(
+            id in prop_oneof![any::<i64>().prop_map(Value::from), "[a-z0-9]{1,8}".prop_map(Value::from)],
+            method in "[a-z/]{1,12}",
+        ) {
+            let request = json!({"jsonrpc": "2.0", "id": id, "method": method});
+            let is_request = matches!(classify(request), Ok(Kind::Request { .. }));
+            prop_assert!(is_request);
+            let note = json!({"jsonrpc": "2.0", "method": method});
+            let is_note = matches!(classify(note), Ok(Kind::Notification { .. }));
+            prop_assert!(is_note);
+            let response = json!({"jsonrpc": "2.0", "id": id, "result": {}});
+            prop_assert!(matches!(classify(response), Ok(Kind::Response(_))));
+            let batch = json!([{"jsonrpc": "2.0", "id": id, "method": method}]);
+            prop_assert!(classify(batch).is_err());
+        }
+    }
+}
