@@ -12,7 +12,9 @@ pub mod form;
 pub mod legacy;
 pub mod prelude;
 mod principal;
+pub mod prompt;
 pub mod replay;
+pub mod resource;
 pub mod router;
 pub mod sandbox;
 pub mod scope;
@@ -20,6 +22,7 @@ pub mod server;
 pub mod state;
 pub mod tool;
 pub mod transport;
+pub mod uri_template;
 
 pub use mcp_macros::{ElicitChoice, ElicitForm, tool};
 pub use principal::Principal;
