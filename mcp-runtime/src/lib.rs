@@ -24,6 +24,6 @@ pub mod tool;
 pub mod transport;
 pub mod uri_template;
 
-pub use mcp_macros::{ElicitChoice, ElicitForm, tool};
+pub use mcp_macros::{ElicitChoice, ElicitForm, prompt, resource, tool};
 pub use principal::Principal;
 pub use server::{Server, ServerBuilder};
