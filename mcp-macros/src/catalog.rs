@@ -126,6 +126,7 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
 
 enum Param {
     Ctx { mutable: bool },
+    Uri,
     State(syn::Type),
     Args(syn::Type),
 }
@@ -233,6 +234,10 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
                     });
                 } else if let Some(inner) = generic_arg(ty, "State") {
                     params.push(Param::State(inner.clone()));
+                } else if kind == Kind::Resource
+                    && last_ident(ty).is_some_and(|i| i == "ResourceUri")
+                {
+                    params.push(Param::Uri);
                 } else if matches!(ty, syn::Type::Reference(_)) {
                     errors.spanned(
                         ty,
@@ -291,6 +296,7 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
         match p {
             Param::Ctx { mutable: true } => call_args.push(quote!(ctx)),
             Param::Ctx { mutable: false } => call_args.push(quote!(&*ctx)),
+            Param::Uri => call_args.push(quote!(__ms::ResourceUri(uri.to_owned()))),
             Param::State(t) => {
                 let v = format_ident!("__state{}", i);
                 prelude

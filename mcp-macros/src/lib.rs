@@ -51,7 +51,7 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `fn` or `async fn`; adds a `struct` of the same name implementing `ResourceHandler`, ready
 /// for `resources![name]`.
 ///
-/// Parameters: `&mut ToolContext`, `State<T>`, and (templates only) one struct with a field per
+/// Parameters: `&mut ToolContext`, `State<T>`, `ResourceUri` (the URI read), and (templates only) one struct with a field per
 /// template variable. Attributes: `uri = "..."` (required), `name` (default: the function
 /// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
 /// `cache_scope = "public" | "private"` (read caching hints; default 0 and private),

@@ -4,7 +4,7 @@ pub use crate::Principal;
 pub use crate::context::{ClaimMutation, ElicitForm, Elicitation, FormError, ToolContext};
 pub use crate::form::{Choice, ElicitChoice};
 pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
-pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler};
+pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};
 pub use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 pub use crate::server::{Limits, Server, ServerBuilder};
 pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler, ToolResult};

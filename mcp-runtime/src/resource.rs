@@ -98,6 +98,11 @@ pub(crate) fn not_found_error(uri: &str) -> ErrorObject {
     .with_data(json!({ "uri": uri }))
 }
 
+/// The URI being read, as the client sent it: a `#[resource]` function parameter of this type
+/// receives it (useful for templates whose variables lose the URI's exact spelling).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceUri(pub String);
+
 /// Binary resource contents (sent base64-encoded as `blob`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Blob(pub Vec<u8>);

@@ -8,7 +8,7 @@ use mcp_types::{
 use serde_json::Value;
 
 pub use crate::prompt::{CompletionFn, IntoGetPromptResult, PromptHandler};
-pub use crate::resource::{IntoResourceContents, ResourceDescriptor, ResourceHandler};
+pub use crate::resource::{IntoResourceContents, ResourceDescriptor, ResourceHandler, ResourceUri};
 
 use super::tool_support::{Requirement, capabilities, summary};
 use crate::tool::ToolError;
