@@ -59,28 +59,10 @@ set +e
 RC=${PIPESTATUS[0]}
 set -e
 
-# Checks still waiting on a later issue may fail, each named exactly; anything else failing,
-# or a listed check that now passes (stale list), fails the run. WARNING-level (SHOULD) checks
-# count in neither direction, as in the suite's own summary.
-PENDING=${MCP_CONFORMANCE_PENDING:-}
-if [ -n "$PENDING" ] && [ "$RC" -ne 0 ]; then
-  failed=$(sed -n 's/^FAILED \([^:]*\): \(.*\)$/\1:\2/p' "$OUT_LOG" | sort -u)
-  allowed=$(sed -n 's/^  - \(.*\)$/\1/p' "$PENDING" | sort -u)
-  unexpected=$(comm -23 <(printf '%s\n' "$failed") <(printf '%s\n' "$allowed") | sed '/^$/d')
-  stale=$(comm -13 <(printf '%s\n' "$failed") <(printf '%s\n' "$allowed") | sed '/^$/d')
-  if ! grep -q '^conformance: [0-9]* passed' "$OUT_LOG"; then
-    echo "conformance: the suite produced no summary; server log: $LOG" >&2
-    exit 1
-  fi
-  if [ -n "$unexpected" ]; then
-    echo "conformance: unexpected failures:" >&2; printf '  %s\n' $unexpected >&2; exit 1
-  fi
-  if [ -n "$stale" ]; then
-    echo "conformance: these pending checks pass now; remove them from $PENDING:" >&2
-    printf '  %s\n' $stale >&2; exit 1
-  fi
-  echo "conformance: only the $(printf '%s\n' "$allowed" | wc -l) pending checks of $PENDING failed"
-  exit 0
+# Every scored check must pass: there is no expected-failures list.
+if ! grep -q '^conformance: [0-9]* passed' "$OUT_LOG"; then
+  echo "conformance: the suite produced no summary; server log: $LOG" >&2
+  exit 1
 fi
 if [ "$RC" -ne 0 ]; then
   echo "conformance: suite exited with $RC; server log: $LOG" >&2

@@ -10,6 +10,7 @@
 //! (override the crate path with `crate = "..."`). Errors carry precise spans, are all reported
 //! at once, and say what to do; the macros never panic.
 
+mod catalog;
 mod choice;
 mod form;
 mod tool;
@@ -29,6 +30,35 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
+}
+
+/// Declares an MCP prompt from a free `fn` or `async fn`.
+///
+/// Like `#[tool]`: the function stays callable, and a `struct` of the same name implementing
+/// `PromptHandler` is added, ready for `prompts![name]`. Parameters: `&mut ToolContext`,
+/// `State<T>`, and at most one arguments struct whose `String`/`Option<String>` fields become
+/// the prompt's arguments (doc comments → descriptions, `Option` → not required).
+///
+/// Attributes: `name`, `title`, `description` (default: the doc comment), `requires(...)`,
+/// `complete(argument = provider_fn, ...)` with `fn(&str, &CompletionContext) -> Vec<String>`,
+/// `crate = "path"`.
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    catalog::expand(catalog::Kind::Prompt, attr.into(), item.into()).into()
+}
+
+/// Declares an MCP resource (fixed URI) or resource template (URI with `{var}`s) from a free
+/// `fn` or `async fn`; adds a `struct` of the same name implementing `ResourceHandler`, ready
+/// for `resources![name]`.
+///
+/// Parameters: `&mut ToolContext`, `State<T>`, `ResourceUri` (the URI read), and (templates only) one struct with a field per
+/// template variable. Attributes: `uri = "..."` (required), `name` (default: the function
+/// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
+/// `cache_scope = "public" | "private"` (read caching hints; default 0 and private),
+/// `requires(...)`, `complete(variable = provider_fn, ...)`, `crate = "path"`.
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()
 }
 
 /// Derives `ElicitForm` for a struct of flat named fields (see `mcp_runtime::form`).

@@ -20,7 +20,7 @@ struct ToolAttrs {
     krate: Option<syn::LitStr>,
 }
 
-fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
+pub(crate) fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
     if meta.input.peek(syn::Token![=]) {
         Ok(meta.value()?.parse::<syn::LitBool>()?.value)
     } else {
@@ -77,13 +77,13 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
     out
 }
 
-fn valid_name(n: &str) -> bool {
+pub(crate) fn valid_name(n: &str) -> bool {
     (1..=128).contains(&n.len())
         && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
 }
 
-fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {
+pub(crate) fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {
     match ty {
         syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
         _ => None,

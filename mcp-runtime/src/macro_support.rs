@@ -20,3 +20,7 @@ pub mod form {
 #[path = "macro_support/tool_support.rs"]
 mod tool_support;
 pub use tool_support::*;
+
+#[path = "macro_support/catalog_support.rs"]
+mod catalog_support;
+pub use catalog_support::*;

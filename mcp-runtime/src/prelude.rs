@@ -3,11 +3,16 @@
 pub use crate::Principal;
 pub use crate::context::{ClaimMutation, ElicitForm, Elicitation, FormError, ToolContext};
 pub use crate::form::{Choice, ElicitChoice};
-pub use crate::router::ToolRouter;
+pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
+pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};
+pub use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 pub use crate::server::{Limits, Server, ServerBuilder};
 pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler, ToolResult};
-pub use crate::tools;
-pub use crate::{ElicitChoice, ElicitForm, tool};
-pub use mcp_types::{CallToolResult, ContentBlock, Implementation, LoggingLevel};
+pub use crate::{ElicitChoice, ElicitForm, prompt, resource, tool};
+pub use crate::{prompts, resources, tools};
+pub use mcp_types::{
+    CallToolResult, CompletionContext, ContentBlock, GetPromptResult, Implementation, LoggingLevel,
+    PromptMessage,
+};
 pub use schemars::JsonSchema;
 pub use serde::{Deserialize, Serialize};

@@ -1,10 +1,15 @@
-//! [`ToolRouter`]: the ordered set of tools a server offers, and the [`tools!`](crate::tools)
-//! macro that builds one in a line.
+//! Routers: the ordered sets of tools ([`ToolRouter`]), prompts ([`PromptRouter`]) and
+//! resources ([`ResourceRouter`]) a server offers, and the [`tools!`](crate::tools),
+//! [`prompts!`](crate::prompts) and [`resources!`](crate::resources) macros that build one in a
+//! line.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::prompt::PromptHandler;
+use crate::resource::{ResourceDescriptor, ResourceHandler};
 use crate::tool::ToolHandler;
+use crate::uri_template::UriTemplate;
 
 /// The tools a server offers, in registration order (which is the `tools/list` order).
 #[derive(Clone, Default)]
@@ -91,5 +96,209 @@ macro_rules! tools {
     ($($tool:path),* $(,)?) => {
         $crate::router::ToolRouter::new()
             $(.with(<$tool as ::core::default::Default>::default()))*
+    };
+}
+
+/// The prompts a server offers, in registration order (the `prompts/list` order).
+#[derive(Clone, Default)]
+pub struct PromptRouter {
+    prompts: Vec<Arc<dyn PromptHandler>>,
+    index: HashMap<String, usize>,
+    duplicates: Vec<String>,
+}
+
+impl std::fmt::Debug for PromptRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.prompts.iter().map(|p| &p.descriptor().name))
+            .finish()
+    }
+}
+
+impl PromptRouter {
+    /// An empty router.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builder: adds `prompt` (a duplicate name makes `ServerBuilder::build` fail).
+    #[must_use]
+    pub fn with(mut self, prompt: impl PromptHandler) -> Self {
+        self.add(Arc::new(prompt));
+        self
+    }
+
+    /// Adds a shared prompt (see [`PromptRouter::with`]).
+    pub fn add(&mut self, prompt: Arc<dyn PromptHandler>) {
+        let name = prompt.descriptor().name.clone();
+        if self.index.contains_key(&name) {
+            self.duplicates.push(name);
+            return;
+        }
+        self.index.insert(name, self.prompts.len());
+        self.prompts.push(prompt);
+    }
+
+    /// The prompt named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn PromptHandler>> {
+        self.index.get(name).and_then(|&i| self.prompts.get(i))
+    }
+
+    /// The prompts in registration order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn PromptHandler>> {
+        self.prompts.iter()
+    }
+
+    /// How many prompts are registered.
+    pub fn len(&self) -> usize {
+        self.prompts.len()
+    }
+
+    /// Whether no prompt is registered.
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
+    }
+
+    /// Names registered more than once (the later registrations were dropped).
+    pub fn duplicates(&self) -> &[String] {
+        &self.duplicates
+    }
+}
+
+/// The resources and resource templates a server offers, in registration order.
+///
+/// A read goes to the static resource with exactly that URI, else to the first template (in
+/// registration order) that matches it.
+#[derive(Clone, Default)]
+pub struct ResourceRouter {
+    statics: Vec<Arc<dyn ResourceHandler>>,
+    static_index: HashMap<String, usize>,
+    templates: Vec<(UriTemplate, Arc<dyn ResourceHandler>)>,
+    problems: Vec<String>,
+}
+
+impl std::fmt::Debug for ResourceRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.statics.iter().map(|r| r.descriptor().uri().to_owned()))
+            .entries(self.templates.iter().map(|(t, _)| t.as_str().to_owned()))
+            .finish()
+    }
+}
+
+/// A resource handler chosen for a URI, with the template variables it matched.
+pub struct ResourceMatch<'r> {
+    /// The handler.
+    pub handler: &'r Arc<dyn ResourceHandler>,
+    /// Decoded template variables (empty for a static resource).
+    pub vars: Vec<(String, String)>,
+}
+
+impl ResourceRouter {
+    /// An empty router.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builder: adds `resource`. A duplicate URI or an invalid template is remembered and
+    /// makes `ServerBuilder::build` fail with the reason.
+    #[must_use]
+    pub fn with(mut self, resource: impl ResourceHandler) -> Self {
+        self.add(Arc::new(resource));
+        self
+    }
+
+    /// Adds a shared resource (see [`ResourceRouter::with`]).
+    pub fn add(&mut self, resource: Arc<dyn ResourceHandler>) {
+        match resource.descriptor() {
+            ResourceDescriptor::Static(r) => {
+                if self.static_index.contains_key(&r.uri) {
+                    self.problems
+                        .push(format!("two resources have the URI `{}`", r.uri));
+                    return;
+                }
+                self.static_index.insert(r.uri.clone(), self.statics.len());
+                self.statics.push(resource);
+            }
+            ResourceDescriptor::Template(t) => match UriTemplate::parse(&t.uri_template) {
+                Ok(parsed) => {
+                    if self
+                        .templates
+                        .iter()
+                        .any(|(p, _)| p.as_str() == parsed.as_str())
+                    {
+                        self.problems
+                            .push(format!("two resource templates are `{}`", t.uri_template));
+                        return;
+                    }
+                    self.templates.push((parsed, resource));
+                }
+                Err(e) => self.problems.push(e.to_string()),
+            },
+        }
+    }
+
+    /// The handler serving `uri`, if any.
+    pub fn resolve(&self, uri: &str) -> Option<ResourceMatch<'_>> {
+        if let Some(handler) = self
+            .static_index
+            .get(uri)
+            .and_then(|&i| self.statics.get(i))
+        {
+            return Some(ResourceMatch {
+                handler,
+                vars: Vec::new(),
+            });
+        }
+        self.templates
+            .iter()
+            .find_map(|(t, handler)| t.matches(uri).map(|vars| ResourceMatch { handler, vars }))
+    }
+
+    /// The template handler whose URI template is exactly `template` (completion references
+    /// name templates this way).
+    pub fn template(&self, template: &str) -> Option<&Arc<dyn ResourceHandler>> {
+        self.templates
+            .iter()
+            .find(|(t, _)| t.as_str() == template)
+            .map(|(_, h)| h)
+    }
+
+    /// Static resources in registration order.
+    pub fn statics(&self) -> impl Iterator<Item = &Arc<dyn ResourceHandler>> {
+        self.statics.iter()
+    }
+
+    /// Template resources in registration order.
+    pub fn templates(&self) -> impl Iterator<Item = &Arc<dyn ResourceHandler>> {
+        self.templates.iter().map(|(_, h)| h)
+    }
+
+    /// Whether nothing is registered.
+    pub fn is_empty(&self) -> bool {
+        self.statics.is_empty() && self.templates.is_empty()
+    }
+
+    /// Registration problems (duplicates, invalid templates).
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+}
+
+/// Builds a [`PromptRouter`] from `#[prompt]` functions: `prompts![greet, summarize]`.
+#[macro_export]
+macro_rules! prompts {
+    ($($prompt:path),* $(,)?) => {
+        $crate::router::PromptRouter::new()
+            $(.with(<$prompt as ::core::default::Default>::default()))*
+    };
+}
+
+/// Builds a [`ResourceRouter`] from `#[resource]` functions: `resources![readme, note]`.
+#[macro_export]
+macro_rules! resources {
+    ($($resource:path),* $(,)?) => {
+        $crate::router::ResourceRouter::new()
+            $(.with(<$resource as ::core::default::Default>::default()))*
     };
 }

@@ -11,11 +11,14 @@
 //! member), protocol version (`-32022`), method (`-32601`), params (`-32602`), required client
 //! capabilities (`-32021`), request state (`-32602`), then the tool.
 
+mod catalog;
 mod discover;
 mod dispatch;
 pub mod limits;
+mod listing;
 mod mrtr;
 mod param_headers;
+mod request;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,7 +28,7 @@ use mcp_types::{CacheScope, Implementation, ResultMeta};
 
 use crate::context::StateMap;
 use crate::replay::{MemoryReplayStore, ReplayStore};
-use crate::router::ToolRouter;
+use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 use crate::state::{KeyError, StateKeyring};
 use crate::transport::ParamHeader;
 
@@ -52,6 +55,9 @@ impl std::fmt::Debug for Server {
 struct Inner {
     info: Implementation,
     router: ToolRouter,
+    prompts: PromptRouter,
+    resources: ResourceRouter,
+    offered: discover::Offered,
     app_state: Arc<StateMap>,
     keyring: StateKeyring,
     store: Arc<dyn ReplayStore>,
@@ -60,8 +66,11 @@ struct Inner {
     result_meta: ResultMeta,
     /// `server/discover` result, serialised once.
     discover_json: Vec<u8>,
-    /// `tools/list` result, serialised once (byte-identical on every call).
-    tools_list_json: Vec<u8>,
+    /// List results, serialised once per page (byte-identical on every call).
+    tools_list: listing::Pages,
+    prompts_list: listing::Pages,
+    resources_list: listing::Pages,
+    templates_list: listing::Pages,
     /// `x-mcp-header` rules by tool name.
     param_headers: HashMap<String, Vec<ParamHeader>>,
 }
@@ -73,6 +82,12 @@ pub enum BuildError {
     /// Two tools share a name.
     #[error("two tools are named `{0}`; tool names must be unique, rename one")]
     DuplicateTool(String),
+    /// Two prompts share a name.
+    #[error("two prompts are named `{0}`; prompt names must be unique, rename one")]
+    DuplicatePrompt(String),
+    /// A resource could not be registered (duplicate URI, invalid URI template).
+    #[error("resource registration failed: {0}")]
+    Resource(String),
     /// No state keyring was given and a random one could not be generated.
     #[error("cannot generate a request-state key: {0}")]
     Keys(#[from] KeyError),
@@ -88,6 +103,9 @@ pub enum BuildError {
 pub struct ServerBuilder {
     info: Implementation,
     router: ToolRouter,
+    prompts: PromptRouter,
+    resources: ResourceRouter,
+    page_size: usize,
     app_state: StateMap,
     keyring: Option<StateKeyring>,
     store: Option<Arc<dyn ReplayStore>>,
@@ -104,6 +122,9 @@ impl Server {
         ServerBuilder {
             info,
             router: ToolRouter::new(),
+            prompts: PromptRouter::new(),
+            resources: ResourceRouter::new(),
+            page_size: ServerBuilder::DEFAULT_PAGE_SIZE,
             app_state: StateMap::default(),
             keyring: None,
             store: None,
@@ -124,9 +145,46 @@ impl Server {
     pub fn limits(&self) -> Limits {
         self.inner.limits
     }
+
+    /// The prompts this server offers.
+    pub fn prompts(&self) -> &PromptRouter {
+        &self.inner.prompts
+    }
+
+    /// The resources this server offers.
+    pub fn resources(&self) -> &ResourceRouter {
+        &self.inner.resources
+    }
 }
 
 impl ServerBuilder {
+    /// Items per page of `tools/list`, `prompts/list`, `resources/list` and
+    /// `resources/templates/list` unless [`ServerBuilder::page_size`] says otherwise.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+    /// The prompts to offer (e.g. `prompts![a, b]`); replaces earlier calls. The `prompts`
+    /// capability is advertised only when at least one prompt is registered.
+    #[must_use]
+    pub fn prompts(mut self, router: PromptRouter) -> Self {
+        self.prompts = router;
+        self
+    }
+
+    /// The resources and resource templates to offer (e.g. `resources![a, b]`); replaces
+    /// earlier calls. The `resources` capability is advertised only when one is registered.
+    #[must_use]
+    pub fn resources(mut self, router: ResourceRouter) -> Self {
+        self.resources = router;
+        self
+    }
+
+    /// Items per list page (at least 1; default [`ServerBuilder::DEFAULT_PAGE_SIZE`]).
+    #[must_use]
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
     /// The tools to offer (e.g. `tools![a, b]`); replaces earlier calls.
     #[must_use]
     pub fn tools(mut self, router: ToolRouter) -> Self {
@@ -179,8 +237,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Caching hints (`ttlMs`, `cacheScope`) of the `server/discover` and `tools/list` results
-    /// (default 5 minutes, public: the tool list does not depend on who asks).
+    /// Caching hints (`ttlMs`, `cacheScope`) of the `server/discover` and list results, the
+    /// same on every page (default 5 minutes, public: the lists do not depend on who asks).
     #[must_use]
     pub fn cache_hints(mut self, ttl: Duration, scope: CacheScope) -> Self {
         self.cache_ttl = ttl;
@@ -193,6 +251,12 @@ impl ServerBuilder {
         if let Some(name) = self.router.duplicates().first() {
             return Err(BuildError::DuplicateTool(name.clone()));
         }
+        if let Some(name) = self.prompts.duplicates().first() {
+            return Err(BuildError::DuplicatePrompt(name.clone()));
+        }
+        if let Some(problem) = self.resources.problems().first() {
+            return Err(BuildError::Resource(problem.clone()));
+        }
         let keyring = match self.keyring {
             Some(k) => k,
             None => StateKeyring::generate()?,
@@ -204,16 +268,36 @@ impl ServerBuilder {
             param_headers::collect(&self.router).map_err(BuildError::ParamHeader)?;
         let result_meta = ResultMeta::with_server_info(self.info.clone());
         let ttl_ms = u64::try_from(self.cache_ttl.as_millis()).unwrap_or(u64::MAX);
-        let discover_json =
-            discover::discover_json(self.instructions, ttl_ms, self.cache_scope, &result_meta)
-                .map_err(|e| BuildError::Serialize("server/discover", e))?;
-        let tools_list_json =
-            discover::tools_list_json(&self.router, ttl_ms, self.cache_scope, &result_meta)
-                .map_err(|e| BuildError::Serialize("tools/list", e))?;
+        let offered = discover::Offered::of(&self.router, &self.prompts, &self.resources);
+        let discover_json = discover::discover_json(
+            self.instructions,
+            &offered,
+            ttl_ms,
+            self.cache_scope,
+            &result_meta,
+        )
+        .map_err(|e| BuildError::Serialize("server/discover", e))?;
+        let hints = discover::ListHints {
+            ttl_ms,
+            scope: self.cache_scope,
+            page_size: self.page_size,
+            meta: &result_meta,
+        };
+        let tools_list = discover::tools_pages(&self.router, hints)
+            .map_err(|e| BuildError::Serialize("tools/list", e))?;
+        let prompts_list = discover::prompts_pages(&self.prompts, hints)
+            .map_err(|e| BuildError::Serialize("prompts/list", e))?;
+        let resources_list = discover::resources_pages(&self.resources, hints)
+            .map_err(|e| BuildError::Serialize("resources/list", e))?;
+        let templates_list = discover::templates_pages(&self.resources, hints)
+            .map_err(|e| BuildError::Serialize("resources/templates/list", e))?;
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
                 router: self.router,
+                prompts: self.prompts,
+                resources: self.resources,
+                offered,
                 app_state: Arc::new(self.app_state),
                 keyring,
                 store,
@@ -221,7 +305,10 @@ impl ServerBuilder {
                 limits: self.limits,
                 result_meta,
                 discover_json,
-                tools_list_json,
+                tools_list,
+                prompts_list,
+                resources_list,
+                templates_list,
                 param_headers,
             }),
         })

@@ -75,6 +75,20 @@ pub trait NotesBackend: Send + Sync + fmt::Debug + 'static {
         id: String,
     ) -> ClaimMutation<String>;
 
+    /// Reads the note a `file:` URI names (the `note` resource), returning its id and text,
+    /// under the same authorization as the other methods. Backends that do not serve notes
+    /// as resources answer [`NotesError::NotInWorkspace`] (a resource-not-found).
+    fn read_note_uri(
+        &self,
+        principal: &Principal,
+        uri: &str,
+    ) -> Result<(String, String), NotesError> {
+        let _ = principal;
+        Err(NotesError::NotInWorkspace {
+            uri: uri.to_owned(),
+        })
+    }
+
     /// Inserts or replaces `notes` in `workspace` (seeding a database from a directory).
     fn import<'a>(
         &'a self,
@@ -105,6 +119,14 @@ impl std::ops::Deref for NotesStore {
 impl NotesBackend for Notes {
     fn kind(&self) -> &'static str {
         "fs"
+    }
+
+    fn read_note_uri(
+        &self,
+        principal: &Principal,
+        uri: &str,
+    ) -> Result<(String, String), NotesError> {
+        Notes::read_note_uri(self, principal, uri)
     }
 
     fn list<'a>(

@@ -50,6 +50,14 @@ pub enum NotesError {
     /// A file operation failed or was refused by containment.
     #[error(transparent)]
     Fs(#[from] FsError),
+    /// The URI lies in no workspace the caller may use (or is not a `file:` URI).
+    #[error(
+        "{uri:?} is not inside a workspace you may use; call notes_list with an authorized workspace URI"
+    )]
+    NotInWorkspace {
+        /// The URI as given.
+        uri: String,
+    },
     /// No note title contains the text searched for.
     #[error("No note title contains {needle:?}; call notes_list to see the titles.")]
     NoMatch {
@@ -88,6 +96,36 @@ impl Notes {
     /// The workspaces `principal` may use (for help text addressed to that principal only).
     pub fn roots_for(&self, principal: &Principal) -> Vec<WorkspaceUri> {
         self.policy.roots_for(principal)
+    }
+
+    /// Reads the note a `file:` URI names, returning its id and text.
+    ///
+    /// The URI must lie inside a workspace `principal` is authorized for (the innermost one
+    /// wins); that workspace is authorized and opened exactly as the tools do, and the note is
+    /// read beneath its directory handle, so the same containment rules apply.
+    pub fn read_note_uri(
+        &self,
+        principal: &Principal,
+        uri: &str,
+    ) -> Result<(String, String), NotesError> {
+        let outside = || NotesError::NotInWorkspace {
+            uri: uri.to_owned(),
+        };
+        let target = WorkspaceUri::parse(uri).map_err(|_| outside())?;
+        let root = self
+            .roots_for(principal)
+            .into_iter()
+            .filter(|r| target.is_within(r))
+            .max_by_key(|r| r.components().len())
+            .ok_or_else(outside)?;
+        let ws = self.open(principal, &root.to_string())?;
+        let id = target
+            .strip_base(ws.uri())
+            .filter(|c| !c.is_empty())
+            .ok_or_else(outside)?
+            .join("/");
+        let text = ws.read(&id)?;
+        Ok((id, text))
     }
 
     /// Authorizes `workspace_uri` for `principal` and opens it.
@@ -140,6 +178,12 @@ impl NotesWorkspace {
             });
         }
         Ok(notes)
+    }
+
+    /// The text of note `id` (at most [`MAX_NOTE_BYTES`]).
+    pub fn read(&self, id: &str) -> Result<String, NotesError> {
+        let rel = note_path(id)?;
+        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
     }
 
     /// Notes whose title contains `needle`, case-insensitively, sorted by id.

@@ -1,4 +1,5 @@
-//! The MCP tools: `notes_list` and `notes_delete`, declared with `#[tool]`.
+//! The MCP tools `notes_list` and `notes_delete`, declared with `#[tool]`, and the `note`
+//! resource template (`file://{+path}`), declared with `#[resource]`.
 //!
 //! Neither tool trusts anything but its arguments and the authenticated principal: the
 //! workspace URI is authorized for that principal on every call (first leg and retry alike),
@@ -129,6 +130,29 @@ pub async fn notes_delete(
     }
 }
 
+/// One note, read by its `file:` URI (a Markdown file inside a workspace you may use), e.g.
+/// to show it before deleting it.
+#[resource(uri = "file://{+path}", name = "note", mime_type = "text/markdown")]
+pub async fn note(
+    ctx: &mut ToolContext,
+    State(notes): State<NotesStore>,
+    ResourceUri(uri): ResourceUri,
+) -> Result<String, ToolError> {
+    match notes.read_note_uri(ctx.principal(), &uri) {
+        Ok((_, text)) => Ok(text),
+        // Unauthorized and missing look the same: the caller learns nothing about files it
+        // may not see.
+        Err(
+            NotesError::NotInWorkspace { .. }
+            | NotesError::Scope(_)
+            | NotesError::NotANote { .. }
+            | NotesError::InvalidId { .. }
+            | NotesError::Fs(mcp_runtime::scope::FsError::NotFound { .. }),
+        ) => Err(mcp_runtime::resource::not_found(&uri)),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: impl Into<NotesStore>,
@@ -163,6 +187,7 @@ pub fn build_server_with(
         notes_delete,
         crate::connect::notes_connect_export
     ])
+    .resources(resources![note])
     .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)

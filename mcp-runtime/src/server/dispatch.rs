@@ -1,23 +1,21 @@
 //! One message in, at most one response out.
 
 use std::panic::AssertUnwindSafe;
-use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
-    ErrorObject, InputResponses, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
-    RequestMeta, classify_client_message,
+    ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId, RequestMeta,
+    classify_client_message,
 };
 use serde::Serialize;
 use serde_json::Value;
 
 use super::limits::{check_depth, value_depth_exceeds};
-use super::{SUPPORTED_VERSIONS, Server, mrtr};
+use super::request::{RetryParts, Target};
+use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
-use crate::context::{ContextParts, Mrtr, ToolContext};
-use crate::state::{ArgDigest, Expectation, canonical_digest};
 use crate::tool::{ToolErrorKind, settle};
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
@@ -107,19 +105,32 @@ impl Server {
         }
         Some(match method.as_str() {
             mcp_types::METHOD_SERVER_DISCOVER => cached_reply(&id, &self.inner.discover_json),
-            mcp_types::METHOD_TOOLS_LIST => match params.get("cursor") {
-                None => cached_reply(&id, &self.inner.tools_list_json),
-                Some(Value::String(c)) if c.is_empty() => {
-                    cached_reply(&id, &self.inner.tools_list_json)
-                }
-                Some(_) => error_reply(
-                    Some(&id),
-                    ErrorObject::invalid_params(
-                        "Invalid params: unknown or expired cursor; list again without a cursor",
-                    ),
-                ),
-            },
-            mcp_types::METHOD_TOOLS_CALL => self.call_tool(&id, params, meta, rctx).await,
+            mcp_types::METHOD_TOOLS_LIST if self.inner.offered.tools => {
+                paged_reply(&id, &self.inner.tools_list, &params)
+            }
+            mcp_types::METHOD_TOOLS_CALL if self.inner.offered.tools => {
+                self.call_tool(&id, params, meta, rctx).await
+            }
+            mcp_types::METHOD_PROMPTS_LIST if self.inner.offered.prompts => {
+                paged_reply(&id, &self.inner.prompts_list, &params)
+            }
+            mcp_types::METHOD_PROMPTS_GET if self.inner.offered.prompts => {
+                self.get_prompt(&id, params, meta, rctx).await
+            }
+            mcp_types::METHOD_RESOURCES_LIST if self.inner.offered.resources => {
+                paged_reply(&id, &self.inner.resources_list, &params)
+            }
+            mcp_types::METHOD_RESOURCES_TEMPLATES_LIST if self.inner.offered.resources => {
+                paged_reply(&id, &self.inner.templates_list, &params)
+            }
+            mcp_types::METHOD_RESOURCES_READ if self.inner.offered.resources => {
+                self.read_resource(&id, params, meta, rctx).await
+            }
+            mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
+                self.complete(&id, params)
+            }
+            // Methods of capabilities this server does not advertise (and `subscriptions/listen`,
+            // since no listChanged/subscribe is advertised) are not found.
             other => error_reply(Some(&id), ErrorObject::method_not_found(other)),
         })
     }
@@ -138,61 +149,30 @@ impl Server {
         let Some(tool) = self.inner.router.get(&call.name) else {
             return error_reply(Some(id), ErrorObject::unknown_tool(&call.name));
         };
-        let caps = meta.client_capabilities;
-        if let Some(lacking) = tool.required_capabilities().missing_from(&caps) {
-            return error_reply(
-                Some(id),
-                ErrorObject::missing_required_client_capability(&lacking),
-            );
-        }
-        // The argument digest binds a state to its call. Without any capability that can
-        // carry an input request, no state can be issued, so skip hashing on that fast path.
-        let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
-        let arg_digest: Option<ArgDigest> = (may_ask || call.request_state.is_some())
-            .then(|| canonical_digest_of_map(&mut call.arguments));
-        let principal = rctx.principal;
-        let opened = match (&call.request_state, arg_digest) {
-            (Some(token), Some(digest)) => {
-                let expect = Expectation {
-                    principal: principal.as_str(),
-                    method: mcp_types::METHOD_TOOLS_CALL,
-                    target: &call.name,
-                    arg_digest: digest,
-                };
-                match self.inner.keyring.open(token, &expect, SystemTime::now()) {
-                    Ok(payload) => Some(payload),
-                    Err(e) => return error_reply(Some(id), mrtr::state_refused(&e)),
-                }
-            }
-            _ => None,
+        let target = Target {
+            method: mcp_types::METHOD_TOOLS_CALL,
+            name: &call.name,
         };
-        let responses = if opened.is_some() {
-            call.input_responses
-        } else {
-            InputResponses::default()
+        let opened = match self.open_request(
+            target,
+            tool.required_capabilities(),
+            &mut call.arguments,
+            call.retry,
+            meta,
+            rctx,
+        ) {
+            Ok(opened) => opened,
+            Err(e) => return error_reply(Some(id), e),
         };
-        let mut ctx = ToolContext::new(ContextParts {
-            principal,
-            capabilities: caps,
-            progress_token: meta.progress_token,
-            log_level: meta.log_level,
-            app_state: self.inner.app_state.clone(),
-            notifications: rctx.notifications,
-            mrtr: Mrtr {
-                store: self.inner.store.clone(),
-                opened,
-                responses,
-                pending: Default::default(),
-                pending_bindings: Default::default(),
-                fresh_answers: Default::default(),
-                claimed: false,
-                new_correlations: Default::default(),
-            },
-        });
+        let (mut ctx, arg_digest) = (opened.ctx, opened.arg_digest);
         // A panicking tool must not take the connection down with it: answer -32603.
         let called = AssertUnwindSafe(tool.call(&mut ctx, call.arguments))
             .catch_unwind()
             .await;
+        let target = Target {
+            method: mcp_types::METHOD_TOOLS_CALL,
+            name: &call.name,
+        };
         let Ok(outcome) = called else {
             tracing::error!(tool = %call.name, "tool panicked");
             return error_reply(
@@ -215,10 +195,7 @@ impl Server {
             }
             Err(e) => match e.into_kind() {
                 ToolErrorKind::InputRequired => {
-                    match mrtr::input_required(&self.inner, &ctx, &call.name, arg_digest) {
-                        Ok(result) => result_reply(id, &result),
-                        Err(e) => error_reply(Some(id), e),
-                    }
+                    self.input_required_reply(id, &ctx, target, arg_digest)
                 }
                 ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
                 // `settle` turned these into results already.
@@ -234,8 +211,7 @@ impl Server {
 struct CallParts {
     name: String,
     arguments: JsonObject,
-    input_responses: InputResponses,
-    request_state: Option<String>,
+    retry: RetryParts,
 }
 
 impl CallParts {
@@ -262,41 +238,13 @@ impl CallParts {
                 ));
             }
         };
-        let input_responses = match params.remove("inputResponses") {
-            None => InputResponses::default(),
-            Some(Value::Object(r)) => InputResponses(r.into_iter().collect()),
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: \"inputResponses\" must be an object keyed by the inputRequests keys",
-                ));
-            }
-        };
-        let request_state = match params.remove("requestState") {
-            None => None,
-            Some(Value::String(s)) => Some(s),
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: \"requestState\" must be the string received, echoed unchanged",
-                ));
-            }
-        };
+        let retry = RetryParts::take(params)?;
         Ok(Self {
             name,
             arguments,
-            input_responses,
-            request_state,
+            retry,
         })
     }
-}
-
-fn canonical_digest_of_map(map: &mut JsonObject) -> ArgDigest {
-    // `canonical_digest` takes a Value: move the map in and back out instead of cloning it.
-    let value = Value::Object(std::mem::take(map));
-    let digest = canonical_digest(&value);
-    if let Value::Object(inner) = value {
-        *map = inner;
-    }
-    digest
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
@@ -382,6 +330,13 @@ fn serialize_error(response: &JsonRpcErrorResponse) -> Reply {
     )
 }
 
+fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObject) -> Reply {
+    match pages.page(params.get("cursor")) {
+        Ok(page) => cached_reply(id, page),
+        Err(e) => error_reply(Some(id), e),
+    }
+}
+
 fn cached_reply(id: &RequestId, result_json: &[u8]) -> Reply {
     let mut buf = Vec::with_capacity(result_json.len() + 48);
     write_head(&mut buf, id);
@@ -390,7 +345,7 @@ fn cached_reply(id: &RequestId, result_json: &[u8]) -> Reply {
     Reply::result(Bytes::from(buf))
 }
 
-fn result_reply(id: &RequestId, result: &impl Serialize) -> Reply {
+pub(super) fn result_reply(id: &RequestId, result: &impl Serialize) -> Reply {
     let mut buf = Vec::with_capacity(256);
     write_head(&mut buf, id);
     if let Err(e) = serde_json::to_writer(&mut buf, result) {

@@ -27,7 +27,8 @@ pub(super) fn state_refused(e: &StateError) -> ErrorObject {
 pub(super) fn input_required(
     inner: &Inner,
     ctx: &ToolContext,
-    tool: &str,
+    method: &'static str,
+    target: &str,
     arg_digest: Option<ArgDigest>,
 ) -> Result<InputRequiredResult, ErrorObject> {
     let mrtr = &ctx.mrtr;
@@ -45,8 +46,8 @@ pub(super) fn input_required(
             let digest = arg_digest.unwrap_or_else(|| canonical_digest(&serde_json::Value::Null));
             StatePayload::new(
                 ctx.principal().as_str(),
-                mcp_types::METHOD_TOOLS_CALL,
-                tool,
+                method,
+                target,
                 digest,
                 now,
                 inner.state_ttl,

@@ -1,5 +1,6 @@
 //! The fixture tools of `conformance-server`, grouped by what they exercise.
 
+pub mod catalog;
 pub mod content;
 pub mod forms;
 pub mod mrtr;

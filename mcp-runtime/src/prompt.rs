@@ -1,0 +1,141 @@
+//! Prompts: the [`PromptHandler`] trait `#[prompt]` implements and the conversions from what a
+//! prompt function returns into a `GetPromptResult`.
+//!
+//! A prompt runs with the same [`ToolContext`] as a tool (the request context): it can read
+//! application state, log, report progress, and ask the user through the typed elicitation API;
+//! `prompts/get` then answers with an `InputRequiredResult` whose sealed state is bound to
+//! `prompts/get`, the prompt's name and its arguments.
+
+use futures::future::BoxFuture;
+use mcp_types::{
+    ClientCapabilities, CompletionContext, ContentBlock, GetPromptResult, JsonObject, Prompt,
+    PromptMessage, ResultType, Role,
+};
+
+use crate::context::ToolContext;
+use crate::tool::ToolError;
+
+/// A prompt the server can list, get and complete arguments of.
+///
+/// Implemented by the struct `#[prompt]` generates; implement it by hand for dynamic prompts.
+pub trait PromptHandler: Send + Sync + 'static {
+    /// The descriptor served by `prompts/list` (built once, deterministic).
+    fn descriptor(&self) -> &Prompt;
+
+    /// Client capabilities this prompt may need (answered with `-32021` when missing).
+    fn required_capabilities(&self) -> &ClientCapabilities;
+
+    /// Renders the prompt. `args` is `params.arguments` (string values; empty when absent).
+    ///
+    /// Errors: [`ToolError::invalid_arguments`] → `-32602`; [`ToolError::tool`] → `-32603`
+    /// with the message; protocol errors as given; the input-required signal → an
+    /// `InputRequiredResult`.
+    fn get<'a>(
+        &'a self,
+        ctx: &'a mut ToolContext,
+        args: JsonObject,
+    ) -> BoxFuture<'a, Result<GetPromptResult, ToolError>>;
+
+    /// Whether [`PromptHandler::complete`] can suggest values for any argument (the server
+    /// advertises `completions` only when some prompt or resource template can).
+    fn has_completions(&self) -> bool {
+        false
+    }
+
+    /// Suggestions for argument `argument` given the partial `value`; `None` when this
+    /// argument has no completion provider (answered with an empty list).
+    fn complete(
+        &self,
+        argument: &str,
+        value: &str,
+        context: &CompletionContext,
+    ) -> Option<Vec<String>> {
+        let _ = (argument, value, context);
+        None
+    }
+}
+
+/// A completion provider: suggestions for a partial `value`, with the other arguments the
+/// client already filled in (`context.arguments`).
+pub type CompletionFn = fn(value: &str, context: &CompletionContext) -> Vec<String>;
+
+/// Converts what a prompt function returns into a `GetPromptResult`.
+pub trait IntoGetPromptResult {
+    /// Performs the conversion.
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError>;
+}
+
+/// A prompt result with these messages.
+pub fn prompt_result(messages: Vec<PromptMessage>) -> GetPromptResult {
+    GetPromptResult {
+        result_type: ResultType::Complete,
+        description: None,
+        messages,
+        meta: None,
+        extra: JsonObject::new(),
+    }
+}
+
+/// A message from `role` with one content block.
+pub fn message(role: Role, content: impl Into<ContentBlock>) -> PromptMessage {
+    PromptMessage {
+        role,
+        content: content.into(),
+        extra: JsonObject::new(),
+    }
+}
+
+/// A user message with one content block.
+pub fn user(content: impl Into<ContentBlock>) -> PromptMessage {
+    message(Role::User, content)
+}
+
+/// An assistant message with one content block.
+pub fn assistant(content: impl Into<ContentBlock>) -> PromptMessage {
+    message(Role::Assistant, content)
+}
+
+impl IntoGetPromptResult for GetPromptResult {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoGetPromptResult for Vec<PromptMessage> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(prompt_result(self))
+    }
+}
+
+impl IntoGetPromptResult for PromptMessage {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(prompt_result(vec![self]))
+    }
+}
+
+/// One user message with this text.
+impl IntoGetPromptResult for String {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(prompt_result(vec![user(ContentBlock::text(self))]))
+    }
+}
+
+/// One user message with this text.
+impl IntoGetPromptResult for &'static str {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(prompt_result(vec![user(ContentBlock::text(self))]))
+    }
+}
+
+/// One user message per block.
+impl IntoGetPromptResult for Vec<ContentBlock> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        Ok(prompt_result(self.into_iter().map(user).collect()))
+    }
+}
+
+impl<T: IntoGetPromptResult> IntoGetPromptResult for Result<T, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+        self.and_then(IntoGetPromptResult::into_get_prompt_result)
+    }
+}

@@ -1,0 +1,151 @@
+//! What every request that can need input shares (`tools/call`, `prompts/get`,
+//! `resources/read`): capability checks, opening a retry's sealed state bound to method +
+//! target + arguments, building the request context, and answering the input-required signal.
+
+use std::time::SystemTime;
+
+use mcp_types::{ClientCapabilities, ErrorObject, InputResponses, JsonObject, RequestMeta};
+use serde_json::Value;
+
+use super::{Server, mrtr};
+use crate::context::{ContextParts, Mrtr, ToolContext};
+use crate::state::{ArgDigest, Expectation, canonical_digest};
+use crate::transport::{Reply, RequestContext};
+
+/// The MRTR members of a request's params.
+#[derive(Default)]
+pub(super) struct RetryParts {
+    pub(super) input_responses: InputResponses,
+    pub(super) request_state: Option<String>,
+}
+
+impl RetryParts {
+    /// Takes `inputResponses` and `requestState` out of `params`.
+    pub(super) fn take(params: &mut JsonObject) -> Result<Self, ErrorObject> {
+        let input_responses = match params.remove("inputResponses") {
+            None => InputResponses::default(),
+            Some(Value::Object(r)) => InputResponses(r.into_iter().collect()),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"inputResponses\" must be an object keyed by the inputRequests keys",
+                ));
+            }
+        };
+        let request_state = match params.remove("requestState") {
+            None => None,
+            Some(Value::String(s)) => Some(s),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: \"requestState\" must be the string received, echoed unchanged",
+                ));
+            }
+        };
+        Ok(Self {
+            input_responses,
+            request_state,
+        })
+    }
+}
+
+/// What a sealed state is bound to besides the principal: the method and its target (tool
+/// name, prompt name or resource URI).
+#[derive(Clone, Copy)]
+pub(super) struct Target<'a> {
+    pub(super) method: &'static str,
+    pub(super) name: &'a str,
+}
+
+/// A request context ready to run a handler, and the argument digest its state binds.
+pub(super) struct Opened {
+    pub(super) ctx: ToolContext,
+    pub(super) arg_digest: Option<ArgDigest>,
+}
+
+impl Server {
+    /// Checks capabilities, opens the retry's state (if any) against `target` and `args`, and
+    /// builds the context the handler runs with.
+    pub(super) fn open_request(
+        &self,
+        target: Target<'_>,
+        required: &ClientCapabilities,
+        args: &mut JsonObject,
+        retry: RetryParts,
+        meta: RequestMeta,
+        rctx: RequestContext,
+    ) -> Result<Opened, ErrorObject> {
+        let caps = meta.client_capabilities;
+        if let Some(lacking) = required.missing_from(&caps) {
+            return Err(ErrorObject::missing_required_client_capability(&lacking));
+        }
+        // The argument digest binds a state to its request. Without any capability that can
+        // carry an input request, no state can be issued, so skip hashing on that fast path.
+        let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
+        let arg_digest: Option<ArgDigest> =
+            (may_ask || retry.request_state.is_some()).then(|| canonical_digest_of_map(args));
+        let principal = rctx.principal;
+        let opened = match (&retry.request_state, arg_digest) {
+            (Some(token), Some(digest)) => {
+                let expect = Expectation {
+                    principal: principal.as_str(),
+                    method: target.method,
+                    target: target.name,
+                    arg_digest: digest,
+                };
+                match self.inner.keyring.open(token, &expect, SystemTime::now()) {
+                    Ok(payload) => Some(payload),
+                    Err(e) => return Err(mrtr::state_refused(&e)),
+                }
+            }
+            _ => None,
+        };
+        let responses = if opened.is_some() {
+            retry.input_responses
+        } else {
+            InputResponses::default()
+        };
+        let ctx = ToolContext::new(ContextParts {
+            principal,
+            capabilities: caps,
+            progress_token: meta.progress_token,
+            log_level: meta.log_level,
+            app_state: self.inner.app_state.clone(),
+            notifications: rctx.notifications,
+            mrtr: Mrtr {
+                store: self.inner.store.clone(),
+                opened,
+                responses,
+                pending: Default::default(),
+                pending_bindings: Default::default(),
+                fresh_answers: Default::default(),
+                claimed: false,
+                new_correlations: Default::default(),
+            },
+        });
+        Ok(Opened { ctx, arg_digest })
+    }
+
+    /// The reply to a handler's input-required signal: an `InputRequiredResult` whose new
+    /// state is bound to the same target.
+    pub(super) fn input_required_reply(
+        &self,
+        id: &mcp_types::RequestId,
+        ctx: &ToolContext,
+        target: Target<'_>,
+        arg_digest: Option<ArgDigest>,
+    ) -> Reply {
+        match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
+            Ok(result) => super::dispatch::result_reply(id, &result),
+            Err(e) => super::dispatch::error_reply(Some(id), e),
+        }
+    }
+}
+
+pub(super) fn canonical_digest_of_map(map: &mut JsonObject) -> ArgDigest {
+    // `canonical_digest` takes a Value: move the map in and back out instead of cloning it.
+    let value = Value::Object(std::mem::take(map));
+    let digest = canonical_digest(&value);
+    if let Value::Object(inner) = value {
+        *map = inner;
+    }
+    digest
+}
