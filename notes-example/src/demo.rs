@@ -43,29 +43,35 @@ pub fn run() -> i32 {
 
 type DemoError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Writes the lesson's notes into `dir` (created if missing): three "TPS report" notes, one in
+/// the subfolder `2025/`, and a shopping list. The demo and the black-box tests share them.
+pub fn write_lesson_notes(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.join("2025"))?;
+    std::fs::write(
+        dir.join("tps-report.md"),
+        "# TPS report\n\nNew cover sheets.\n",
+    )?;
+    std::fs::write(
+        dir.join("tps-report-draft.md"),
+        "# TPS report (draft)\n\nDid you get the memo?\n",
+    )?;
+    std::fs::write(
+        dir.join("2025/tps-2025.md"),
+        "# TPS Report 2025\n\nQ3 numbers.\n",
+    )?;
+    std::fs::write(
+        dir.join("shopping.md"),
+        "# Shopping list\n\n- milk\n- stapler\n",
+    )
+}
+
 /// The lesson's files, created in `root`: `notes/` (three TPS reports, one in a subfolder, a
 /// shopping list, and a link to a private note outside), `notes-evil/` and `private/`.
 fn lay_out(root: &Path) -> Result<PathBuf, DemoError> {
     let notes = root.join("notes");
-    std::fs::create_dir_all(notes.join("2025"))?;
+    write_lesson_notes(&notes)?;
     std::fs::create_dir_all(root.join("notes-evil"))?;
     std::fs::create_dir_all(root.join("private"))?;
-    std::fs::write(
-        notes.join("tps-report.md"),
-        "# TPS report\n\nNew cover sheets.\n",
-    )?;
-    std::fs::write(
-        notes.join("tps-report-draft.md"),
-        "# TPS report (draft)\n\nDid you get the memo?\n",
-    )?;
-    std::fs::write(
-        notes.join("2025/tps-2025.md"),
-        "# TPS Report 2025\n\nQ3 numbers.\n",
-    )?;
-    std::fs::write(
-        notes.join("shopping.md"),
-        "# Shopping list\n\n- milk\n- stapler\n",
-    )?;
     std::fs::write(root.join("notes-evil/tps.md"), "# TPS report (evil twin)\n")?;
     std::fs::write(root.join("private/salary.md"), "# TPS report: salaries\n")?;
     #[cfg(unix)]

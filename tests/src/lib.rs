@@ -127,20 +127,7 @@ pub fn accept(content: Value) -> Value {
 /// subfolder, and a shopping list) and returns that directory.
 pub fn lesson_workspace(root: &Path) -> Result<PathBuf, Error> {
     let notes = root.join("notes");
-    std::fs::create_dir_all(notes.join("2025"))?;
-    std::fs::write(
-        notes.join("tps-report.md"),
-        "# TPS report\n\nNew cover sheets.\n",
-    )?;
-    std::fs::write(
-        notes.join("tps-report-draft.md"),
-        "# TPS report (draft)\n\nDid you get the memo?\n",
-    )?;
-    std::fs::write(
-        notes.join("2025/tps-2025.md"),
-        "# TPS Report 2025\n\nQ3 numbers.\n",
-    )?;
-    std::fs::write(notes.join("shopping.md"), "# Shopping list\n\n- milk\n")?;
+    notes_example::demo::write_lesson_notes(&notes)?;
     Ok(notes)
 }
 
