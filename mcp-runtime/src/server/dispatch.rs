@@ -412,8 +412,15 @@ fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
 impl McpService for Server {
     fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
         Box::pin(async move {
-            if let Some(reply) = self.check_raw(message.raw()) {
-                return Some(reply);
+            // The transport parsed the message already (serde_json caps nesting at 128 while
+            // parsing): check the size, then the depth limit on the parsed tree, which is far
+            // cheaper than rescanning every byte of the raw message.
+            let limits = self.inner.limits;
+            if message.raw().len() > limits.max_message_bytes {
+                return self.check_raw(message.raw());
+            }
+            if value_depth_exceeds(message.value(), limits.max_depth) {
+                return Some(too_deep(limits.max_depth));
             }
             self.dispatch(message.into_value(), ctx).await
         })
