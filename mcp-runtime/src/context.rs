@@ -39,6 +39,7 @@ use mcp_types::{
     LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
     Root, SamplingCapability,
 };
+use serde::Deserialize as _;
 use serde_json::{Map, Number, Value, json};
 
 use crate::Principal;
@@ -46,7 +47,7 @@ pub use crate::form::{ElicitForm, FormError};
 use crate::replay::{
     ActionError, ClaimOutcome, PgTxMutation, ReplayError, ReplayStore, SqliteTxAction, TxAction,
 };
-use crate::state::{ArgDigest, CorrelationId, StatePayload, canonical_digest};
+use crate::state::{ArgDigest, CorrelationId, StatePayload};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
 
@@ -450,17 +451,17 @@ impl ToolContext {
             ));
         }
         let schema = F::requested_schema(choices);
-        let schema_value = serde_json::to_value(&schema).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
-                "form schema failed to serialise: {e}"
-            )))
-        })?;
-        let digest = binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, schema_value);
+        let digest =
+            binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, &schema).map_err(|e| {
+                ToolError::protocol(ErrorObject::internal_error(format!(
+                    "form schema failed to serialise: {e}"
+                )))
+            })?;
         let request = || InputRequest::Elicit(ElicitRequest::form(message, schema));
         match self.lookup(key, digest)? {
             Lookup::Earlier(record) => {
-                let response = record.get("r").cloned().unwrap_or(Value::Null);
-                match decode_elicit::<F>(&response, choices) {
+                let response = record.get("r").unwrap_or(&Value::Null);
+                match decode_elicit::<F>(response, choices) {
                     Ok(Some(answer)) if record.get("x").is_none() => Ok(Resolved::Ready(answer)),
                     Ok(Some(Elicitation::Accepted(_))) => Err(ToolError::tool(
                         "this confirmation was already carried out in an earlier round; restart the call",
@@ -542,13 +543,11 @@ impl ToolContext {
     ) -> Result<Elicitation<()>, ToolError> {
         let (digest, request) = self.url_request(key, message, url)?;
         let decode = |v: &Value| {
-            serde_json::from_value::<ElicitResult>(v.clone())
-                .ok()
-                .map(|r| match r.action {
-                    ElicitAction::Accept => Elicitation::Accepted(()),
-                    ElicitAction::Decline => Elicitation::Declined,
-                    ElicitAction::Cancel => Elicitation::Cancelled,
-                })
+            ElicitResult::deserialize(v).ok().map(|r| match r.action {
+                ElicitAction::Accept => Elicitation::Accepted(()),
+                ElicitAction::Decline => Elicitation::Declined,
+                ElicitAction::Cancel => Elicitation::Cancelled,
+            })
         };
         match self.lookup(key, digest)? {
             Lookup::Earlier(record) => record
@@ -606,7 +605,11 @@ impl ToolContext {
         }
         let url = url.into();
         check_url(&url, self.known_correlations())?;
-        let digest = binding_digest("elicitation/create#url", key, Value::String(url.clone()));
+        let digest = binding_digest("elicitation/create#url", key, &url).map_err(|e| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "URL failed to serialise: {e}"
+            )))
+        })?;
         Ok((
             digest,
             InputRequest::Elicit(ElicitRequest::url(message, url)),
@@ -669,12 +672,12 @@ impl ToolContext {
         if let Some(lacking) = required.missing_from(&self.capabilities) {
             return Err(missing(lacking));
         }
-        let params_value = serde_json::to_value(&params).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
-                "sampling request failed to serialise: {e}"
-            )))
-        })?;
-        let digest = binding_digest(mcp_types::METHOD_SAMPLING_CREATE_MESSAGE, key, params_value);
+        let digest = binding_digest(mcp_types::METHOD_SAMPLING_CREATE_MESSAGE, key, &params)
+            .map_err(|e| {
+                ToolError::protocol(ErrorObject::internal_error(format!(
+                    "sampling request failed to serialise: {e}"
+                )))
+            })?;
         self.resolve_typed::<CreateMessageResult>(key, digest, || {
             InputRequest::CreateMessage(CreateMessageRequest::new(params))
         })
@@ -700,7 +703,11 @@ impl ToolContext {
         if !self.capabilities.supports_roots() {
             return Err(missing(ClientCapabilities::none().with_roots()));
         }
-        let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, Value::Null);
+        let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, &()).map_err(|e| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "roots request failed to serialise: {e}"
+            )))
+        })?;
         Ok(self
             .resolve_typed::<ListRootsResult>(key, digest, || {
                 InputRequest::ListRoots(ListRootsRequest::new())
@@ -726,13 +733,10 @@ impl ToolContext {
         request: impl FnOnce() -> InputRequest,
     ) -> Result<Option<T>, ToolError> {
         match self.lookup(key, digest)? {
-            Lookup::Earlier(record) => {
-                let response = record.get("r").cloned().unwrap_or(Value::Null);
-                serde_json::from_value(response)
-                    .map(Some)
-                    .map_err(|_| refused("an answer from an earlier round is not understood"))
-            }
-            Lookup::Fresh(response) => match serde_json::from_value::<T>(response.clone()) {
+            Lookup::Earlier(record) => T::deserialize(record.get("r").unwrap_or(&Value::Null))
+                .map(Some)
+                .map_err(|_| refused("an answer from an earlier round is not understood")),
+            Lookup::Fresh(response) => match T::deserialize(&response) {
                 Ok(parsed) => {
                     self.claim().await?;
                     self.mrtr
@@ -956,7 +960,7 @@ fn decode_elicit<F: ElicitForm>(
     response: &Value,
     choices: &F::Choices,
 ) -> Result<Option<Elicitation<F>>, FormError> {
-    let Ok(result) = serde_json::from_value::<ElicitResult>(response.clone()) else {
+    let Ok(result) = ElicitResult::deserialize(response) else {
         return Ok(None);
     };
     Ok(Some(match result.action {
@@ -994,20 +998,49 @@ fn check_url<'a>(
 }
 
 fn record_digest(record: &Value) -> Option<ArgDigest> {
-    record
-        .get("s")
-        .and_then(|s| serde_json::from_value(s.clone()).ok())
+    record.get("s").and_then(|s| ArgDigest::deserialize(s).ok())
 }
 
+/// Prefix hashed before a binding (domain separation from argument digests and from any
+/// other SHA-256 of the same bytes; bump the version whenever the layout below changes).
+const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v2\0";
+
 /// Digest binding what was shown under `key`: the method, the key and the request body.
-/// Takes `body` by value: `json!` with a borrowed `Value` deep-clones it (the whole form
-/// schema, on every pass of an elicitation).
-fn binding_digest(method: &str, key: &str, body: Value) -> ArgDigest {
-    let mut object = serde_json::Map::with_capacity(3);
-    object.insert("m".to_owned(), Value::String(method.to_owned()));
-    object.insert("k".to_owned(), Value::String(key.to_owned()));
-    object.insert("b".to_owned(), body);
-    canonical_digest(&Value::Object(object))
+///
+/// The body's compact serde serialization is streamed straight into SHA-256: no `Value` tree,
+/// no canonicalisation. It only has to be deterministic for one build (the same schema value
+/// always serializes to the same bytes: struct fields in declaration order, maps in insertion
+/// order) and to change whenever what the client is shown changes, which any change to the
+/// serialized request does. Method and key are length-prefixed so no two (method, key, body)
+/// triples share an input.
+fn binding_digest<T: serde::Serialize + ?Sized>(
+    method: &str,
+    key: &str,
+    body: &T,
+) -> Result<ArgDigest, serde_json::Error> {
+    use sha2::Digest as _;
+    let mut hasher = HashWriter(sha2::Sha256::new());
+    hasher.0.update(BINDING_DOMAIN);
+    for part in [method, key] {
+        hasher.0.update((part.len() as u64).to_le_bytes());
+        hasher.0.update(part.as_bytes());
+    }
+    serde_json::to_writer(&mut hasher, body)?;
+    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+}
+
+/// Feeds serializer output into a hasher without buffering it.
+struct HashWriter(sha2::Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn missing(required: ClientCapabilities) -> ToolError {
@@ -1032,4 +1065,26 @@ fn store_failed(e: &ReplayError) -> ToolError {
         "replay store unavailable ({}); nothing was changed, retry later",
         e.reason()
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::binding_digest;
+    use serde_json::json;
+
+    #[test]
+    fn binding_digest_is_deterministic_and_separates_its_parts() {
+        let schema = json!({"type": "object", "properties": {"id": {"enum": ["a", "b"]}}});
+        let d = |m: &str, k: &str, b: &serde_json::Value| binding_digest(m, k, b).unwrap();
+        let base = d("elicitation/create", "pick", &schema);
+        assert_eq!(base, d("elicitation/create", "pick", &schema.clone()));
+        // A changed choice list, key or method gives another digest.
+        let fewer = json!({"type": "object", "properties": {"id": {"enum": ["a"]}}});
+        assert_ne!(base, d("elicitation/create", "pick", &fewer));
+        assert_ne!(base, d("elicitation/create", "pick2", &schema));
+        assert_ne!(base, d("sampling/createMessage", "pick", &schema));
+        // Length prefixes: moving a byte between method and key changes the digest.
+        let null = serde_json::Value::Null;
+        assert_ne!(d("ab", "c", &null), d("a", "bc", &null));
+    }
 }

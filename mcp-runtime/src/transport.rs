@@ -17,7 +17,7 @@ pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, Bear
 pub use headers::{OriginAllowlist, OriginPatternError};
 pub use http::{BoundHttpServer, HttpConfig, HttpServer};
 pub use service::{
-    CancellationToken, McpService, Message, NotificationSink, ParamHeader, Reply, ReplyKind,
-    RequestContext,
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader, Reply,
+    ReplyKind, RequestContext,
 };
 pub use stdio::StdioConfig;

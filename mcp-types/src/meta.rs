@@ -305,11 +305,12 @@ impl RequestMeta {
         };
         let client_capabilities = match meta.get(CLIENT_CAPABILITIES_KEY) {
             None => return Err(MetaError::Missing(MetaField::ClientCapabilities)),
-            Some(v @ Value::Object(_)) => serde_json::from_value::<ClientCapabilities>(v.clone())
-                .map_err(|e| MetaError::Invalid {
-                field: MetaField::ClientCapabilities,
-                reason: e.to_string(),
-            })?,
+            Some(v @ Value::Object(_)) => {
+                ClientCapabilities::deserialize(v).map_err(|e| MetaError::Invalid {
+                    field: MetaField::ClientCapabilities,
+                    reason: e.to_string(),
+                })?
+            }
             Some(other) => {
                 return Err(MetaError::WrongType {
                     field: MetaField::ClientCapabilities,
@@ -318,27 +319,26 @@ impl RequestMeta {
                 });
             }
         };
-        let client_info = match meta.get(CLIENT_INFO_KEY) {
-            None => None,
-            Some(v @ Value::Object(_)) => Some(
-                serde_json::from_value::<Implementation>(v.clone()).map_err(|e| {
-                    MetaError::Invalid {
+        let client_info =
+            match meta.get(CLIENT_INFO_KEY) {
+                None => None,
+                Some(v @ Value::Object(_)) => Some(Implementation::deserialize(v).map_err(
+                    |e| MetaError::Invalid {
                         field: MetaField::ClientInfo,
                         reason: e.to_string(),
-                    }
-                })?,
-            ),
-            Some(other) => {
-                return Err(MetaError::WrongType {
-                    field: MetaField::ClientInfo,
-                    expected: "an object",
-                    found: json_kind(other),
-                });
-            }
-        };
+                    },
+                )?),
+                Some(other) => {
+                    return Err(MetaError::WrongType {
+                        field: MetaField::ClientInfo,
+                        expected: "an object",
+                        found: json_kind(other),
+                    });
+                }
+            };
         let log_level = match meta.get(LOG_LEVEL_KEY) {
             None => None,
-            Some(Value::String(s)) => Some(serde_json::from_value::<LoggingLevel>(Value::String(s.clone())).map_err(|_| {
+            Some(v @ Value::String(s)) => Some(LoggingLevel::deserialize(v).map_err(|_| {
                 MetaError::Invalid {
                     field: MetaField::LogLevel,
                     reason: format!(

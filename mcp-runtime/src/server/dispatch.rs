@@ -41,15 +41,25 @@ impl Server {
     /// Handles one raw message with a full transport context; the [`Reply`] says whether it
     /// is a result or which error (for HTTP status mapping, [`Reply::http_status`]).
     pub async fn handle_bytes_with(&self, bytes: &[u8], ctx: RequestContext) -> Option<Reply> {
-        if let Some(reply) = self.check_raw(bytes) {
-            return Some(reply);
+        let limits = self.inner.limits;
+        if bytes.len() > limits.max_message_bytes {
+            return self.check_raw(bytes);
         }
+        // Parse first (serde_json bounds its own recursion at 128 levels), then check the depth
+        // limit on the tree: far cheaper than a byte-by-byte prescan of every message. Only a
+        // message that fails to parse is scanned, so one nested past the parser's own limit
+        // still gets the "too deep" answer rather than a parse error.
         match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) if value_depth_exceeds(&value, limits.max_depth) => {
+                Some(too_deep(limits.max_depth))
+            }
             Ok(value) => self.dispatch(value, ctx).await,
-            Err(e) => Some(error_reply(
-                None,
-                ErrorObject::parse_error(format!("Invalid JSON ({e})")),
-            )),
+            Err(e) => Some(self.check_raw(bytes).unwrap_or_else(|| {
+                error_reply(
+                    None,
+                    ErrorObject::parse_error(format!("Invalid JSON ({e})")),
+                )
+            })),
         }
     }
 
@@ -368,8 +378,15 @@ fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
 impl McpService for Server {
     fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
         Box::pin(async move {
-            if let Some(reply) = self.check_raw(message.raw()) {
-                return Some(reply);
+            // The transport parsed the message already (serde_json caps nesting at 128 while
+            // parsing): check the size, then the depth limit on the parsed tree, which is far
+            // cheaper than rescanning every byte of the raw message.
+            let limits = self.inner.limits;
+            if message.raw().len() > limits.max_message_bytes {
+                return self.check_raw(message.raw());
+            }
+            if value_depth_exceeds(message.value(), limits.max_depth) {
+                return Some(too_deep(limits.max_depth));
             }
             self.dispatch(message.into_value(), ctx).await
         })

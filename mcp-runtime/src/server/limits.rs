@@ -57,8 +57,32 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), usize> {
     Ok(())
 }
 
-/// Nesting depth of an already parsed value, stopping once it exceeds `max`.
+/// Whether the nesting depth of an already parsed value exceeds `max`.
 pub(crate) fn value_depth_exceeds(value: &serde_json::Value, max: usize) -> bool {
+    // Recursion never goes deeper than `max + 1` frames (it stops there), so for sane limits
+    // walk the tree without allocating; huge limits take the iterative walk below.
+    if max <= RECURSIVE_WALK_MAX {
+        return exceeds_recursive(value, max);
+    }
+    value_depth_exceeds_iterative(value, max)
+}
+
+/// Largest limit walked recursively (a few KiB of stack at most).
+const RECURSIVE_WALK_MAX: usize = 256;
+
+/// `true` when the containers nest more than `budget` levels deep from `value`.
+fn exceeds_recursive(value: &serde_json::Value, budget: usize) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Array(items) => {
+            budget == 0 || items.iter().any(|v| exceeds_recursive(v, budget - 1))
+        }
+        Value::Object(map) => budget == 0 || map.values().any(|v| exceeds_recursive(v, budget - 1)),
+        _ => false,
+    }
+}
+
+fn value_depth_exceeds_iterative(value: &serde_json::Value, max: usize) -> bool {
     use serde_json::Value;
     // Iterative, so even a value built in memory (not parsed) cannot overflow the stack here.
     let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
@@ -100,6 +124,13 @@ mod tests {
             prop_assert_eq!(scanned, depth <= max);
             if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
                 prop_assert_eq!(!value_depth_exceeds(&v, max), depth <= max);
+                prop_assert_eq!(!value_depth_exceeds_iterative(&v, max), depth <= max);
+                // Objects count like arrays, and siblings do not add up.
+                let nested = format!("{}1{}", "{\"k\":[0,".repeat(depth), "]}".repeat(depth));
+                if let Ok(o) = serde_json::from_str::<serde_json::Value>(&nested) {
+                    prop_assert_eq!(!value_depth_exceeds(&o, max), 2 * depth <= max);
+                    prop_assert_eq!(!value_depth_exceeds_iterative(&o, max), 2 * depth <= max);
+                }
             }
         }
     }

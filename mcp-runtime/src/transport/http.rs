@@ -57,13 +57,15 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
 use super::auth::{AuthRejection, Authenticator};
 use super::envelope::{self, Kind};
 use super::headers::{self, OriginAllowlist};
 use super::service::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestContext,
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
+    RequestContext,
 };
 use crate::Principal;
 
@@ -393,17 +395,20 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     if declared.is_some_and(|len| len > shared.max_body_bytes as u64) {
         return too_large();
     }
-    let deadline = tokio::time::Instant::now() + shared.request_timeout;
-    let collected = tokio::time::timeout_at(
-        deadline,
-        Limited::new(body, shared.max_body_bytes).collect(),
-    )
-    .await;
+    // One timer for the whole request (body upload plus handling); it is only registered
+    // with the runtime if something actually has to wait on it.
+    let deadline = tokio::time::sleep(shared.request_timeout);
+    tokio::pin!(deadline);
+    let collected = tokio::select! {
+        biased;
+        collected = Limited::new(body, shared.max_body_bytes).collect() => Some(collected),
+        () = deadline.as_mut() => None,
+    };
     let raw = match collected {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => return too_large(),
-        Ok(Err(_)) => return reject(StatusCode::BAD_REQUEST, None, started, "body read"),
-        Err(_) => return reject(StatusCode::REQUEST_TIMEOUT, None, started, "body timeout"),
+        Some(Ok(collected)) => collected.to_bytes(),
+        Some(Err(err)) if err.is::<LengthLimitError>() => return too_large(),
+        Some(Err(_)) => return reject(StatusCode::BAD_REQUEST, None, started, "body read"),
+        None => return reject(StatusCode::REQUEST_TIMEOUT, None, started, "body timeout"),
     };
 
     // 5. Parse once; the parsed value travels on to the service.
@@ -470,7 +475,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         started,
         done: false,
     };
-    handle_request(&shared, message, log, accept, deadline).await
+    handle_request(&shared, message, log, accept, deadline.as_mut()).await
 }
 
 async fn notification(
@@ -598,12 +603,13 @@ async fn handle_request(
     message: Message,
     mut log: RequestLog,
     accept: Accepts,
-    deadline: tokio::time::Instant,
+    deadline: Pin<&mut Sleep>,
 ) -> Response {
     let cancel = CancellationToken::new();
     // Dropping the guard (response sent, or client gone) cancels the request's token.
     let guard = cancel.clone().drop_guard();
-    let (sink, mut rx) = NotificationSink::channel(shared.notification_buffer, cancel.clone());
+    // Most requests emit no notification: the channel is created on the first send only.
+    let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
     let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
     let service = Arc::clone(&shared.service);
     let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
@@ -612,41 +618,35 @@ async fn handle_request(
     let mut sse = SseState {
         handler: None,
         rx: None,
+        lazy: None,
         pending: Vec::new(),
         reply: None,
-        deadline,
+        deadline: deadline.deadline(),
         timeout,
         log: None,
         _guard: guard,
     };
     if !accept.json {
         sse.handler = Some(handler);
-        sse.rx = Some(rx);
+        sse.lazy = Some(lazy);
         sse.log = Some(log);
         return sse_response(sse);
     }
 
-    // JSON phase: wait for the reply; switch to SSE on the first notification.
-    let mut rx_open = true;
+    // JSON phase: wait for the reply; switch to SSE on the first notification. The handler is
+    // polled first: one that finishes on its first poll (the common case) never touches the
+    // notification or timer machinery.
+    let mut deadline = deadline;
+    let mut rx: Option<mpsc::Receiver<Bytes>> = None;
     loop {
         tokio::select! {
             biased;
-            note = rx.recv(), if rx_open => match note {
-                Some(note) if accept.sse => {
-                    sse.pending.push(note);
-                    sse.handler = Some(handler);
-                    sse.rx = Some(rx);
-                    sse.log = Some(log);
-                    return sse_response(sse);
-                }
-                // JSON only: the client cannot receive notifications; drop them.
-                Some(_) => {}
-                None => rx_open = false,
-            },
             reply = &mut handler => {
                 let reply = reply.unwrap_or_else(|| no_reply(&log.id));
                 // Notifications queued in the same poll that produced the reply still go first.
-                if accept.sse && let Ok(note) = rx.try_recv() {
+                if accept.sse && let Some(mut rx) = rx.take().or_else(|| lazy.try_take())
+                    && let Ok(note) = rx.try_recv()
+                {
                     sse.pending.push(note);
                     while let Ok(note) = rx.try_recv() {
                         sse.pending.push(note);
@@ -660,7 +660,23 @@ async fn handle_request(
                 drop(sse);
                 return json(status, reply.body);
             },
-            () = tokio::time::sleep_until(deadline) => {
+            opened = lazy.opened(), if rx.is_none() => {
+                if accept.sse {
+                    sse.handler = Some(handler);
+                    sse.rx = Some(opened);
+                    sse.log = Some(log);
+                    return sse_response(sse);
+                }
+                // JSON only: the client cannot receive notifications; drain and drop them.
+                rx = Some(opened);
+            },
+            note = async { rx.as_mut()?.recv().await }, if rx.is_some() => {
+                if note.is_none() {
+                    // Every sender is gone; `opened` never fires twice, so this stays quiet.
+                    rx = None;
+                }
+            },
+            () = deadline.as_mut() => {
                 drop(handler);
                 let reply = timeout_reply(&log.id, timeout);
                 log.finish(StatusCode::OK, "timeout");
@@ -675,6 +691,8 @@ async fn handle_request(
 struct SseState {
     handler: Option<HandlerFuture>,
     rx: Option<mpsc::Receiver<Bytes>>,
+    /// The not-yet-created channel, until the handler first sends.
+    lazy: Option<LazyReceiver>,
     /// Notifications already received, to send before anything else.
     pending: Vec<Bytes>,
     /// The final response, once known.
@@ -700,12 +718,23 @@ fn sse_event(message: &[u8]) -> Bytes {
 }
 
 impl SseState {
+    /// Moves the channel's receiver in once the handler has created it.
+    fn adopt_lazy(&mut self) {
+        if self.rx.is_none()
+            && let Some(rx) = self.lazy.as_ref().and_then(LazyReceiver::try_take)
+        {
+            self.rx = Some(rx);
+            self.lazy = None;
+        }
+    }
+
     /// The next event, or `None` once the final response was sent.
     async fn next_event(&mut self) -> Option<Bytes> {
         if !self.pending.is_empty() {
             return Some(sse_event(&self.pending.remove(0)));
         }
         loop {
+            self.adopt_lazy();
             if let Some(reply) = self.reply.take() {
                 // Drain notifications the handler queued before returning, then the reply.
                 if let Some(note) = self.rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
@@ -713,6 +742,7 @@ impl SseState {
                     return Some(sse_event(&note));
                 }
                 self.rx = None;
+                self.lazy = None;
                 if let Some(log) = self.log.as_mut() {
                     log.finish(StatusCode::OK, outcome(&reply));
                 }
@@ -720,11 +750,17 @@ impl SseState {
             }
             let handler = self.handler.as_mut()?;
             let rx_open = self.rx.is_some();
+            let lazy = self.lazy.as_ref();
+            let lazy_waiting = !rx_open && lazy.is_some();
             tokio::select! {
                 biased;
                 note = async { self.rx.as_mut()?.recv().await }, if rx_open => match note {
                     Some(note) => return Some(sse_event(&note)),
                     None => self.rx = None,
+                },
+                opened = async { Some(lazy?.opened().await) }, if lazy_waiting => {
+                    self.rx = opened;
+                    self.lazy = None;
                 },
                 reply = handler => {
                     self.handler = None;
@@ -734,6 +770,7 @@ impl SseState {
                 () = tokio::time::sleep_until(self.deadline) => {
                     self.handler = None;
                     self.rx = None;
+                    self.lazy = None;
                     let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
                     if let Some(log) = self.log.as_mut() {
                         log.finish(StatusCode::OK, "timeout");

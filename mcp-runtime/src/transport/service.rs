@@ -6,11 +6,13 @@
 //! [`NotificationSink`] and end up on that request's own stream (the SSE response on HTTP, stdout
 //! on stdio).
 
+use std::sync::{Arc, Mutex, OnceLock};
+
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::StatusCode;
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 pub use tokio_util::sync::CancellationToken;
 
 use crate::Principal;
@@ -77,8 +79,68 @@ impl Message {
 /// protocol forbids sending anything more for a cancelled request.
 #[derive(Debug, Clone)]
 pub struct NotificationSink {
-    tx: Option<mpsc::Sender<Bytes>>,
+    route: Route,
     cancel: CancellationToken,
+}
+
+#[derive(Debug, Clone)]
+enum Route {
+    /// Everything is dropped.
+    Discard,
+    /// A channel that exists from the start.
+    Channel(mpsc::Sender<Bytes>),
+    /// A channel created on the first send (see [`NotificationSink::lazy`]).
+    Lazy(Arc<LazyRoute>),
+}
+
+/// The shared half of a lazily created channel.
+#[derive(Debug)]
+struct LazyRoute {
+    capacity: usize,
+    tx: OnceLock<mpsc::Sender<Bytes>>,
+    /// The receiver, parked here by the first send until the transport takes it.
+    rx: Mutex<Option<mpsc::Receiver<Bytes>>>,
+    opened: Notify,
+}
+
+impl LazyRoute {
+    fn sender(&self) -> &mpsc::Sender<Bytes> {
+        self.tx.get_or_init(|| {
+            let (tx, rx) = mpsc::channel(self.capacity);
+            if let Ok(mut slot) = self.rx.lock() {
+                *slot = Some(rx);
+            }
+            // `notify_one` stores a permit when nobody waits yet: the wake-up is never lost.
+            self.opened.notify_one();
+            tx
+        })
+    }
+}
+
+/// The transport's end of [`NotificationSink::lazy`]: learns when the handler first sends.
+#[derive(Debug)]
+pub struct LazyReceiver {
+    route: Arc<LazyRoute>,
+}
+
+impl LazyReceiver {
+    /// Completes with the channel's receiver once the handler sent its first notification
+    /// (that notification is the first item). Never completes if the handler never sends.
+    /// Cancel safe: dropping the future loses nothing.
+    pub async fn opened(&self) -> mpsc::Receiver<Bytes> {
+        loop {
+            if let Some(rx) = self.try_take() {
+                return rx;
+            }
+            self.route.opened.notified().await;
+        }
+    }
+
+    /// The receiver, if the handler has sent anything yet (each receiver is handed out once).
+    pub fn try_take(&self) -> Option<mpsc::Receiver<Bytes>> {
+        self.route.tx.get()?;
+        self.route.rx.lock().ok()?.take()
+    }
 }
 
 impl NotificationSink {
@@ -90,10 +152,30 @@ impl NotificationSink {
         (Self::from_sender(tx, cancel), rx)
     }
 
+    /// Like [`NotificationSink::channel`], but the channel is only created when the handler
+    /// first sends: most requests emit nothing (no `progressToken`, no `logLevel`), and for
+    /// them the per-request channel would be pure overhead. The transport waits on
+    /// [`LazyReceiver::opened`] next to the handler.
+    pub fn lazy(capacity: usize, cancel: CancellationToken) -> (Self, LazyReceiver) {
+        let route = Arc::new(LazyRoute {
+            capacity: capacity.max(1),
+            tx: OnceLock::new(),
+            rx: Mutex::new(None),
+            opened: Notify::new(),
+        });
+        (
+            Self {
+                route: Route::Lazy(Arc::clone(&route)),
+                cancel,
+            },
+            LazyReceiver { route },
+        )
+    }
+
     /// A sink feeding an existing channel (e.g. a writer shared by several requests).
     pub fn from_sender(tx: mpsc::Sender<Bytes>, cancel: CancellationToken) -> Self {
         Self {
-            tx: Some(tx),
+            route: Route::Channel(tx),
             cancel,
         }
     }
@@ -101,7 +183,7 @@ impl NotificationSink {
     /// A sink that drops everything (for callers with no stream to notify).
     pub fn discard() -> Self {
         Self {
-            tx: None,
+            route: Route::Discard,
             cancel: CancellationToken::new(),
         }
     }
@@ -111,10 +193,14 @@ impl NotificationSink {
     ///
     /// Returns `false` when the notification was dropped (request cancelled or stream closed).
     pub async fn send(&self, notification: Bytes) -> bool {
-        let Some(tx) = &self.tx else { return false };
         if self.cancel.is_cancelled() {
             return false;
         }
+        let tx = match &self.route {
+            Route::Discard => return false,
+            Route::Channel(tx) => tx,
+            Route::Lazy(route) => route.sender(),
+        };
         tokio::select! {
             biased;
             () = self.cancel.cancelled() => false,
@@ -132,7 +218,14 @@ impl NotificationSink {
 
     /// Whether notifications can no longer be delivered.
     pub fn is_closed(&self) -> bool {
-        self.cancel.is_cancelled() || self.tx.as_ref().is_none_or(mpsc::Sender::is_closed)
+        self.cancel.is_cancelled()
+            || match &self.route {
+                Route::Discard => true,
+                Route::Channel(tx) => tx.is_closed(),
+                // Not created yet: open as long as the transport still holds its end.
+                // Not created yet: open until cancelled (the transport cancels when it goes).
+                Route::Lazy(route) => route.tx.get().is_some_and(mpsc::Sender::is_closed),
+            }
     }
 }
 
@@ -283,5 +376,33 @@ pub trait McpService: Send + Sync + 'static {
     /// become `Mcp-Param-*` headers on HTTP). Default: none.
     fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
         &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lazy_sink_creates_its_channel_on_the_first_send() {
+        let cancel = CancellationToken::new();
+        let (sink, lazy) = NotificationSink::lazy(4, cancel.clone());
+        assert!(lazy.try_take().is_none(), "nothing sent, no channel");
+        assert!(!sink.is_closed());
+        let waiter = tokio::spawn(async move {
+            let mut rx = lazy.opened().await;
+            (rx.recv().await, rx.recv().await)
+        });
+        assert!(sink.send(Bytes::from_static(b"1")).await);
+        assert!(sink.clone().send(Bytes::from_static(b"2")).await);
+        let (first, second) = waiter.await.unwrap();
+        assert_eq!(first.as_deref(), Some(&b"1"[..]));
+        assert_eq!(second.as_deref(), Some(&b"2"[..]));
+        cancel.cancel();
+        assert!(sink.is_closed());
+        assert!(
+            !sink.send(Bytes::from_static(b"3")).await,
+            "cancelled sinks drop"
+        );
     }
 }
