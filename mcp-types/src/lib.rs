@@ -13,6 +13,38 @@
 //!   comes back as `50.0`.
 //! - Optional fields are `Option` and skipped when absent, so "absent" and
 //!   "default" stay distinguishable (`isError` absent is not `isError: false`).
+//!
+//! # Example
+//!
+//! Classify an incoming message, read its per-request `_meta`, and answer a request that
+//! needs a capability the client did not declare with the spec's exact error:
+//!
+//! ```
+//! use mcp_types::{
+//!     ClientCapabilities, ClientMessage, ElicitationCapability, ErrorObject,
+//!     JsonRpcErrorResponse, RequestMeta, parse_client_message,
+//! };
+//!
+//! let raw = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
+//!     "name":"notes_delete","arguments":{"title":"TPS"},
+//!     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!              "io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}}}"#;
+//! let ClientMessage::Request(request) = parse_client_message(raw).expect("valid JSON-RPC") else {
+//!     unreachable!("this is a request")
+//! };
+//! let params = request.params.clone().unwrap_or_default();
+//! let meta = RequestMeta::from_params(&params).expect("valid _meta");
+//! assert_eq!(meta.protocol_version, "2026-07-28");
+//!
+//! let needed = ClientCapabilities::none().with_elicitation(ElicitationCapability::form());
+//! let missing = needed.missing_from(&meta.client_capabilities).expect("form is missing");
+//! let error = ErrorObject::missing_required_client_capability(&missing);
+//! let response = JsonRpcErrorResponse::new(Some(request.id.clone()), error);
+//! assert_eq!(
+//!     serde_json::to_value(&response).unwrap()["error"]["data"],
+//!     serde_json::json!({"requiredCapabilities": {"elicitation": {"form": {}}}})
+//! );
+//! ```
 
 // Error responses are returned by value because the contract hands them to the
 // transport ready to send, and wire enums mirror the spec's unions 1:1; boxing
