@@ -272,12 +272,7 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
     let krate = util::crate_path(attrs.krate.as_ref())?;
     let ms = util::support(&krate);
     let title = util::opt_str(&attrs.title);
-    let description = util::opt_str(
-        &attrs
-            .description
-            .clone()
-            .or_else(|| util::doc_comment(&func.attrs)),
-    );
+    let description = util::description(&attrs.description, &func.attrs);
     let requires = &attrs.requires;
     let completions = attrs
         .completions

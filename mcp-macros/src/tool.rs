@@ -222,12 +222,7 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let krate = util::crate_path(attrs.krate.as_ref())?;
     let ms = util::support(&krate);
     let title = util::opt_str(&attrs.title);
-    let description = util::opt_str(
-        &attrs
-            .description
-            .clone()
-            .or_else(|| util::doc_comment(&func.attrs)),
-    );
+    let description = util::description(&attrs.description, &func.attrs);
     let hint = |h: Option<bool>| match h {
         Some(b) => quote!(::core::option::Option::Some(#b)),
         None => quote!(::core::option::Option::None),

@@ -152,6 +152,12 @@ pub(crate) fn float_expr(e: &syn::Expr) -> syn::Result<f64> {
     }
 }
 
+/// A descriptor's `description`: the explicit `description = "..."` attribute, else the item's
+/// doc comment, as an `Option<&str>` expression.
+pub(crate) fn description(explicit: &Option<String>, attrs: &[syn::Attribute]) -> TokenStream {
+    opt_str(&explicit.clone().or_else(|| doc_comment(attrs)))
+}
+
 /// Tokens for `Option<&'static str>`.
 pub(crate) fn opt_str(s: &Option<String>) -> TokenStream {
     match s {
