@@ -668,6 +668,12 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 fn requested_schema(choices: &Self::Choices) -> #f::RequestedSchema {
                     #f::requested_schema(&__mcp_form_fields(choices))
                 }
+                fn write_binding(
+                    choices: &Self::Choices,
+                    out: &mut dyn ::std::io::Write,
+                ) -> ::std::io::Result<()> {
+                    #f::write_fields_binding(&__mcp_form_fields(choices), out)
+                }
                 fn from_content(
                     content: &#f::JsonObject,
                     choices: &Self::Choices,

@@ -450,14 +450,15 @@ impl ToolContext {
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
             ));
         }
-        let schema = F::requested_schema(choices);
-        let digest =
-            binding_digest(mcp_types::METHOD_ELICITATION_CREATE, key, &schema).map_err(|e| {
-                ToolError::protocol(ErrorObject::internal_error(format!(
-                    "form schema failed to serialise: {e}"
-                )))
-            })?;
-        let request = || InputRequest::Elicit(ElicitRequest::form(message, schema));
+        // The binding comes from the form's declaration, not from a built schema: a retry
+        // that only checks its answer never builds the schema at all.
+        let digest = form_binding_digest::<F>(key, choices).map_err(|e| {
+            ToolError::protocol(ErrorObject::internal_error(format!(
+                "form description failed to serialise: {e}"
+            )))
+        })?;
+        let request =
+            || InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)));
         match self.lookup(key, digest)? {
             Lookup::Earlier(record) => {
                 let response = record.get("r").unwrap_or(&Value::Null);
@@ -474,10 +475,7 @@ impl ToolContext {
             }
             Lookup::Fresh(response) => match decode_elicit::<F>(&response, choices) {
                 Ok(Some(Elicitation::Cancelled)) => Ok(Resolved::Ready(Elicitation::Cancelled)),
-                Ok(Some(answer)) => Ok(Resolved::Claim(
-                    answer,
-                    json!({ "s": digest, "r": response }),
-                )),
+                Ok(Some(answer)) => Ok(Resolved::Claim(answer, answer_record(digest, response))),
                 // Malformed or invalid content: ask again; the state stays retryable.
                 Ok(None) | Err(_) => {
                     self.register(key, digest, request());
@@ -741,7 +739,7 @@ impl ToolContext {
                     self.claim().await?;
                     self.mrtr
                         .fresh_answers
-                        .insert(key.to_owned(), json!({ "s": digest, "r": response }));
+                        .insert(key.to_owned(), answer_record(digest, response));
                     Ok(Some(parsed))
                 }
                 Err(_) => {
@@ -960,10 +958,12 @@ fn decode_elicit<F: ElicitForm>(
     response: &Value,
     choices: &F::Choices,
 ) -> Result<Option<Elicitation<F>>, FormError> {
-    let Ok(result) = ElicitResult::deserialize(response) else {
+    // Shape-checked in place: the content is read by the form below, not copied into a
+    // typed `ElicitResult` first.
+    let Some(action) = ElicitResult::action_of(response) else {
         return Ok(None);
     };
-    Ok(Some(match result.action {
+    Ok(Some(match action {
         ElicitAction::Accept => {
             let empty = JsonObject::new();
             let content = match response.get("content") {
@@ -997,13 +997,22 @@ fn check_url<'a>(
     Ok(())
 }
 
+/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`.
+/// Built by hand: `json!` would deep-copy `response` through the serializer.
+fn answer_record(digest: ArgDigest, response: Value) -> Value {
+    let mut record = Map::with_capacity(2);
+    record.insert("s".to_owned(), Value::String(digest.to_string()));
+    record.insert("r".to_owned(), response);
+    Value::Object(record)
+}
+
 fn record_digest(record: &Value) -> Option<ArgDigest> {
     record.get("s").and_then(|s| ArgDigest::deserialize(s).ok())
 }
 
 /// Prefix hashed before a binding (domain separation from argument digests and from any
 /// other SHA-256 of the same bytes; bump the version whenever the layout below changes).
-const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v2\0";
+const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v3\0";
 
 /// Digest binding what was shown under `key`: the method, the key and the request body.
 ///
@@ -1019,14 +1028,36 @@ fn binding_digest<T: serde::Serialize + ?Sized>(
     body: &T,
 ) -> Result<ArgDigest, serde_json::Error> {
     use sha2::Digest as _;
+    let mut hasher = binding_hasher(method, key);
+    serde_json::to_writer(&mut hasher, body)?;
+    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+}
+
+/// [`binding_digest`] of a form: what [`ElicitForm::write_binding`] writes for `choices`,
+/// under the elicitation method and `key`.
+fn form_binding_digest<F: ElicitForm>(
+    key: &str,
+    choices: &F::Choices,
+) -> std::io::Result<ArgDigest> {
+    use sha2::Digest as _;
+    // Buffered: the description is written in many small pieces, and one hash update over
+    // the whole buffer is much cheaper than one per piece.
+    let mut buf = Vec::with_capacity(512);
+    F::write_binding(choices, &mut buf)?;
+    let mut hasher = binding_hasher(mcp_types::METHOD_ELICITATION_CREATE, key);
+    hasher.0.update(&buf);
+    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+}
+
+fn binding_hasher(method: &str, key: &str) -> HashWriter {
+    use sha2::Digest as _;
     let mut hasher = HashWriter(sha2::Sha256::new());
     hasher.0.update(BINDING_DOMAIN);
     for part in [method, key] {
         hasher.0.update((part.len() as u64).to_le_bytes());
         hasher.0.update(part.as_bytes());
     }
-    serde_json::to_writer(&mut hasher, body)?;
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+    hasher
 }
 
 /// Feeds serializer output into a hasher without buffering it.

@@ -43,6 +43,21 @@ pub trait ElicitForm: Sized + Send + 'static {
     /// supplied choices are rejected.
     fn from_content(content: &JsonObject, choices: &Self::Choices) -> Result<Self, FormError>;
 
+    /// Writes a description of the form shown for `choices` that the runtime hashes into the
+    /// signed `requestState`, so that an answer is only accepted against the exact form (field
+    /// set, constraints and offered choices) the user saw.
+    ///
+    /// Contract: the same `choices` always write the same bytes (within one build), and two
+    /// `choices` whose [`ElicitForm::requested_schema`] differ never write the same bytes.
+    /// The default writes the serialized `requestedSchema`; `#[derive(ElicitForm)]` writes
+    /// its field declarations with [`write_fields_binding`] instead, which builds no schema.
+    ///
+    /// # Errors
+    /// Whatever `out` returns (hashing writers never fail).
+    fn write_binding(choices: &Self::Choices, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(out, &Self::requested_schema(choices)).map_err(std::io::Error::from)
+    }
+
     /// [`ElicitForm::from_content`] for the typed content map of an `ElicitResult`.
     fn from_elicit_content(
         content: &mcp_types::ElicitContent,
@@ -357,6 +372,144 @@ impl FieldKind {
             min_items,
             max_items,
         }
+    }
+}
+
+/// Writes an unambiguous encoding of `fields` (the [`ElicitForm::write_binding`] of derived
+/// forms).
+///
+/// The wire `requestedSchema` is a function of the field declarations alone
+/// ([`requested_schema`]), so an injective encoding of the declarations binds the schema too.
+/// Every string and list is length-prefixed and every optional value tagged, so no two field
+/// lists share an encoding.
+///
+/// # Errors
+/// Whatever `out` returns.
+pub fn write_fields_binding(
+    fields: &[FieldSpec],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut w = BindingWriter(out);
+    w.bytes(b"fields/v1")?;
+    w.len(fields.len())?;
+    for f in fields {
+        w.bytes(f.name.as_bytes())?;
+        w.opt_str(f.title)?;
+        w.opt_str(f.description)?;
+        w.tag(u8::from(f.required))?;
+        match &f.kind {
+            FieldKind::Text {
+                min_length,
+                max_length,
+                format,
+                default,
+            } => {
+                w.tag(1)?;
+                w.opt_u64(*min_length)?;
+                w.opt_u64(*max_length)?;
+                match format {
+                    None => w.tag(0)?,
+                    Some(StringFormat::Email) => w.tag(1)?,
+                    Some(StringFormat::Uri) => w.tag(2)?,
+                    Some(StringFormat::Date) => w.tag(3)?,
+                    Some(StringFormat::DateTime) => w.tag(4)?,
+                }
+                w.opt_str(default.as_deref())?;
+            }
+            FieldKind::Integer {
+                minimum,
+                maximum,
+                default,
+            } => {
+                w.tag(2)?;
+                w.0.write_all(&minimum.to_le_bytes())?;
+                w.0.write_all(&maximum.to_le_bytes())?;
+                match default {
+                    None => w.tag(0)?,
+                    Some(d) => {
+                        w.tag(1)?;
+                        w.0.write_all(&d.to_le_bytes())?;
+                    }
+                }
+            }
+            FieldKind::Number {
+                minimum,
+                maximum,
+                default,
+            } => {
+                w.tag(3)?;
+                for v in [minimum, maximum, default] {
+                    w.opt_u64(v.map(f64::to_bits))?;
+                }
+            }
+            FieldKind::Boolean { default } => {
+                w.tag(4)?;
+                w.opt_u64(default.map(u64::from))?;
+            }
+            FieldKind::Select { options, default } => {
+                w.tag(5)?;
+                w.choices(options)?;
+                w.opt_str(default.as_deref())?;
+            }
+            FieldKind::MultiSelect {
+                options,
+                min_items,
+                max_items,
+            } => {
+                w.tag(6)?;
+                w.choices(options)?;
+                w.opt_u64(*min_items)?;
+                w.opt_u64(*max_items)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Length-prefixed, tagged writes for [`write_fields_binding`].
+struct BindingWriter<'a>(&'a mut dyn std::io::Write);
+
+impl BindingWriter<'_> {
+    fn tag(&mut self, t: u8) -> std::io::Result<()> {
+        self.0.write_all(&[t])
+    }
+
+    fn len(&mut self, n: usize) -> std::io::Result<()> {
+        self.0.write_all(&(n as u64).to_le_bytes())
+    }
+
+    fn bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.len(b.len())?;
+        self.0.write_all(b)
+    }
+
+    fn opt_str(&mut self, s: Option<&str>) -> std::io::Result<()> {
+        match s {
+            None => self.tag(0),
+            Some(s) => {
+                self.tag(1)?;
+                self.bytes(s.as_bytes())
+            }
+        }
+    }
+
+    fn opt_u64(&mut self, v: Option<u64>) -> std::io::Result<()> {
+        match v {
+            None => self.tag(0),
+            Some(v) => {
+                self.tag(1)?;
+                self.0.write_all(&v.to_le_bytes())
+            }
+        }
+    }
+
+    fn choices(&mut self, options: &[Choice]) -> std::io::Result<()> {
+        self.len(options.len())?;
+        for c in options {
+            self.bytes(c.value.as_bytes())?;
+            self.opt_str(c.title.as_deref())?;
+        }
+        Ok(())
     }
 }
 
@@ -1021,5 +1174,159 @@ mod tests {
             s,
             r#"{"type":"object","properties":{"x":{"type":"number","title":"X","minimum":0,"maximum":1.5}}}"#
         );
+    }
+
+    mod binding {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn bytes(fields: &[FieldSpec]) -> Vec<u8> {
+            let mut out = Vec::new();
+            write_fields_binding(fields, &mut out).unwrap();
+            out
+        }
+
+        fn schema(fields: &[FieldSpec]) -> String {
+            serde_json::to_string(&requested_schema(fields)).unwrap()
+        }
+
+        // Small alphabets, so that equal and nearly equal forms are generated often.
+        fn word() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec!["a", "b", "ab", ""])
+        }
+
+        fn choice() -> impl Strategy<Value = Choice> {
+            (word(), prop::option::of(word())).prop_map(|(v, t)| Choice {
+                value: v.to_owned(),
+                title: t.map(str::to_owned),
+            })
+        }
+
+        fn kind() -> impl Strategy<Value = FieldKind> {
+            prop_oneof![
+                (
+                    prop::option::of(0u64..3),
+                    prop::option::of(0u64..3),
+                    prop::option::of(prop::sample::select(vec![
+                        StringFormat::Email,
+                        StringFormat::Uri,
+                        StringFormat::Date,
+                        StringFormat::DateTime,
+                    ])),
+                    prop::option::of(word()),
+                )
+                    .prop_map(|(min_length, max_length, format, d)| {
+                        FieldKind::Text {
+                            min_length,
+                            max_length,
+                            format,
+                            default: d.map(str::to_owned),
+                        }
+                    }),
+                (-2i128..2, -2i128..2, prop::option::of(-2i128..2)).prop_map(
+                    |(minimum, maximum, default)| FieldKind::Integer {
+                        minimum,
+                        maximum,
+                        default,
+                    }
+                ),
+                (
+                    prop::option::of(prop::sample::select(vec![0.0, 0.5, -1.0])),
+                    prop::option::of(prop::sample::select(vec![0.0, 0.5])),
+                )
+                    .prop_map(|(minimum, maximum)| FieldKind::Number {
+                        minimum,
+                        maximum,
+                        default: None,
+                    }),
+                prop::option::of(any::<bool>()).prop_map(|default| FieldKind::Boolean { default }),
+                (
+                    prop::collection::vec(choice(), 0..3),
+                    prop::option::of(word())
+                )
+                    .prop_map(|(options, d)| FieldKind::Select {
+                        options,
+                        default: d.map(str::to_owned),
+                    }),
+                (
+                    prop::collection::vec(choice(), 0..3),
+                    prop::option::of(0u64..2),
+                    prop::option::of(0u64..2),
+                )
+                    .prop_map(|(options, min_items, max_items)| {
+                        FieldKind::MultiSelect {
+                            options,
+                            min_items,
+                            max_items,
+                        }
+                    }),
+            ]
+        }
+
+        fn field() -> impl Strategy<Value = FieldSpec> {
+            (
+                prop::sample::select(vec!["x", "y"]),
+                prop::option::of(word()),
+                prop::option::of(word()),
+                any::<bool>(),
+                kind(),
+            )
+                .prop_map(|(name, title, description, required, kind)| FieldSpec {
+                    name,
+                    title,
+                    description,
+                    required,
+                    kind,
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// The binding is a function of the declaration, and two declarations whose wire
+            /// schemas differ never share a binding (so a changed form is always noticed).
+            #[test]
+            fn differing_schemas_never_share_a_binding(
+                a in prop::collection::vec(field(), 0..3),
+                b in prop::collection::vec(field(), 0..3),
+            ) {
+                prop_assert_eq!(bytes(&a), bytes(&a.clone()));
+                if schema(&a) != schema(&b) {
+                    prop_assert_ne!(bytes(&a), bytes(&b));
+                }
+                if a == b {
+                    prop_assert_eq!(bytes(&a), bytes(&b));
+                }
+            }
+        }
+
+        #[test]
+        fn every_part_of_a_choice_is_bound() {
+            let select = |options: Vec<Choice>| {
+                vec![FieldSpec {
+                    name: "pick",
+                    title: None,
+                    description: None,
+                    required: true,
+                    kind: FieldKind::Select {
+                        options,
+                        default: None,
+                    },
+                }]
+            };
+            let base = bytes(&select(vec![Choice::titled("n-1", "One"), "n-2".into()]));
+            for other in [
+                select(vec![Choice::titled("n-1", "One")]),
+                select(vec![Choice::titled("n-1", "Two"), "n-2".into()]),
+                select(vec![Choice::titled("n-1", "One"), "n-3".into()]),
+                select(vec!["n-2".into(), Choice::titled("n-1", "One")]),
+                select(vec![
+                    Choice::titled("n-1", "One"),
+                    Choice::titled("n-2", "n-2"),
+                ]),
+            ] {
+                assert_ne!(base, bytes(&other));
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ pub use serde_json;
 pub mod form {
     pub use crate::form::{
         CheckedForm, Choice, ElicitChoice, ElicitForm, FieldKind, FieldSpec, FieldValue, FormError,
-        StaticChoice, check_all, requested_schema,
+        StaticChoice, check_all, requested_schema, write_fields_binding,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 }

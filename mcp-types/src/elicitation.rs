@@ -218,4 +218,40 @@ impl ElicitResult {
             extra: JsonObject::new(),
         }
     }
+
+    /// The `action` of an `ElicitResult` held as a JSON value, or `None` when the value does
+    /// not have this type's shape. Accepts exactly the values `ElicitResult`'s `Deserialize`
+    /// accepts, without building one (no allocation): for servers that only need the action
+    /// and read the content in place.
+    ///
+    /// ```
+    /// use mcp_types::{ElicitAction, ElicitResult};
+    /// let answer = serde_json::json!({"action": "accept", "content": {"confirm": true}});
+    /// assert_eq!(ElicitResult::action_of(&answer), Some(ElicitAction::Accept));
+    /// let nested = serde_json::json!({"action": "accept", "content": {"x": {"y": 1}}});
+    /// assert_eq!(ElicitResult::action_of(&nested), None);
+    /// ```
+    pub fn action_of(value: &Value) -> Option<ElicitAction> {
+        let obj = value.as_object()?;
+        let action = match obj.get("action")?.as_str()? {
+            "accept" => ElicitAction::Accept,
+            "decline" => ElicitAction::Decline,
+            "cancel" => ElicitAction::Cancel,
+            _ => return None,
+        };
+        let content_ok = match obj.get("content") {
+            None | Some(Value::Null) => true,
+            Some(Value::Object(content)) => content.values().all(|v| match v {
+                Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
+                Value::Array(items) => items.iter().all(Value::is_string),
+                Value::Null | Value::Object(_) => false,
+            }),
+            Some(_) => false,
+        };
+        let meta_ok = matches!(
+            obj.get("_meta"),
+            None | Some(Value::Null | Value::Object(_))
+        );
+        (content_ok && meta_ok).then_some(action)
+    }
 }

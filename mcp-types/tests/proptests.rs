@@ -299,6 +299,12 @@ proptest! {
     }
 
     #[test]
+    fn action_of_agrees_with_deserialize(v in elicit_result_like()) {
+        let typed = serde_json::from_value::<ElicitResult>(v.clone()).ok().map(|r| r.action);
+        prop_assert_eq!(ElicitResult::action_of(&v), typed, "value {}", v);
+    }
+
+    #[test]
     fn parse_message_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         let _ = parse_message(&bytes);
     }
@@ -317,6 +323,54 @@ fn merge(into: &mut Value, from: &Value) {
         }
         (slot, v) => *slot = v.clone(),
     }
+}
+
+/// Values shaped roughly like an `ElicitResult`: each member present or not, well-typed or not.
+fn elicit_result_like() -> impl Strategy<Value = Value> {
+    let action = prop_oneof![
+        Just(json!("accept")),
+        Just(json!("decline")),
+        Just(json!("cancel")),
+        Just(json!("Accept")),
+        Just(json!(1)),
+        Just(Value::Null),
+    ];
+    let content_value = prop_oneof![
+        Just(json!("note-14")),
+        Just(json!(3)),
+        Just(json!(2.5)),
+        Just(json!(true)),
+        Just(json!(["a", "b"])),
+        Just(json!([])),
+        Just(json!(["a", 1])),
+        Just(Value::Null),
+        Just(json!({"x": 1})),
+    ];
+    let content = prop_oneof![
+        prop::collection::vec(("[a-c]", content_value), 0..3)
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        arb_json(),
+    ];
+    (
+        prop::option::of(action),
+        prop::option::of(content),
+        prop::option::of(arb_json()),
+        prop::option::of(arb_json()),
+    )
+        .prop_map(|(action, content, meta, extra)| {
+            let mut obj = JsonObject::new();
+            for (k, v) in [
+                ("action", action),
+                ("content", content),
+                ("_meta", meta),
+                ("extra", extra),
+            ] {
+                if let Some(v) = v {
+                    obj.insert(k.to_owned(), v);
+                }
+            }
+            Value::Object(obj)
+        })
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {
