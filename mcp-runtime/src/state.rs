@@ -74,9 +74,15 @@ pub struct Nonce([u8; 16]);
 
 impl Nonce {
     /// A fresh nonce from the operating system's random source.
+    ///
+    /// The OS source is read in blocks of [`RANDOM_BLOCK`] bytes per thread and handed out
+    /// 16 bytes at a time (each byte once), which saves a system call on every sealed state.
+    /// Nonces need uniqueness, not secrecy: they travel inside the (readable) token. A
+    /// process that `fork`s without `exec` would share the unused rest of a block with its
+    /// child; a repeated nonce then fails closed (its second claim is refused).
     pub fn random() -> Result<Self, RandomnessUnavailable> {
         let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| RandomnessUnavailable(e.to_string()))?;
+        fill_random(&mut bytes).map_err(|e| RandomnessUnavailable(e.to_string()))?;
         Ok(Self(bytes))
     }
 
@@ -120,6 +126,31 @@ impl<'de> Deserialize<'de> for Nonce {
             .map_err(|_| serde::de::Error::custom("nonce is not 16 bytes"))?;
         Ok(Self(bytes))
     }
+}
+
+/// Bytes read from the OS random source at once by [`Nonce::random`] (per thread).
+pub const RANDOM_BLOCK: usize = 1024;
+
+thread_local! {
+    /// Unused OS randomness of this thread, and how much of it is already handed out.
+    static RANDOM_POOL: std::cell::RefCell<([u8; RANDOM_BLOCK], usize)> =
+        const { std::cell::RefCell::new(([0; RANDOM_BLOCK], RANDOM_BLOCK)) };
+}
+
+/// Fills `out` from this thread's pool of OS randomness, refilling it when too little is left.
+fn fill_random(out: &mut [u8; 16]) -> Result<(), getrandom::Error> {
+    RANDOM_POOL.with_borrow_mut(|(block, used)| {
+        if *used + out.len() > block.len() {
+            getrandom::fill(block)?;
+            *used = 0;
+        }
+        let taken = &mut block[*used..*used + out.len()];
+        out.copy_from_slice(taken);
+        // Handed-out bytes are wiped so that they are never handed out or found again.
+        taken.fill(0);
+        *used += out.len();
+        Ok(())
+    })
 }
 
 /// The operating system's random source failed (nothing sensible can be signed without it).
@@ -375,12 +406,18 @@ impl StateKeyring {
     pub fn seal(&self, payload: &StatePayload) -> Result<String, SealError> {
         let json = serde_json::to_vec(payload).map_err(|e| SealError::Serialize(e.to_string()))?;
         let key = self.current();
-        let mut token = format!("{TOKEN_VERSION}.{}.{}", key.kid(), B64.encode(json));
+        let mut token =
+            String::with_capacity(TOKEN_VERSION.len() + key.kid().len() + json.len() * 4 / 3 + 48);
+        token.push_str(TOKEN_VERSION);
+        token.push('.');
+        token.push_str(key.kid());
+        token.push('.');
+        B64.encode_string(json, &mut token);
         let mut mac = key.mac();
         mac.update(token.as_bytes());
         let tag = mac.finalize().into_bytes();
         token.push('.');
-        token.push_str(&B64.encode(tag));
+        B64.encode_string(tag, &mut token);
         if token.len() > MAX_TOKEN_LEN {
             return Err(SealError::TooLarge {
                 len: token.len(),

@@ -89,7 +89,7 @@ impl Server {
                     .get_or_insert_with(|| self.inner.result_meta.clone());
                 result_reply(id, &result)
             }
-            Ok(Err(e)) => self.request_error(id, &ctx, target, digest, e),
+            Ok(Err(e)) => self.request_error(id, &mut ctx, target, digest, e),
             Err(_) => {
                 tracing::error!(prompt = %name, "prompt panicked");
                 error_reply(
@@ -165,7 +165,7 @@ impl Server {
                 };
                 result_reply(id, &result)
             }
-            Ok(Err(e)) => self.request_error(id, &ctx, target, digest, e),
+            Ok(Err(e)) => self.request_error(id, &mut ctx, target, digest, e),
             Err(_) => {
                 tracing::error!(uri = %uri, "resource read panicked");
                 error_reply(
@@ -181,7 +181,7 @@ impl Server {
     fn request_error(
         &self,
         id: &RequestId,
-        ctx: &crate::context::ToolContext,
+        ctx: &mut crate::context::ToolContext,
         target: Target<'_>,
         digest: Option<crate::state::ArgDigest>,
         e: ToolError,

@@ -205,7 +205,7 @@ impl Server {
             }
             Err(e) => match e.into_kind() {
                 ToolErrorKind::InputRequired => {
-                    self.input_required_reply(id, &ctx, target, arg_digest)
+                    self.input_required_reply(id, &mut ctx, target, arg_digest)
                 }
                 ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
                 // `settle` turned these into results already.

@@ -26,12 +26,14 @@ pub(super) fn state_refused(e: &StateError) -> ErrorObject {
 ///   the window.
 pub(super) fn input_required(
     inner: &Inner,
-    ctx: &ToolContext,
+    ctx: &mut ToolContext,
     method: &'static str,
     target: &str,
     arg_digest: Option<ArgDigest>,
 ) -> Result<InputRequiredResult, ErrorObject> {
-    let mrtr = &ctx.mrtr;
+    let principal = ctx.principal().clone();
+    // The pass is over: what it registered moves into the result instead of being copied.
+    let mrtr = &mut ctx.mrtr;
     if mrtr.pending.is_empty() {
         return Err(ErrorObject::internal_error(
             "the tool signalled input required without asking for anything",
@@ -45,7 +47,7 @@ pub(super) fn input_required(
             // Normally computed by the dispatcher; recompute defensively.
             let digest = arg_digest.unwrap_or_else(|| canonical_digest(&serde_json::Value::Null));
             StatePayload::new(
-                ctx.principal().as_str(),
+                principal.as_str(),
                 method,
                 target,
                 digest,
@@ -71,7 +73,7 @@ pub(super) fn input_required(
         }
         Some(previous) => previous.clone(),
     };
-    payload.bindings = mrtr.pending_bindings.clone();
+    payload.bindings = std::mem::take(&mut mrtr.pending_bindings);
     for (k, v) in &mrtr.new_correlations {
         payload.correlations.insert(k.clone(), *v);
     }
@@ -79,7 +81,7 @@ pub(super) fn input_required(
         .keyring
         .seal(&payload)
         .map_err(|e| ErrorObject::internal_error(format!("cannot seal request state: {e}")))?;
-    let mut result = InputRequiredResult::new(Some(mrtr.pending.clone()), Some(token))
+    let mut result = InputRequiredResult::new(Some(std::mem::take(&mut mrtr.pending)), Some(token))
         .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
     result.meta = Some(inner.result_meta.clone());
     Ok(result)

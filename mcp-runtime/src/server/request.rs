@@ -129,7 +129,7 @@ impl Server {
     pub(super) fn input_required_reply(
         &self,
         id: &mcp_types::RequestId,
-        ctx: &ToolContext,
+        ctx: &mut ToolContext,
         target: Target<'_>,
         arg_digest: Option<ArgDigest>,
     ) -> Reply {

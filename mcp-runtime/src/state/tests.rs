@@ -356,3 +356,26 @@ fn mac_is_checked_before_the_payload_is_parsed() {
         .unwrap_err();
     assert_eq!(err, StateError::InvalidPayload);
 }
+
+#[test]
+fn nonces_are_distinct_across_pool_refills_and_threads() {
+    use std::collections::HashSet;
+    let per_block = super::RANDOM_BLOCK / 16;
+    let draw = move || {
+        (0..per_block * 3 + 5)
+            .map(|_| Nonce::random().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let other = std::thread::spawn(draw).join().unwrap();
+    let mine = draw();
+    let all: HashSet<Nonce> = mine.iter().chain(&other).copied().collect();
+    assert_eq!(
+        all.len(),
+        mine.len() + other.len(),
+        "a nonce was handed out twice"
+    );
+    assert!(
+        !all.contains(&Nonce::from_bytes([0; 16])),
+        "a wiped slot was handed out"
+    );
+}
