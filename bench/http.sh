@@ -15,7 +15,11 @@
 #        WRK_CPUS=1           core(s) wrk is pinned to
 #        OUR_PORT=8788 RMCP_PORT=8787
 #        KIT=/work/shared/bench          the benchmark kit (perf-load.sh, rmcp-notes/)
-#        CARGO_TARGET_DIR=<repo>/target  rmcp-notes builds into $CARGO_TARGET_DIR/rmcp-notes
+#        CARGO_TARGET_DIR=<repo>/target  rmcp-notes builds into $CARGO_TARGET_DIR/rmcp-notes[-kit]
+#        RMCP_PROFILE=same    build rmcp-notes with the same release settings as ours (this
+#                             workspace's [profile.release]: thin LTO, one codegen unit), the fair
+#                             default; RMCP_PROFILE=kit builds it as the kit's README does (its own
+#                             default release profile, no LTO), which favours ours
 #        NO_BUILD=1           skip both builds (use existing binaries)
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
@@ -24,7 +28,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KIT=${KIT:-/work/shared/bench}
 [ -x "$KIT/perf-load.sh" ] || [ -f "$KIT/perf-load.sh" ] || { echo "no benchmark kit at $KIT (set KIT=...)" >&2; exit 2; }
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-RMCP_TARGET=$TARGET/rmcp-notes
+RMCP_PROFILE=${RMCP_PROFILE:-same}
+case "$RMCP_PROFILE" in
+  same)
+    # Mirror this workspace's [profile.release] so both servers get the same optimiser.
+    grep -q '^lto = "thin"' "$ROOT/Cargo.toml" && grep -q '^codegen-units = 1' "$ROOT/Cargo.toml" || {
+      echo "bench/http.sh: [profile.release] in Cargo.toml changed; update RMCP_PROFILE=same to match" >&2; exit 2; }
+    RMCP_TARGET=$TARGET/rmcp-notes
+    RMCP_ENV=(CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1) ;;
+  kit)
+    RMCP_TARGET=$TARGET/rmcp-notes-kit
+    RMCP_ENV=() ;;
+  *) echo "RMCP_PROFILE must be same or kit" >&2; exit 2 ;;
+esac
 export DURATION=${DURATION:-10s}
 CONNS=${CONNS:-"1 32"}
 CASES=${CASES:-"tools_list call_first call_retry echo"}
@@ -38,8 +54,8 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2
 if [ -z "${NO_BUILD:-}" ]; then
   echo "building bench-server (release) ..." >&2
   (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server)
-  echo "building rmcp-notes (release, cached-router) ..." >&2
-  CARGO_TARGET_DIR=$RMCP_TARGET nice -n 10 cargo build --release -q \
+  echo "building rmcp-notes (release, cached-router, profile: $RMCP_PROFILE) ..." >&2
+  env "${RMCP_ENV[@]}" CARGO_TARGET_DIR="$RMCP_TARGET" nice -n 10 cargo build --release -q \
     --manifest-path "$KIT/rmcp-notes/Cargo.toml" --features cached-router
 fi
 OUR_BIN=$TARGET/release/bench-server
@@ -121,5 +137,5 @@ for c in $CONNS; do
 done
 echo
 echo "ours = bench-server (benchmark mode: one-time replay claim skipped; all other checks run)"
-echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
+echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
      "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request"

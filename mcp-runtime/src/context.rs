@@ -139,20 +139,70 @@ pub(crate) struct Mrtr {
     pub(crate) pending: InputRequests,
     /// Digest of what each pending request shows, sealed into the next state.
     pub(crate) pending_bindings: BTreeMap<String, ArgDigest>,
-    /// Answers taken from this retry, carried into the next round's state.
-    pub(crate) fresh_answers: Map<String, Value>,
+    /// Answers taken from this retry, in the order taken, carried into the next round's
+    /// state. The responses themselves stay in `responses` under the same keys.
+    pub(crate) fresh_answers: Vec<(String, FreshAnswer)>,
     /// Whether this pass claimed `opened`'s nonce.
     pub(crate) claimed: bool,
     /// Correlation ids minted on this pass (not yet in any sealed state).
     pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
 }
 
+/// An answer taken from this retry on this pass. Its state record (`{"s", "r", "x"}`) is
+/// only built when a later round needs it: most retries end the call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FreshAnswer {
+    /// What was shown under the key.
+    digest: ArgDigest,
+    /// Whether the confirmation was carried out (`"x"`: not to be carried out again).
+    executed: bool,
+}
+
+impl FreshAnswer {
+    fn new(digest: ArgDigest) -> Self {
+        FreshAnswer {
+            digest,
+            executed: false,
+        }
+    }
+}
+
+impl Mrtr {
+    fn fresh(&self, key: &str) -> Option<FreshAnswer> {
+        self.fresh_answers
+            .iter()
+            .find_map(|(k, a)| (k == key).then_some(*a))
+    }
+
+    fn record_fresh(&mut self, key: &str, answer: FreshAnswer) {
+        match self.fresh_answers.iter_mut().find(|(k, _)| k == key) {
+            Some((_, slot)) => *slot = answer,
+            None => self.fresh_answers.push((key.to_owned(), answer)),
+        }
+    }
+
+    /// The retry's response under `key` (`null` when absent).
+    fn response(&self, key: &str) -> &Value {
+        self.responses.get_raw(key).unwrap_or(&Value::Null)
+    }
+
+    /// The state record of the answer taken under `key` on this pass.
+    pub(crate) fn fresh_record(&self, key: &str) -> Option<Value> {
+        let answer = self.fresh(key)?;
+        Some(answer_record(
+            answer.digest,
+            self.response(key).clone(),
+            answer.executed,
+        ))
+    }
+}
+
 /// Where a keyed answer comes from.
 enum Lookup {
     /// Accepted in an earlier round (inside the signed state).
     Earlier(Value),
-    /// Sent with this retry under a key the state says was asked.
-    Fresh(Value),
+    /// Sent with this retry (in `Mrtr::responses`) under a key the state says was asked.
+    Fresh,
     /// Not answered yet.
     Missing,
 }
@@ -226,7 +276,7 @@ impl ToolContext {
                 responses: InputResponses::default(),
                 pending: InputRequests::default(),
                 pending_bindings: BTreeMap::new(),
-                fresh_answers: Map::new(),
+                fresh_answers: Vec::new(),
                 claimed: false,
                 new_correlations: BTreeMap::new(),
             },
@@ -316,7 +366,7 @@ impl ToolContext {
             Resolved::Pending => Ok(None),
             Resolved::Claim(answer, record) => {
                 self.claim().await?;
-                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                self.mrtr.record_fresh(key, record);
                 Ok(Some(answer))
             }
         }
@@ -350,17 +400,15 @@ impl ToolContext {
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
             Resolved::Claim(Elicitation::Declined, record) => {
                 self.claim().await?;
-                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Declined)
             }
             Resolved::Ready(Elicitation::Cancelled)
             | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
             Resolved::Claim(Elicitation::Accepted(value), mut record) => {
-                if let Value::Object(map) = &mut record {
-                    map.insert("x".to_owned(), Value::Bool(true));
-                }
+                record.executed = true;
                 let out = self.claim_with(move || mutation(value)).await?;
-                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Accepted(out))
             }
         }
@@ -395,15 +443,13 @@ impl ToolContext {
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
             Resolved::Claim(Elicitation::Declined, record) => {
                 self.claim().await?;
-                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Declined)
             }
             Resolved::Ready(Elicitation::Cancelled)
             | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
             Resolved::Claim(Elicitation::Accepted(value), mut record) => {
-                if let Value::Object(map) = &mut record {
-                    map.insert("x".to_owned(), Value::Bool(true));
-                }
+                record.executed = true;
                 let out = match mutation(value) {
                     ClaimMutation::Done(out) => {
                         self.claim().await?;
@@ -433,7 +479,7 @@ impl ToolContext {
                         .await?
                     }
                 };
-                self.mrtr.fresh_answers.insert(key.to_owned(), record);
+                self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Accepted(out))
             }
         }
@@ -473,9 +519,9 @@ impl ToolContext {
                     )),
                 }
             }
-            Lookup::Fresh(response) => match decode_elicit::<F>(&response, choices) {
+            Lookup::Fresh => match decode_elicit::<F>(self.mrtr.response(key), choices) {
                 Ok(Some(Elicitation::Cancelled)) => Ok(Resolved::Ready(Elicitation::Cancelled)),
-                Ok(Some(answer)) => Ok(Resolved::Claim(answer, answer_record(digest, response))),
+                Ok(Some(answer)) => Ok(Resolved::Claim(answer, FreshAnswer::new(digest))),
                 // Malformed or invalid content: ask again; the state stays retryable.
                 Ok(None) | Err(_) => {
                     self.register(key, digest, request());
@@ -552,7 +598,7 @@ impl ToolContext {
                 .get("r")
                 .and_then(decode)
                 .ok_or_else(|| refused("an answer from an earlier round is not understood")),
-            Lookup::Fresh(response) => match decode(&response) {
+            Lookup::Fresh => match decode(self.mrtr.response(key)) {
                 Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
                 Some(answer) => {
                     // One-time: a replayed acceptance is refused. Not recorded in the next
@@ -734,12 +780,10 @@ impl ToolContext {
             Lookup::Earlier(record) => T::deserialize(record.get("r").unwrap_or(&Value::Null))
                 .map(Some)
                 .map_err(|_| refused("an answer from an earlier round is not understood")),
-            Lookup::Fresh(response) => match T::deserialize(&response) {
+            Lookup::Fresh => match T::deserialize(self.mrtr.response(key)) {
                 Ok(parsed) => {
                     self.claim().await?;
-                    self.mrtr
-                        .fresh_answers
-                        .insert(key.to_owned(), answer_record(digest, response));
+                    self.mrtr.record_fresh(key, FreshAnswer::new(digest));
                     Ok(Some(parsed))
                 }
                 Err(_) => {
@@ -772,10 +816,12 @@ impl ToolContext {
             }
             return Ok(Lookup::Earlier(record.clone()));
         }
-        if let Some(fresh) = self.mrtr.fresh_answers.get(key) {
+        if let Some(fresh) = self.mrtr.fresh(key) {
             // Asked twice on one pass: hand back the same answer without a second claim.
-            if record_digest(fresh) == Some(digest) {
-                return Ok(Lookup::Earlier(fresh.clone()));
+            if fresh.digest == digest
+                && let Some(record) = self.mrtr.fresh_record(key)
+            {
+                return Ok(Lookup::Earlier(record));
             }
         }
         match state.bindings.get(key) {
@@ -783,9 +829,10 @@ impl ToolContext {
             Some(bound) if *bound != digest => Err(refused(
                 "what this tool would show under that key changed since it was asked (for example, the list of choices)",
             )),
-            Some(_) => Ok(match self.mrtr.responses.get_raw(key) {
-                Some(v) => Lookup::Fresh(v.clone()),
-                None => Lookup::Missing,
+            Some(_) => Ok(if self.mrtr.responses.contains_key(key) {
+                Lookup::Fresh
+            } else {
+                Lookup::Missing
             }),
         }
     }
@@ -949,7 +996,7 @@ impl ToolContext {
 
 enum Resolved<T> {
     Ready(T),
-    Claim(T, Value),
+    Claim(T, FreshAnswer),
     Pending,
 }
 
@@ -997,12 +1044,15 @@ fn check_url<'a>(
     Ok(())
 }
 
-/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`.
-/// Built by hand: `json!` would deep-copy `response` through the serializer.
-fn answer_record(digest: ArgDigest, response: Value) -> Value {
-    let mut record = Map::with_capacity(2);
+/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`,
+/// plus `"x": true` once its confirmation was carried out.
+fn answer_record(digest: ArgDigest, response: Value, executed: bool) -> Value {
+    let mut record = Map::with_capacity(3);
     record.insert("s".to_owned(), Value::String(digest.to_string()));
     record.insert("r".to_owned(), response);
+    if executed {
+        record.insert("x".to_owned(), Value::Bool(true));
+    }
     Value::Object(record)
 }
 

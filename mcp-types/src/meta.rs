@@ -279,7 +279,8 @@ impl RequestMeta {
     /// Reads `_meta` out of a request's `params` object, saying precisely which
     /// member is missing or malformed.
     pub fn from_params(params: &JsonObject) -> Result<RequestMeta, MetaError> {
-        match params.get("_meta") {
+        // A scan, not a hash lookup: params objects have a handful of members.
+        match params.iter().find_map(|(k, v)| (k == "_meta").then_some(v)) {
             None => Err(MetaError::Missing(MetaField::Meta)),
             Some(Value::Object(meta)) => Self::from_meta_object(meta),
             Some(other) => Err(MetaError::WrongType {
@@ -292,7 +293,24 @@ impl RequestMeta {
 
     /// Reads a `_meta` object (see [`RequestMeta::from_params`]).
     pub fn from_meta_object(meta: &JsonObject) -> Result<RequestMeta, MetaError> {
-        let protocol_version = match meta.get(PROTOCOL_VERSION_KEY) {
+        // One pass sorts the members (no per-key hashing); they are then checked in a fixed
+        // order, so the first error reported does not depend on member order.
+        let (mut version, mut caps, mut info, mut level, mut progress) =
+            (None, None, None, None, None);
+        let mut extra = JsonObject::new();
+        for (key, value) in meta {
+            match key.as_str() {
+                PROTOCOL_VERSION_KEY => version = Some(value),
+                CLIENT_CAPABILITIES_KEY => caps = Some(value),
+                CLIENT_INFO_KEY => info = Some(value),
+                LOG_LEVEL_KEY => level = Some(value),
+                PROGRESS_TOKEN_KEY => progress = Some(value),
+                _ => {
+                    extra.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        let protocol_version = match version {
             None => return Err(MetaError::Missing(MetaField::ProtocolVersion)),
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
@@ -303,7 +321,7 @@ impl RequestMeta {
                 });
             }
         };
-        let client_capabilities = match meta.get(CLIENT_CAPABILITIES_KEY) {
+        let client_capabilities = match caps {
             None => return Err(MetaError::Missing(MetaField::ClientCapabilities)),
             Some(v @ Value::Object(_)) => {
                 ClientCapabilities::deserialize(v).map_err(|e| MetaError::Invalid {
@@ -320,7 +338,7 @@ impl RequestMeta {
             }
         };
         let client_info =
-            match meta.get(CLIENT_INFO_KEY) {
+            match info {
                 None => None,
                 Some(v @ Value::Object(_)) => Some(Implementation::deserialize(v).map_err(
                     |e| MetaError::Invalid {
@@ -336,7 +354,7 @@ impl RequestMeta {
                     });
                 }
             };
-        let log_level = match meta.get(LOG_LEVEL_KEY) {
+        let log_level = match level {
             None => None,
             Some(v @ Value::String(s)) => Some(LoggingLevel::deserialize(v).map_err(|_| {
                 MetaError::Invalid {
@@ -350,7 +368,7 @@ impl RequestMeta {
                 return Err(MetaError::WrongType { field: MetaField::LogLevel, expected: "a string", found: json_kind(other) });
             }
         };
-        let progress_token = match meta.get(PROGRESS_TOKEN_KEY) {
+        let progress_token = match progress {
             None => None,
             Some(Value::String(s)) => Some(ProgressToken::String(s.clone())),
             Some(Value::Number(n)) => match n.as_i64() {
@@ -370,18 +388,6 @@ impl RequestMeta {
                 });
             }
         };
-        let known = [
-            PROTOCOL_VERSION_KEY,
-            CLIENT_CAPABILITIES_KEY,
-            CLIENT_INFO_KEY,
-            LOG_LEVEL_KEY,
-            PROGRESS_TOKEN_KEY,
-        ];
-        let extra = meta
-            .iter()
-            .filter(|(k, _)| !known.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
         Ok(RequestMeta {
             protocol_version,
             client_capabilities,

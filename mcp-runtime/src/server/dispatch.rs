@@ -16,6 +16,7 @@ use super::limits::{check_depth, value_depth_exceeds};
 use super::request::{RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
+use crate::members::member;
 use crate::tool::{ToolErrorKind, settle};
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
@@ -148,11 +149,11 @@ impl Server {
     async fn call_tool(
         &self,
         id: &RequestId,
-        mut params: JsonObject,
+        params: JsonObject,
         meta: RequestMeta,
         rctx: RequestContext,
     ) -> Reply {
-        let mut call = match CallParts::take(&mut params) {
+        let mut call = match CallParts::take(params) {
             Ok(call) => call,
             Err(e) => return error_reply(Some(id), e),
         };
@@ -225,8 +226,19 @@ struct CallParts {
 }
 
 impl CallParts {
-    fn take(params: &mut JsonObject) -> Result<Self, ErrorObject> {
-        let name = match params.remove("name") {
+    /// Takes the params apart in one pass over their members (no hashing, no cloning).
+    fn take(params: JsonObject) -> Result<Self, ErrorObject> {
+        let (mut name, mut arguments, mut responses, mut state) = (None, None, None, None);
+        for (key, value) in params {
+            match key.as_str() {
+                "name" => name = Some(value),
+                "arguments" => arguments = Some(value),
+                "inputResponses" => responses = Some(value),
+                "requestState" => state = Some(value),
+                _ => {}
+            }
+        }
+        let name = match name {
             Some(Value::String(n)) => n,
             None => {
                 return Err(ErrorObject::invalid_params(
@@ -239,7 +251,7 @@ impl CallParts {
                 ));
             }
         };
-        let arguments = match params.remove("arguments") {
+        let arguments = match arguments {
             None | Some(Value::Null) => JsonObject::new(),
             Some(Value::Object(a)) => a,
             Some(_) => {
@@ -248,7 +260,7 @@ impl CallParts {
                 ));
             }
         };
-        let retry = RetryParts::take(params)?;
+        let retry = RetryParts::from_members(responses, state)?;
         Ok(Self {
             name,
             arguments,
@@ -264,27 +276,24 @@ type Envelope = (Option<RequestId>, String, Option<JsonObject>);
 /// Fast path: a well-formed request is taken apart without cloning; anything else goes to
 /// `mcp_types::classify_client_message`, which words the error.
 fn envelope(value: Value) -> Result<Envelope, Reply> {
-    if let Value::Object(mut obj) = value {
-        let well_formed = matches!(obj.get("jsonrpc"), Some(Value::String(v)) if v == "2.0")
-            && matches!(obj.get("method"), Some(Value::String(_)))
-            && !obj.contains_key("result")
-            && !obj.contains_key("error")
-            && matches!(obj.get("params"), None | Some(Value::Object(_)))
-            && obj
-                .get("id")
-                .is_none_or(|v| RequestId::from_value(v).is_some());
+    if let Value::Object(obj) = value {
+        let well_formed = matches!(member(&obj, "jsonrpc"), Some(Value::String(v)) if v == "2.0")
+            && matches!(member(&obj, "method"), Some(Value::String(_)))
+            && member(&obj, "result").is_none()
+            && member(&obj, "error").is_none()
+            && matches!(member(&obj, "params"), None | Some(Value::Object(_)))
+            && member(&obj, "id").is_none_or(|v| RequestId::from_value(v).is_some());
         if well_formed {
-            let id = obj.get("id").and_then(RequestId::from_value);
-            let Some(Value::String(method)) = obj.remove("method") else {
-                return Err(error_reply(
-                    None,
-                    ErrorObject::invalid_request("missing method"),
-                ));
-            };
-            let params = match obj.remove("params") {
-                Some(Value::Object(p)) => Some(p),
-                _ => None,
-            };
+            // Taken apart in one pass over the members: no hashing, no cloning.
+            let (mut id, mut method, mut params) = (None, String::new(), None);
+            for (key, member) in obj {
+                match (key.as_str(), member) {
+                    ("id", v) => id = RequestId::from_value(&v),
+                    ("method", Value::String(m)) => method = m,
+                    ("params", Value::Object(p)) => params = Some(p),
+                    _ => {}
+                }
+            }
             return Ok((id, method, params));
         }
         return Err(cold_envelope_error(&Value::Object(obj)));

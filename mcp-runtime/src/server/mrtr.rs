@@ -66,8 +66,10 @@ pub(super) fn input_required(
             let mut next = previous
                 .next_round(now, inner.state_ttl)
                 .map_err(randomness)?;
-            for (k, v) in &mrtr.fresh_answers {
-                next.answers.insert(k.clone(), v.clone());
+            for (k, _) in &mrtr.fresh_answers {
+                if let Some(record) = mrtr.fresh_record(k) {
+                    next.answers.insert(k.clone(), record);
+                }
             }
             next
         }

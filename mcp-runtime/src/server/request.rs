@@ -22,7 +22,18 @@ pub(super) struct RetryParts {
 impl RetryParts {
     /// Takes `inputResponses` and `requestState` out of `params`.
     pub(super) fn take(params: &mut JsonObject) -> Result<Self, ErrorObject> {
-        let input_responses = match params.remove("inputResponses") {
+        Self::from_members(
+            params.remove("inputResponses"),
+            params.remove("requestState"),
+        )
+    }
+
+    /// Checks the `inputResponses` and `requestState` members (each absent or present).
+    pub(super) fn from_members(
+        input_responses: Option<Value>,
+        request_state: Option<Value>,
+    ) -> Result<Self, ErrorObject> {
+        let input_responses = match input_responses {
             None => InputResponses::default(),
             Some(Value::Object(r)) => InputResponses(r.into_iter().collect()),
             Some(_) => {
@@ -31,7 +42,7 @@ impl RetryParts {
                 ));
             }
         };
-        let request_state = match params.remove("requestState") {
+        let request_state = match request_state {
             None => None,
             Some(Value::String(s)) => Some(s),
             Some(_) => {

@@ -6,6 +6,8 @@
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use crate::members::member;
+
 /// `-32700` Parse error.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// `-32600` Invalid Request.
@@ -49,16 +51,16 @@ pub(crate) fn classify(value: &Value) -> Kind<'_> {
         };
         return Kind::Invalid { id: None, reason };
     };
-    let id = obj.get("id");
+    let id = member(obj, "id");
     let usable_id = id.filter(|id| is_valid_id(id));
-    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+    if member(obj, "jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Kind::Invalid {
             id: usable_id,
             reason: "`jsonrpc` must be \"2.0\"",
         };
     }
-    let Some(method) = obj.get("method").and_then(Value::as_str) else {
-        let reason = if obj.contains_key("result") || obj.contains_key("error") {
+    let Some(method) = member(obj, "method").and_then(Value::as_str) else {
+        let reason = if member(obj, "result").is_some() || member(obj, "error").is_some() {
             "clients must not send JSON-RPC responses to the server"
         } else {
             "`method` must be a string"

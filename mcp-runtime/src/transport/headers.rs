@@ -14,6 +14,7 @@ use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use super::service::ParamHeader;
+use crate::members::member_of;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
@@ -135,13 +136,13 @@ pub(crate) fn check_request<'s>(
     method: &str,
     param_headers: impl FnOnce(&str) -> &'s [ParamHeader],
 ) -> Result<(), HeaderError> {
-    let params = message.get("params");
+    let params = member_of(message, "params");
     // MCP-Protocol-Version: required on every request, equal to _meta's protocolVersion.
     let version = header_str(headers, &PROTOCOL_VERSION, "MCP-Protocol-Version")?
         .ok_or(HeaderError::Missing("MCP-Protocol-Version"))?;
     if let Some(body_version) = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(PROTOCOL_VERSION_META))
+        .and_then(|p| member_of(p, "_meta"))
+        .and_then(|m| member_of(m, PROTOCOL_VERSION_META))
         .and_then(Value::as_str)
         && body_version != version
     {
@@ -165,7 +166,7 @@ pub(crate) fn check_request<'s>(
         header_str(headers, &MCP_NAME, "Mcp-Name")?.ok_or(HeaderError::Missing("Mcp-Name"))?;
     let header_name = decode_sentinel(header_name, "Mcp-Name")?;
     let Some(body_name) = params
-        .and_then(|p| p.get(name_field))
+        .and_then(|p| member_of(p, name_field))
         .and_then(Value::as_str)
     else {
         return Ok(());
@@ -177,7 +178,7 @@ pub(crate) fn check_request<'s>(
     if method == "tools/call" {
         let rules = param_headers(body_name);
         if !rules.is_empty() {
-            let arguments = params.and_then(|p| p.get("arguments"));
+            let arguments = params.and_then(|p| member_of(p, "arguments"));
             check_params(headers, arguments, rules)?;
         }
     }

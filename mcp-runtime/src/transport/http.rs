@@ -292,6 +292,16 @@ struct Accepts {
 }
 
 fn accepts(headers: &HeaderMap) -> Accepts {
+    // What spec-following clients send, recognised without parsing.
+    let mut values = headers.get_all(ACCEPT).iter();
+    if let (Some(only), None) = (values.next(), values.next())
+        && only.as_bytes() == b"application/json, text/event-stream"
+    {
+        return Accepts {
+            json: true,
+            sse: true,
+        };
+    }
     let mut seen = false;
     let mut out = Accepts {
         json: false,
