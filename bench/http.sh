@@ -20,7 +20,9 @@
 #                             workspace's [profile.release]: thin LTO, one codegen unit), the fair
 #                             default; RMCP_PROFILE=kit builds it as the kit's README does (its own
 #                             default release profile, no LTO), which favours ours
-#        NO_BUILD=1           skip both builds (use existing binaries)
+#        OUR_ALLOC=system     bench-server's allocator: system (the fair default: rmcp-notes uses the
+#                             system allocator) or mimalloc (the `mimalloc` feature of mcp-bench)
+#        NO_BUILD=1           skip both builds (use existing binaries; the allocator is checked)
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
 
@@ -41,6 +43,12 @@ case "$RMCP_PROFILE" in
     RMCP_ENV=() ;;
   *) echo "RMCP_PROFILE must be same or kit" >&2; exit 2 ;;
 esac
+OUR_ALLOC=${OUR_ALLOC:-system}
+case "$OUR_ALLOC" in
+  system) OUR_FEATURES=(--no-default-features) ;;
+  mimalloc) OUR_FEATURES=() ;;
+  *) echo "OUR_ALLOC must be system or mimalloc" >&2; exit 2 ;;
+esac
 export DURATION=${DURATION:-10s}
 CONNS=${CONNS:-"1 32"}
 CASES=${CASES:-"tools_list call_first call_retry echo"}
@@ -52,8 +60,8 @@ RMCP_PORT=${RMCP_PORT:-8787}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
 
 if [ -z "${NO_BUILD:-}" ]; then
-  echo "building bench-server (release) ..." >&2
-  (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server)
+  echo "building bench-server (release, allocator: $OUR_ALLOC) ..." >&2
+  (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server "${OUR_FEATURES[@]}")
   echo "building rmcp-notes (release, cached-router, profile: $RMCP_PROFILE) ..." >&2
   env "${RMCP_ENV[@]}" CARGO_TARGET_DIR="$RMCP_TARGET" nice -n 10 cargo build --release -q \
     --manifest-path "$KIT/rmcp-notes/Cargo.toml" --features cached-router
@@ -85,6 +93,8 @@ start() { # start NAME BIN PORT -> sets PID_<NAME>
 }
 start ours "$OUR_BIN" "$OUR_PORT"
 start rmcp "$RMCP_BIN" "$RMCP_PORT"
+grep -q "allocator: $OUR_ALLOC" "$TMP/ours.log" || {
+  echo "bench-server was not built with OUR_ALLOC=$OUR_ALLOC: $(head -1 "$TMP/ours.log")" >&2; exit 2; }
 echo "ours: pid $PID_ours ($(head -1 "$TMP/ours.log"))" >&2
 echo "rmcp: pid $PID_rmcp" >&2
 
@@ -136,6 +146,6 @@ for c in $CONNS; do
   done
 done
 echo
-echo "ours = bench-server (benchmark mode: one-time replay claim skipped; all other checks run)"
+echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
 echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
      "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request"

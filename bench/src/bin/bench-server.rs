@@ -61,8 +61,13 @@ async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     .with_config(config)
     .bind()
     .await?;
+    let allocator = if cfg!(feature = "mimalloc") {
+        "mimalloc"
+    } else {
+        "system"
+    };
     eprintln!(
-        "bench-server listening on http://{}/mcp (pid {}); benchmark mode: replay claim skipped",
+        "bench-server listening on http://{}/mcp (pid {}, allocator: {allocator}); benchmark mode: replay claim skipped",
         bound.local_addr()?,
         std::process::id()
     );
