@@ -76,18 +76,14 @@ pub trait NotesBackend: Send + Sync + fmt::Debug + 'static {
     ) -> ClaimMutation<String>;
 
     /// Reads the note a `file:` URI names (the `note` resource), returning its id and text,
-    /// under the same authorization as the other methods. Backends that do not serve notes
-    /// as resources answer [`NotesError::NotInWorkspace`] (a resource-not-found).
-    fn read_note_uri(
-        &self,
-        principal: &Principal,
-        uri: &str,
-    ) -> Result<(String, String), NotesError> {
-        let _ = principal;
-        Err(NotesError::NotInWorkspace {
-            uri: uri.to_owned(),
-        })
-    }
+    /// under the same authorization as the other methods. A URI outside every workspace of
+    /// `principal`, or naming no note, is [`NotesError::NotInWorkspace`] (a
+    /// resource-not-found), so a caller learns nothing about notes it may not see.
+    fn read_note_uri<'a>(
+        &'a self,
+        principal: &'a Principal,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(String, String), NotesError>>;
 
     /// Inserts or replaces `notes` in `workspace` (seeding a database from a directory).
     fn import<'a>(
@@ -121,12 +117,12 @@ impl NotesBackend for Notes {
         "fs"
     }
 
-    fn read_note_uri(
-        &self,
-        principal: &Principal,
-        uri: &str,
-    ) -> Result<(String, String), NotesError> {
-        Notes::read_note_uri(self, principal, uri)
+    fn read_note_uri<'a>(
+        &'a self,
+        principal: &'a Principal,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(String, String), NotesError>> {
+        Box::pin(async move { Notes::read_note_uri(self, principal, uri) })
     }
 
     fn list<'a>(
@@ -201,6 +197,33 @@ impl UriGrants {
     pub fn allow(mut self, principal: Principal, uri: WorkspaceUri) -> Self {
         self.grants.entry(principal).or_default().push(uri);
         self
+    }
+
+    /// The workspace granted to `principal` that holds the note `uri` names, and the note's
+    /// id (its path below the workspace), or [`NotesError::NotInWorkspace`].
+    pub fn locate_note(
+        &self,
+        principal: &Principal,
+        uri: &str,
+    ) -> Result<(WorkspaceUri, String), NotesError> {
+        let outside = || NotesError::NotInWorkspace {
+            uri: uri.to_owned(),
+        };
+        let target = WorkspaceUri::parse(uri).map_err(|_| outside())?;
+        let workspace = self
+            .grants
+            .get(principal)
+            .into_iter()
+            .flatten()
+            .filter(|ws| target.is_within(ws))
+            .max_by_key(|ws| ws.components().len())
+            .ok_or_else(outside)?;
+        let id = target
+            .strip_base(workspace)
+            .filter(|rest| !rest.is_empty())
+            .ok_or_else(outside)?
+            .join("/");
+        Ok((workspace.clone(), id))
     }
 
     /// Parses `uri` and checks that `principal` was granted exactly that workspace.
@@ -311,6 +334,39 @@ async fn blocking<T: Send + 'static>(
 impl NotesBackend for SqliteNotes {
     fn kind(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn read_note_uri<'a>(
+        &'a self,
+        principal: &'a Principal,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(String, String), NotesError>> {
+        Box::pin(async move {
+            let (workspace, id) = self.grants.locate_note(principal, uri)?;
+            let conn = Arc::clone(&self.conn);
+            let sql = format!(
+                "SELECT body FROM \"{}\" WHERE workspace_uri = ?1 AND id = ?2",
+                self.table
+            );
+            let key = workspace.to_string();
+            let lookup_id = id.clone();
+            let body = blocking(move || {
+                let conn = conn
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let mut stmt = conn.prepare_cached(&sql).map_err(sqlite_err)?;
+                let mut rows = stmt.query([&key, &lookup_id]).map_err(sqlite_err)?;
+                match rows.next().map_err(sqlite_err)? {
+                    Some(row) => Ok(Some(row.get::<_, String>(0).map_err(sqlite_err)?)),
+                    None => Ok(None),
+                }
+            })
+            .await?;
+            body.map(|text| (id, text))
+                .ok_or_else(|| NotesError::NotInWorkspace {
+                    uri: uri.to_owned(),
+                })
+        })
     }
 
     fn list<'a>(
@@ -514,6 +570,36 @@ impl PostgresNotes {
 impl NotesBackend for PostgresNotes {
     fn kind(&self) -> &'static str {
         "postgres"
+    }
+
+    fn read_note_uri<'a>(
+        &'a self,
+        principal: &'a Principal,
+        uri: &'a str,
+    ) -> BoxFuture<'a, Result<(String, String), NotesError>> {
+        Box::pin(async move {
+            let (workspace, id) = self.grants.locate_note(principal, uri)?;
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    &format!(
+                        "SELECT body FROM \"{}\" WHERE workspace_uri = $1 AND id = $2",
+                        self.table
+                    ),
+                    &[&workspace.to_string(), &id],
+                )
+                .await
+                .map_err(pg_err("reading a note"))?;
+            match row {
+                Some(row) => {
+                    let text: String = row.try_get(0).map_err(pg_err("reading a note body"))?;
+                    Ok((id, text))
+                }
+                None => Err(NotesError::NotInWorkspace {
+                    uri: uri.to_owned(),
+                }),
+            }
+        })
     }
 
     fn list<'a>(

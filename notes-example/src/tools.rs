@@ -138,7 +138,7 @@ pub async fn note(
     State(notes): State<NotesStore>,
     ResourceUri(uri): ResourceUri,
 ) -> Result<String, ToolError> {
-    match notes.read_note_uri(ctx.principal(), &uri) {
+    match notes.read_note_uri(ctx.principal(), &uri).await {
         Ok((_, text)) => Ok(text),
         // Unauthorized and missing look the same: the caller learns nothing about files it
         // may not see.

@@ -9,7 +9,7 @@
 
 use mcp_runtime::replay::tokio_postgres;
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, call_params, form_caps, notes_binary, retry_params};
+use mcp_tests::{StdioServer, call_params, form_caps, meta, notes_binary, retry_params};
 use serde_json::{Value, json};
 
 fn pg_url() -> String {
@@ -252,6 +252,41 @@ fn drop_row(notes: &str, table: &str, uri: &str, id: &str) {
     }
 }
 
+/// The `note` resource over a database backend: an imported note reads back byte for byte by
+/// its `file:` URI; URIs outside the granted workspace (traversal, a sibling sharing its name
+/// as a prefix, elsewhere), the workspace itself and missing notes are all not found.
+fn resources(fx: &NotesFixture, notes: &str, table: &str) {
+    import(fx, notes, table);
+    let mut s = serve(fx, notes, table);
+    let mut read = |uri: &str| {
+        s.request(
+            "resources/read",
+            json!({"_meta": meta(json!({})), "uri": uri}),
+        )
+        .unwrap()
+    };
+    let uri = format!("{}/2025/tps-2025.md", fx.uri);
+    let r = read(&uri);
+    let contents = &r["result"]["contents"][0];
+    assert_eq!(contents["uri"], uri.as_str(), "{r}");
+    assert_eq!(
+        contents["text"], "# TPS Report 2025\n\nQ3 numbers.\n",
+        "{r}"
+    );
+    let sibling = mcp_tests::file_uri(&fx.root()).unwrap() + "/notes-evil/tps.md";
+    for bad in [
+        format!("{}/../notes-evil/tps.md", fx.uri),
+        sibling,
+        format!("{}/nope.md", fx.uri),
+        fx.uri.clone(),
+        "file:///etc/passwd".to_owned(),
+    ] {
+        let r = read(&bad);
+        assert_eq!(r["error"]["code"], -32602, "{bad}: {r}");
+        assert_eq!(r["error"]["data"]["uri"], bad.as_str(), "{r}");
+    }
+}
+
 fn sqlite_spec(fx: &NotesFixture) -> String {
     format!("sqlite:{}", fx.root().join("notes.sqlite3").display())
 }
@@ -266,6 +301,21 @@ fn sqlite_notes_race_deletes_once_per_round() {
 fn sqlite_notes_and_claims_survive_restart() {
     let fx = NotesFixture::new().unwrap();
     restart(&fx, &sqlite_spec(&fx), "notes");
+}
+
+#[test]
+fn sqlite_notes_are_readable_as_resources() {
+    let fx = NotesFixture::new().unwrap();
+    resources(&fx, &sqlite_spec(&fx), "notes");
+}
+
+#[test]
+fn postgres_notes_are_readable_as_resources() {
+    let Some(table) = PgTable::new("resources") else {
+        return;
+    };
+    let fx = NotesFixture::new().unwrap();
+    resources(&fx, &pg_url(), &table.0);
 }
 
 #[test]
