@@ -206,23 +206,8 @@ impl UriGrants {
         principal: &Principal,
         uri: &str,
     ) -> Result<(WorkspaceUri, String), NotesError> {
-        let outside = || NotesError::NotInWorkspace {
-            uri: uri.to_owned(),
-        };
-        let target = WorkspaceUri::parse(uri).map_err(|_| outside())?;
-        let workspace = self
-            .grants
-            .get(principal)
-            .into_iter()
-            .flatten()
-            .filter(|ws| target.is_within(ws))
-            .max_by_key(|ws| ws.components().len())
-            .ok_or_else(outside)?;
-        let id = target
-            .strip_base(workspace)
-            .filter(|rest| !rest.is_empty())
-            .ok_or_else(outside)?
-            .join("/");
+        let roots = self.grants.get(principal).map_or(&[][..], Vec::as_slice);
+        let (workspace, id) = crate::notes::locate_note(roots, uri)?;
         Ok((workspace.clone(), id))
     }
 

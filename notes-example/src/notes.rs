@@ -108,22 +108,14 @@ impl Notes {
         principal: &Principal,
         uri: &str,
     ) -> Result<(String, String), NotesError> {
-        let outside = || NotesError::NotInWorkspace {
-            uri: uri.to_owned(),
-        };
-        let target = WorkspaceUri::parse(uri).map_err(|_| outside())?;
-        let root = self
-            .roots_for(principal)
-            .into_iter()
-            .filter(|r| target.is_within(r))
-            .max_by_key(|r| r.components().len())
-            .ok_or_else(outside)?;
+        let roots = self.roots_for(principal);
+        let (root, id) = locate_note(&roots, uri)?;
         let ws = self.open(principal, &root.to_string())?;
-        let id = target
-            .strip_base(ws.uri())
-            .filter(|c| !c.is_empty())
-            .ok_or_else(outside)?
-            .join("/");
+        if ws.uri() != root {
+            return Err(NotesError::NotInWorkspace {
+                uri: uri.to_owned(),
+            });
+        }
         let text = ws.read(&id)?;
         Ok((id, text))
     }
@@ -277,6 +269,30 @@ pub fn note_path(id: &str) -> Result<RelPath, NotesError> {
         return Err(NotesError::NotANote { id: id.to_owned() });
     }
     Ok(rel)
+}
+
+/// The workspace among `roots` that holds the note a `file:` URI names (the innermost one,
+/// compared component by component), and the note's id: its path below that workspace.
+/// Anything else, the workspace itself included, is [`NotesError::NotInWorkspace`].
+pub fn locate_note<'r>(
+    roots: &'r [WorkspaceUri],
+    uri: &str,
+) -> Result<(&'r WorkspaceUri, String), NotesError> {
+    let outside = || NotesError::NotInWorkspace {
+        uri: uri.to_owned(),
+    };
+    let target = WorkspaceUri::parse(uri).map_err(|_| outside())?;
+    let root = roots
+        .iter()
+        .filter(|r| target.is_within(r))
+        .max_by_key(|r| r.components().len())
+        .ok_or_else(outside)?;
+    let id = target
+        .strip_base(root)
+        .filter(|rest| !rest.is_empty())
+        .ok_or_else(outside)?
+        .join("/");
+    Ok((root, id))
 }
 
 /// The text of the first line that is a level-one ATX heading (`# Title`), trimmed.
