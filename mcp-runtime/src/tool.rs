@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use futures::future::BoxFuture;
+/// The boxed future a hand-written [`ToolHandler::call`] returns (re-exported so that
+/// implementing the trait needs no direct `futures` dependency).
+pub use futures::future::BoxFuture;
 use mcp_types::{CallToolResult, ClientCapabilities, ContentBlock, ErrorObject, JsonObject, Tool};
 use serde::Serialize;
 

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use conformance_server::{content, mrtr, streaming};
+use conformance_server::{content, mrtr, schemas, streaming};
 
 const VERSION: &str = "2026-07-28";
 
@@ -30,7 +30,8 @@ async fn start() -> SocketAddr {
         .tools(
             content::tools()
                 .merge(streaming::tools())
-                .merge(mrtr::tools()),
+                .merge(mrtr::tools())
+                .merge(schemas::tools()),
         )
         .build()
         .expect("fixture server builds");
@@ -515,4 +516,44 @@ async fn capability_fixture_asks_only_for_declared_capabilities() {
     )
     .await;
     assert_ne!(none.result()["resultType"], "input_required");
+}
+
+/// `json-schema-2020-12`: the hand-written schema is listed exactly as declared, every 2020-12
+/// keyword included; `http-custom-header-server-validation`: the `#[tool]` schema carries the
+/// `x-mcp-header` annotation on its string argument.
+#[tokio::test]
+async fn schema_fixtures_are_listed_as_declared() {
+    let addr = start().await;
+    let ex = call(addr, "tools/list", json!({}), json!({})).await;
+    let tools = ex.result()["tools"]
+        .as_array()
+        .expect("tools array")
+        .clone();
+    let find = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not listed"))
+            .clone()
+    };
+    let schema = &find("json_schema_2020_12_tool")["inputSchema"];
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+    assert_eq!(schema["properties"]["address"]["$ref"], "#/$defs/address");
+    assert_eq!(schema["allOf"][0]["anyOf"][1]["required"], json!(["email"]));
+    assert_eq!(
+        schema["if"]["properties"]["contactMethod"]["const"],
+        "phone"
+    );
+    assert_eq!(schema["then"]["required"], json!(["phone"]));
+    assert_eq!(schema["else"]["required"], json!(["email"]));
+    assert_eq!(schema["additionalProperties"], false);
+
+    let header_tool = find("test_param_header");
+    let region = &header_tool["inputSchema"]["properties"]["region"];
+    assert_eq!(region["type"], "string", "{header_tool}");
+    assert_eq!(region["x-mcp-header"], "Region", "{header_tool}");
 }

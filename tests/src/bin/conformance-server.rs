@@ -23,7 +23,7 @@ use mcp_runtime::Principal;
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
 
-use conformance_server::{catalog, content, mrtr, streaming};
+use conformance_server::{catalog, content, mrtr, schemas, streaming};
 
 const USAGE: &str = "usage: conformance-server --http HOST:PORT   (e.g. --http 127.0.0.1:0)";
 
@@ -68,7 +68,8 @@ fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
     .tools(
         content::tools()
             .merge(streaming::tools())
-            .merge(mrtr::tools()),
+            .merge(mrtr::tools())
+            .merge(schemas::tools()),
     )
     .prompts(catalog::prompts())
     .resources(catalog::resources())

@@ -4,4 +4,5 @@ pub mod catalog;
 pub mod content;
 pub mod forms;
 pub mod mrtr;
+pub mod schemas;
 pub mod streaming;
