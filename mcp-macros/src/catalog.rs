@@ -74,21 +74,7 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
                 });
             }
             (_, "requires") => {
-                meta.parse_nested_meta(|cap| {
-                    let v = match cap.path.get_ident().map(ToString::to_string).as_deref() {
-                        Some("form_elicitation") => quote!(FormElicitation),
-                        Some("url_elicitation") => quote!(UrlElicitation),
-                        Some("sampling") => quote!(Sampling),
-                        Some("roots") => quote!(Roots),
-                        _ => {
-                            return Err(cap.error(
-                                "unknown capability; expected form_elicitation, url_elicitation, sampling or roots",
-                            ));
-                        }
-                    };
-                    out.requires.push(v);
-                    Ok(())
-                })?;
+                crate::util::parse_requires(&meta, &mut out.requires)?;
             }
             (_, "complete") => {
                 meta.parse_nested_meta(|c| {

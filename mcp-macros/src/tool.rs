@@ -46,21 +46,7 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "open_world" => out.open_world = Some(flag(&meta)?),
             "crate" => out.krate = Some(meta.value()?.parse()?),
             "requires" => {
-                meta.parse_nested_meta(|cap| {
-                    let v = match cap.path.get_ident().map(ToString::to_string).as_deref() {
-                        Some("form_elicitation") => quote!(FormElicitation),
-                        Some("url_elicitation") => quote!(UrlElicitation),
-                        Some("sampling") => quote!(Sampling),
-                        Some("roots") => quote!(Roots),
-                        _ => {
-                            return Err(cap.error(
-                                "unknown capability; expected form_elicitation, url_elicitation, sampling or roots",
-                            ));
-                        }
-                    };
-                    out.requires.push(v);
-                    Ok(())
-                })?;
+                crate::util::parse_requires(&meta, &mut out.requires)?;
             }
             _ => {
                 return Err(meta.error(

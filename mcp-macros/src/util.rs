@@ -28,6 +28,29 @@ impl Errors {
     }
 }
 
+/// Parses `requires(form_elicitation, url_elicitation, sampling, roots)` into the
+/// `Requirement` variant names, in order (shared by `#[tool]`, `#[prompt]` and `#[resource]`).
+pub(crate) fn parse_requires(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    requires: &mut Vec<TokenStream>,
+) -> syn::Result<()> {
+    meta.parse_nested_meta(|cap| {
+        let v = match cap.path.get_ident().map(ToString::to_string).as_deref() {
+            Some("form_elicitation") => quote!(FormElicitation),
+            Some("url_elicitation") => quote!(UrlElicitation),
+            Some("sampling") => quote!(Sampling),
+            Some("roots") => quote!(Roots),
+            _ => {
+                return Err(cap.error(
+                    "unknown capability; expected form_elicitation, url_elicitation, sampling or roots",
+                ));
+            }
+        };
+        requires.push(v);
+        Ok(())
+    })
+}
+
 /// The doc comment of an item: lines trimmed, joined with `\n`, outer blank lines dropped.
 pub(crate) fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     let mut lines = Vec::new();

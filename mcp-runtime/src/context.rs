@@ -884,27 +884,12 @@ impl ToolContext {
             }
             Ok(())
         });
-        match self
+        let outcome = self
             .mrtr
             .store
             .claim_with(state.nonce, state.expires_at_time(), action)
-            .await
-        {
-            Ok(ClaimOutcome::Claimed) => {
-                self.mrtr.claimed = true;
-                let value = slot.lock().ok().and_then(|mut g| g.take());
-                value.ok_or_else(|| {
-                    ToolError::protocol(ErrorObject::internal_error(
-                        "the committed mutation produced no value",
-                    ))
-                })
-            }
-            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
-            Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
-                "{e} (nothing was changed; the confirmation can be retried)"
-            ))),
-            Err(e) => Err(store_failed(&e)),
-        }
+            .await;
+        self.settle_claim(outcome, &slot)
     }
 
     async fn claim_in_tx<R: Send + 'static>(
@@ -925,12 +910,21 @@ impl ToolContext {
         };
         let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
         let action = action(Arc::clone(&slot));
-        match self
+        let outcome = self
             .mrtr
             .store
             .claim_in_tx(state.nonce, state.expires_at_time(), action)
-            .await
-        {
+            .await;
+        self.settle_claim(outcome, &slot)
+    }
+
+    /// The value a claimed mutation left in `slot`, or the error its claim outcome means.
+    fn settle_claim<R>(
+        &mut self,
+        outcome: Result<ClaimOutcome, ReplayError>,
+        slot: &Mutex<Option<R>>,
+    ) -> Result<R, ToolError> {
+        match outcome {
             Ok(ClaimOutcome::Claimed) => {
                 self.mrtr.claimed = true;
                 let value = slot.lock().ok().and_then(|mut g| g.take());
