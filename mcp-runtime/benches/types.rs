@@ -54,9 +54,9 @@ fn tools_list_response() -> Vec<u8> {
 }
 
 /// The notes_delete first leg's answer: one form elicitation with a titled single select of
-/// three notes plus a confirm box, and a ~400-byte requestState.
+/// three notes plus a confirm box, and a ~270-byte requestState.
 fn input_required_response() -> Vec<u8> {
-    let state = format!("v1.k1.{}.{}", "e".repeat(380), "m".repeat(43));
+    let state = format!("v2.k1.{}.{}", "e".repeat(200), "m".repeat(43));
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 2, "result": {
         "resultType": "input_required",
         "inputRequests": {"delete_choice": {"method": "elicitation/create", "params": {
@@ -75,7 +75,7 @@ fn input_required_response() -> Vec<u8> {
 
 /// The MRTR retry request as a client sends it.
 fn retry_request() -> Vec<u8> {
-    let state = format!("v1.k1.{}.{}", "e".repeat(380), "m".repeat(43));
+    let state = format!("v2.k1.{}.{}", "e".repeat(200), "m".repeat(43));
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "notes_delete",
         "arguments": {"workspaceUri": "file:///workspaces/acme", "title": "TPS report"},

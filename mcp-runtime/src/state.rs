@@ -6,17 +6,30 @@
 //! (which principal, which call, which round, answers already accepted) travels in the token,
 //! and the signature proves the server wrote it.
 //!
-//! # Token format (version 1)
+//! # Token format (version 2)
 //!
 //! ```text
-//! v1.<kid>.<payload>.<mac>
+//! v2.<kid>.<payload>.<mac>
 //! ```
 //!
-//! - `v1`: format version. Anything else is rejected as [`StateError::UnsupportedVersion`].
+//! - `v2`: format version. This build writes `v2` and still reads `v1` (see below); anything
+//!   else is rejected as [`StateError::UnsupportedVersion`].
 //! - `<kid>`: id of the key that signed it (1 to 32 of `A-Z a-z 0-9 - _`), see [`keys`].
-//! - `<payload>`: unpadded url-safe base64 of the JSON serialisation of [`StatePayload`].
-//! - `<mac>`: unpadded url-safe base64 of HMAC-SHA256(key, `"v1.<kid>.<payload>"`), i.e. the
+//! - `<payload>`: unpadded url-safe base64 of the binary encoding of [`StatePayload`]
+//!   described under [Binary payload](self#binary-payload).
+//! - `<mac>`: unpadded url-safe base64 of HMAC-SHA256(key, `"v2.<kid>.<payload>"`), i.e. the
 //!   MAC covers the version, the key id and the encoded payload exactly as transmitted.
+//!
+//! Version 1 tokens (`v1.<kid>.<payload>.<mac>`, the payload being the JSON serialisation of
+//! [`StatePayload`]) are still accepted, so flows begun on an instance running an older build
+//! finish on a newer one. The version is covered by the MAC, so it cannot be swapped.
+//!
+//! # Binary payload
+//!
+//! Fields in declaration order; strings and the answers' JSON text are length-prefixed with an
+//! unsigned LEB128 varint, digests and nonces are raw bytes, integers are varints, and maps are
+//! a varint count followed by their entries (bindings and correlations in ascending key
+//! order). Decoding is strict: one encoding per payload, nothing left over.
 //!
 //! Base64 decoding is strict (no padding, no non-zero trailing bits), so each payload has
 //! exactly one encoding and no character of a token can change without breaking the MAC.
@@ -38,6 +51,7 @@
 
 pub mod canonical;
 pub mod keys;
+mod payload;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -55,8 +69,11 @@ pub use keys::{KeyError, KeyProblem, StateKey, StateKeyring};
 /// Strict unpadded url-safe base64, used for every binary field of a token.
 pub(crate) const B64: base64::engine::GeneralPurpose = URL_SAFE_NO_PAD;
 
-/// The token format version this build writes and reads.
-pub const TOKEN_VERSION: &str = "v1";
+/// The token format version this build writes (and reads).
+pub const TOKEN_VERSION: &str = "v2";
+
+/// Older token format versions this build still reads: `v1`, whose payload is JSON.
+pub const LEGACY_TOKEN_VERSIONS: &[&str] = &["v1"];
 
 /// Longest token accepted by [`StateKeyring::open`] or produced by [`StateKeyring::seal`]
 /// (16 KiB). Bounds the work an unauthenticated client can cause.
@@ -396,23 +413,25 @@ pub enum SealError {
         /// The limit.
         max: usize,
     },
-    /// The payload failed to serialise.
-    #[error("request state payload failed to serialise: {0}")]
-    Serialize(String),
 }
 
 impl StateKeyring {
-    /// Seals `payload` with the current key into a `v1.<kid>.<payload>.<mac>` token.
+    /// Seals `payload` with the current key into a `v2.<kid>.<payload>.<mac>` token.
+    ///
+    /// # Errors
+    /// [`SealError::TooLarge`] when the token would be longer than [`MAX_TOKEN_LEN`].
     pub fn seal(&self, payload: &StatePayload) -> Result<String, SealError> {
-        let json = serde_json::to_vec(payload).map_err(|e| SealError::Serialize(e.to_string()))?;
+        let mut bytes = Vec::with_capacity(160);
+        payload::encode(payload, &mut bytes);
         let key = self.current();
-        let mut token =
-            String::with_capacity(TOKEN_VERSION.len() + key.kid().len() + json.len() * 4 / 3 + 48);
+        let mut token = String::with_capacity(
+            TOKEN_VERSION.len() + key.kid().len() + bytes.len().div_ceil(3) * 4 + 48,
+        );
         token.push_str(TOKEN_VERSION);
         token.push('.');
         token.push_str(key.kid());
         token.push('.');
-        B64.encode_string(json, &mut token);
+        B64.encode_string(&bytes, &mut token);
         let mut mac = key.mac();
         mac.update(token.as_bytes());
         let tag = mac.finalize().into_bytes();
@@ -452,9 +471,11 @@ impl StateKeyring {
         ) else {
             return Err(StateError::Malformed("expected four dot-separated parts"));
         };
-        if version != TOKEN_VERSION {
-            return Err(StateError::UnsupportedVersion);
-        }
+        let legacy = match version {
+            TOKEN_VERSION => false,
+            v if LEGACY_TOKEN_VERSIONS.contains(&v) => true,
+            _ => return Err(StateError::UnsupportedVersion),
+        };
         let Some(key) = self.key(kid) else {
             let kid = keys::valid_kid(kid).then(|| kid.to_owned());
             return Err(StateError::UnknownKey { kid });
@@ -473,11 +494,15 @@ impl StateKeyring {
             .map_err(|_| StateError::BadSignature)?;
 
         // Authenticated from here on: these bytes were written by a holder of the key.
-        let json = B64
+        let bytes = B64
             .decode(payload_b64)
             .map_err(|_| StateError::InvalidPayload)?;
-        let payload: StatePayload =
-            serde_json::from_slice(&json).map_err(|_| StateError::InvalidPayload)?;
+        let payload = if legacy {
+            serde_json::from_slice::<StatePayload>(&bytes)
+                .map_err(|_| StateError::InvalidPayload)?
+        } else {
+            payload::decode(&bytes).map_err(|_| StateError::InvalidPayload)?
+        };
 
         let now_secs = unix_secs(now);
         if now_secs >= payload.expires_at {
@@ -501,6 +526,42 @@ impl StateKeyring {
             return Err(StateError::ArgumentsChanged);
         }
         Ok(payload)
+    }
+}
+
+/// Reads a token's payload **without verifying its signature**, for debugging, logs of a
+/// client's own state and tests. Nothing it returns may be trusted: a client can write any
+/// payload it likes; only [`StateKeyring::open`] vouches for one.
+///
+/// # Errors
+/// [`StateError::TooLong`], [`StateError::Malformed`], [`StateError::UnsupportedVersion`] or
+/// [`StateError::InvalidPayload`], as [`StateKeyring::open`] would report them.
+pub fn read_unverified(token: &str) -> Result<StatePayload, StateError> {
+    if token.len() > MAX_TOKEN_LEN {
+        return Err(StateError::TooLong {
+            len: token.len(),
+            max: MAX_TOKEN_LEN,
+        });
+    }
+    let mut parts = token.split('.');
+    let (Some(version), Some(_kid), Some(payload_b64), Some(_mac), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return Err(StateError::Malformed("expected four dot-separated parts"));
+    };
+    let bytes = B64
+        .decode(payload_b64)
+        .map_err(|_| StateError::InvalidPayload)?;
+    match version {
+        TOKEN_VERSION => payload::decode(&bytes).map_err(|_| StateError::InvalidPayload),
+        v if LEGACY_TOKEN_VERSIONS.contains(&v) => {
+            serde_json::from_slice(&bytes).map_err(|_| StateError::InvalidPayload)
+        }
+        _ => Err(StateError::UnsupportedVersion),
     }
 }
 

@@ -54,7 +54,7 @@ fn good() -> (StateKeyring, String, StatePayload) {
 #[test]
 fn round_trip_preserves_everything() {
     let (keys, token, p) = good();
-    assert!(token.starts_with("v1.k1."));
+    assert!(token.starts_with("v2.k1."));
     let opened = keys
         .open(&token, &expect(canonical_digest(&args())), at(NOW + 10))
         .unwrap();
@@ -143,9 +143,14 @@ fn changed_kid_or_version_fails() {
         .unwrap_err();
     assert_eq!(err, StateError::UnknownKey { kid: None });
     let err = keys
-        .open(&token.replacen("v1.", "v2.", 1), &e, at(NOW))
+        .open(&token.replacen("v2.", "v3.", 1), &e, at(NOW))
         .unwrap_err();
     assert_eq!(err, StateError::UnsupportedVersion);
+    // The version is signed: relabelling a v2 token as v1 breaks the MAC.
+    let err = keys
+        .open(&token.replacen("v2.", "v1.", 1), &e, at(NOW))
+        .unwrap_err();
+    assert_eq!(err, StateError::BadSignature);
 }
 
 #[test]
@@ -212,7 +217,7 @@ fn key_rotation() {
     let rotated = ring(&format!("{}\n{}", key_line("new", 2), key_line("old", 1)));
     assert!(rotated.open(&token, &e, at(NOW)).is_ok());
     // New tokens are signed with the new key.
-    assert!(rotated.seal(&payload()).unwrap().starts_with("v1.new."));
+    assert!(rotated.seal(&payload()).unwrap().starts_with("v2.new."));
     let retired = ring(&key_line("new", 2));
     assert_eq!(
         retired.open(&token, &e, at(NOW)).unwrap_err(),
@@ -326,16 +331,161 @@ fn next_round_keeps_answers_and_renews_nonce() {
     assert_eq!(next.expires_at_time(), at(NOW + 160));
 }
 
+/// A token of format `version` over `body`, correctly signed by `signing`'s current key.
+fn sign_as(signing: &StateKeyring, version: &str, body: &[u8]) -> String {
+    let unsigned = format!("{version}.{}.{}", signing.current().kid(), B64.encode(body));
+    let mut mac = signing.current().mac();
+    mac.update(unsigned.as_bytes());
+    format!("{unsigned}.{}", B64.encode(mac.finalize().into_bytes()))
+}
+
+#[test]
+fn version_1_json_tokens_still_open() {
+    let keys = ring(&key_line("k1", 7));
+    let p = payload();
+    let v1 = sign_as(&keys, "v1", &serde_json::to_vec(&p).unwrap());
+    let opened = keys
+        .open(&v1, &expect(canonical_digest(&args())), at(NOW + 1))
+        .unwrap();
+    assert_eq!(opened, p);
+    // A JSON payload under the v2 label is not a binary payload.
+    let mislabelled = sign_as(&keys, "v2", &serde_json::to_vec(&p).unwrap());
+    let err = keys
+        .open(
+            &mislabelled,
+            &expect(canonical_digest(&args())),
+            at(NOW + 1),
+        )
+        .unwrap_err();
+    assert_eq!(err, StateError::InvalidPayload);
+}
+
+#[test]
+fn version_2_tokens_are_shorter_than_version_1() {
+    let keys = ring(&key_line("k1", 7));
+    let p = payload();
+    let v2 = keys.seal(&p).unwrap();
+    let v1 = sign_as(&keys, "v1", &serde_json::to_vec(&p).unwrap());
+    assert!(
+        v2.len() * 4 < v1.len() * 3,
+        "v2 {} vs v1 {}",
+        v2.len(),
+        v1.len()
+    );
+}
+
+#[test]
+fn correlations_and_answers_survive_sealing() {
+    let keys = ring(&key_line("k1", 7));
+    let mut p = payload();
+    p.correlations
+        .insert("pay".into(), CorrelationId::random().unwrap());
+    p.correlations
+        .insert("auth".into(), CorrelationId::random().unwrap());
+    p.answers.insert("second".into(), json!([1, null, "x"]));
+    p.round = 7;
+    let token = keys.seal(&p).unwrap();
+    let opened = keys
+        .open(&token, &expect(canonical_digest(&args())), at(NOW))
+        .unwrap();
+    assert_eq!(opened, p);
+    assert_eq!(
+        opened.answers.keys().collect::<Vec<_>>(),
+        ["first", "second"]
+    );
+}
+
+use proptest::strategy::Strategy as _;
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Every byte string correctly signed as a v2 payload (random, or a valid encoding with a
+    /// few bytes changed) is either refused as unreadable or reads back into a payload that
+    /// encodes to exactly those bytes: one encoding each, and no input makes the decoder panic.
+    #[test]
+    fn signed_v2_bytes_decode_canonically_or_not_at_all(
+        body in proptest::prop_oneof![
+            proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+            proptest::collection::vec(
+                (proptest::prelude::any::<proptest::sample::Index>(), proptest::prelude::any::<u8>()),
+                1..4,
+            )
+            .prop_map(|edits| {
+                let mut bytes = Vec::new();
+                let mut p = payload();
+                p.answers.clear();
+                p.correlations.insert("c".into(), CorrelationId(Nonce::from_bytes([9; 16])));
+                payload::encode(&p, &mut bytes);
+                for (i, b) in edits {
+                    let i = i.index(bytes.len());
+                    bytes[i] = b;
+                }
+                bytes
+            }),
+        ],
+    ) {
+        match payload::decode(&body) {
+            Ok(p) => {
+                let mut again = Vec::new();
+                payload::encode(&p, &mut again);
+                if p.answers.is_empty() {
+                    proptest::prop_assert_eq!(again, body);
+                } else {
+                    // Answers are JSON text; serde_json decides their spelling.
+                    proptest::prop_assert_eq!(payload::decode(&again), Ok(p));
+                }
+            }
+            Err(payload::Unreadable) => {
+                let keys = ring(&key_line("k1", 7));
+                let token = sign_as(&keys, "v2", &body);
+                let err = keys.open(&token, &expect(canonical_digest(&args())), at(NOW));
+                proptest::prop_assert_eq!(err, Err(StateError::InvalidPayload));
+            }
+        }
+    }
+
+    /// Payloads survive the binary encoding whatever their strings, rounds, times and maps.
+    #[test]
+    fn payloads_round_trip_through_the_binary_encoding(
+        principal in "\\PC{0,12}",
+        method in "[a-z/]{0,12}",
+        target in "\\PC{0,12}",
+        round in proptest::prelude::any::<u32>(),
+        issued_at in proptest::prelude::any::<u64>(),
+        expires_at in proptest::prelude::any::<u64>(),
+        bindings in proptest::collection::btree_map("\\PC{0,6}", proptest::prelude::any::<[u8; 32]>(), 0..4),
+        answers in proptest::collection::vec(("[a-z]{0,4}", proptest::prelude::any::<i64>()), 0..4),
+        correlations in proptest::collection::btree_map("[a-z_]{0,6}", proptest::prelude::any::<[u8; 16]>(), 0..3),
+        nonce in proptest::prelude::any::<[u8; 16]>(),
+    ) {
+        let p = StatePayload {
+            principal,
+            method,
+            target,
+            arg_digest: canonical_digest(&args()),
+            bindings: bindings.into_iter().map(|(k, d)| (k, ArgDigest::from_bytes(d))).collect(),
+            round,
+            answers: answers.into_iter().map(|(k, v)| (k, json!({"n": v, "s": [v.to_string()]}))).collect(),
+            issued_at,
+            expires_at,
+            nonce: Nonce::from_bytes(nonce),
+            correlations: correlations
+                .into_iter()
+                .map(|(k, id)| (k, CorrelationId(Nonce::from_bytes(id))))
+                .collect(),
+        };
+        let mut bytes = Vec::new();
+        payload::encode(&p, &mut bytes);
+        proptest::prop_assert_eq!(payload::decode(&bytes), Ok(p));
+    }
+}
+
 #[test]
 fn mac_is_checked_before_the_payload_is_parsed() {
     let keys = ring(&key_line("k1", 7));
     let e = expect(canonical_digest(&args()));
-    let sign = |signing: &StateKeyring, body: &[u8]| {
-        let unsigned = format!("v1.k1.{}", B64.encode(body));
-        let mut mac = signing.current().mac();
-        mac.update(unsigned.as_bytes());
-        format!("{unsigned}.{}", B64.encode(mac.finalize().into_bytes()))
-    };
+    let sign = |signing: &StateKeyring, body: &[u8]| sign_as(signing, "v1", body);
     // Garbage correctly signed: authenticated, then refused as an unreadable payload.
     let err = keys
         .open(&sign(&keys, b"{not json"), &e, at(NOW))
@@ -377,5 +527,34 @@ fn nonces_are_distinct_across_pool_refills_and_threads() {
     assert!(
         !all.contains(&Nonce::from_bytes([0; 16])),
         "a wiped slot was handed out"
+    );
+}
+
+#[test]
+fn unverified_reading_decodes_both_versions_and_verifies_nothing() {
+    let (keys, token, p) = good();
+    assert_eq!(read_unverified(&token), Ok(p.clone()));
+    let v1 = sign_as(&keys, "v1", &serde_json::to_vec(&p).unwrap());
+    assert_eq!(read_unverified(&v1), Ok(p));
+    // A forged MAC does not matter to it (that is what `open` is for)...
+    let parts: Vec<&str> = token.split('.').collect();
+    let forged = format!("{}.{}.{}.{}", parts[0], parts[1], parts[2], "A".repeat(43));
+    assert!(read_unverified(&forged).is_ok());
+    assert_eq!(
+        keys.open(&forged, &expect(canonical_digest(&args())), at(NOW)),
+        Err(StateError::BadSignature)
+    );
+    // ...but the shape and the payload still have to be right.
+    assert_eq!(
+        read_unverified("v2.k1.AAAA"),
+        Err(StateError::Malformed("expected four dot-separated parts"))
+    );
+    assert_eq!(
+        read_unverified("v9.k1.AAAA.AAAA"),
+        Err(StateError::UnsupportedVersion)
+    );
+    assert_eq!(
+        read_unverified("v2.k1.AAAA.AAAA"),
+        Err(StateError::InvalidPayload)
     );
 }
