@@ -12,6 +12,7 @@ mod headers;
 pub mod http;
 pub mod service;
 pub mod stdio;
+pub(crate) mod tools_call;
 
 pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
 pub use headers::{OriginAllowlist, OriginPatternError};

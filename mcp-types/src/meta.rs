@@ -280,7 +280,13 @@ impl RequestMeta {
     /// member is missing or malformed.
     pub fn from_params(params: &JsonObject) -> Result<RequestMeta, MetaError> {
         // A scan, not a hash lookup: params objects have a handful of members.
-        match params.iter().find_map(|(k, v)| (k == "_meta").then_some(v)) {
+        Self::from_meta_member(params.iter().find_map(|(k, v)| (k == "_meta").then_some(v)))
+    }
+
+    /// Reads `_meta` from the value of the `_meta` member of a request's `params` (`None` when
+    /// the member is absent), with the same errors as [`RequestMeta::from_params`].
+    pub fn from_meta_member(meta: Option<&Value>) -> Result<RequestMeta, MetaError> {
+        match meta {
             None => Err(MetaError::Missing(MetaField::Meta)),
             Some(Value::Object(meta)) => Self::from_meta_object(meta),
             Some(other) => Err(MetaError::WrongType {

@@ -18,6 +18,8 @@ use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::members::member;
 use crate::tool::{ToolErrorKind, settle};
+use crate::transport::service::Body;
+use crate::transport::tools_call::ToolsCall;
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
 };
@@ -45,6 +47,9 @@ impl Server {
         let limits = self.inner.limits;
         if bytes.len() > limits.max_message_bytes {
             return self.check_raw(bytes);
+        }
+        if let Some(call) = ToolsCall::read(bytes) {
+            return self.dispatch_call(Box::new(call), ctx).await;
         }
         // Parse first (serde_json bounds its own recursion at 128 levels), then check the depth
         // limit on the tree: far cheaper than a byte-by-byte prescan of every message. Only a
@@ -101,26 +106,20 @@ impl Server {
             return None;
         };
         let params = params.unwrap_or_default();
-        let meta = match RequestMeta::from_params(&params) {
+        let meta = match checked_meta(&id, RequestMeta::from_params(&params)) {
             Ok(meta) => meta,
-            Err(e) => return Some(meta_reply(&id, &e)),
+            Err(reply) => return Some(reply),
         };
-        if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
-            return Some(error_reply(
-                Some(&id),
-                ErrorObject::unsupported_protocol_version(
-                    SUPPORTED_VERSIONS,
-                    &meta.protocol_version,
-                ),
-            ));
-        }
         Some(match method.as_str() {
             mcp_types::METHOD_SERVER_DISCOVER => cached_reply(&id, &self.inner.discover_json),
             mcp_types::METHOD_TOOLS_LIST if self.inner.offered.tools => {
                 paged_reply(&id, &self.inner.tools_list, &params)
             }
             mcp_types::METHOD_TOOLS_CALL if self.inner.offered.tools => {
-                self.call_tool(&id, params, meta, rctx).await
+                match CallParts::take(params) {
+                    Ok(call) => self.call_tool(&id, call, meta, rctx).await,
+                    Err(e) => error_reply(Some(&id), e),
+                }
             }
             mcp_types::METHOD_PROMPTS_LIST if self.inner.offered.prompts => {
                 paged_reply(&id, &self.inner.prompts_list, &params)
@@ -146,17 +145,46 @@ impl Server {
         })
     }
 
+    /// Dispatches a `tools/call` request that was read into its parts
+    /// ([`crate::transport::tools_call`]): the same checks, in the same order, as
+    /// [`Server::dispatch`] makes on the tree of the same message.
+    async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestContext) -> Option<Reply> {
+        let max_depth = self.inner.limits.max_depth;
+        // The message and `params` are two levels above every member value.
+        if max_depth < 2 || call.nested().any(|v| value_depth_exceeds(v, max_depth - 2)) {
+            return Some(too_deep(max_depth));
+        }
+        let call = *call;
+        let id = call.request_id;
+        let meta = match checked_meta(&id, RequestMeta::from_meta_member(call.meta.as_ref())) {
+            Ok(meta) => meta,
+            Err(reply) => return Some(reply),
+        };
+        if !self.inner.offered.tools {
+            return Some(error_reply(
+                Some(&id),
+                ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
+            ));
+        }
+        let parts = CallParts::from_members(
+            Some(Value::String(call.name)),
+            call.arguments,
+            call.input_responses,
+            call.request_state,
+        );
+        Some(match parts {
+            Ok(parts) => self.call_tool(&id, parts, meta, rctx).await,
+            Err(e) => error_reply(Some(&id), e),
+        })
+    }
+
     async fn call_tool(
         &self,
         id: &RequestId,
-        params: JsonObject,
+        mut call: CallParts,
         meta: RequestMeta,
         rctx: RequestContext,
     ) -> Reply {
-        let mut call = match CallParts::take(params) {
-            Ok(call) => call,
-            Err(e) => return error_reply(Some(id), e),
-        };
         let Some(tool) = self.inner.router.get(&call.name) else {
             return error_reply(Some(id), ErrorObject::unknown_tool(&call.name));
         };
@@ -238,6 +266,16 @@ impl CallParts {
                 _ => {}
             }
         }
+        Self::from_members(name, arguments, responses, state)
+    }
+
+    /// Checks the members' types (each `None` when absent).
+    fn from_members(
+        name: Option<Value>,
+        arguments: Option<Value>,
+        responses: Option<Value>,
+        state: Option<Value>,
+    ) -> Result<Self, ErrorObject> {
         let name = match name {
             Some(Value::String(n)) => n,
             None => {
@@ -309,6 +347,22 @@ fn cold_envelope_error(value: &Value) -> Reply {
             ErrorObject::invalid_request("not a JSON-RPC request or notification"),
         ),
     }
+}
+
+/// The request's `_meta`, or the reply refusing it: malformed, or a protocol version this
+/// server does not speak.
+fn checked_meta(
+    id: &RequestId,
+    meta: Result<RequestMeta, MetaError>,
+) -> Result<RequestMeta, Reply> {
+    let meta = meta.map_err(|e| meta_reply(id, &e))?;
+    if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+        return Err(error_reply(
+            Some(id),
+            ErrorObject::unsupported_protocol_version(SUPPORTED_VERSIONS, &meta.protocol_version),
+        ));
+    }
+    Ok(meta)
 }
 
 fn too_deep(max: usize) -> Reply {
@@ -394,10 +448,15 @@ impl McpService for Server {
             if message.raw().len() > limits.max_message_bytes {
                 return self.check_raw(message.raw());
             }
-            if value_depth_exceeds(message.value(), limits.max_depth) {
-                return Some(too_deep(limits.max_depth));
+            match message.into_body() {
+                Body::Call(call) => self.dispatch_call(call, ctx).await,
+                Body::Tree(value) => {
+                    if value_depth_exceeds(&value, limits.max_depth) {
+                        return Some(too_deep(limits.max_depth));
+                    }
+                    self.dispatch(value, ctx).await
+                }
             }
-            self.dispatch(message.into_value(), ctx).await
         })
     }
 

@@ -14,6 +14,7 @@ use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use super::service::ParamHeader;
+use super::tools_call::ToolsCall;
 use crate::members::member_of;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -133,18 +134,14 @@ fn mismatch(header: &str, header_value: &str, body_value: &str) -> HeaderError {
 /// is not compared: the body is then malformed, which the service reports as `-32602`.
 pub(crate) fn check_request<'s>(
     headers: &HeaderMap,
-    message: &Value,
+    body: BodyFacts<'_>,
     method: &str,
     param_headers: impl FnOnce(&str) -> &'s [ParamHeader],
 ) -> Result<(), HeaderError> {
-    let params = member_of(message, "params");
     // MCP-Protocol-Version: required on every request, equal to _meta's protocolVersion.
     let version = header_str(headers, &PROTOCOL_VERSION, "MCP-Protocol-Version")?
         .ok_or(HeaderError::Missing("MCP-Protocol-Version"))?;
-    if let Some(body_version) = params
-        .and_then(|p| member_of(p, "_meta"))
-        .and_then(|m| member_of(m, PROTOCOL_VERSION_META))
-        .and_then(Value::as_str)
+    if let Some(body_version) = body.protocol_version
         && body_version != version
     {
         return Err(mismatch("MCP-Protocol-Version", version, body_version));
@@ -158,18 +155,13 @@ pub(crate) fn check_request<'s>(
     }
 
     // Mcp-Name: params.name (tools/call, prompts/get) or params.uri (resources/read).
-    let name_field = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return Ok(()),
-    };
+    if name_field(method).is_none() {
+        return Ok(());
+    }
     let header_name =
         header_str(headers, &MCP_NAME, "Mcp-Name")?.ok_or(HeaderError::Missing("Mcp-Name"))?;
     let header_name = decode_sentinel(header_name, "Mcp-Name")?;
-    let Some(body_name) = params
-        .and_then(|p| member_of(p, name_field))
-        .and_then(Value::as_str)
-    else {
+    let Some(body_name) = body.name else {
         return Ok(());
     };
     if header_name != body_name {
@@ -179,11 +171,61 @@ pub(crate) fn check_request<'s>(
     if method == "tools/call" {
         let rules = param_headers(body_name);
         if !rules.is_empty() {
-            let arguments = params.and_then(|p| member_of(p, "arguments"));
-            check_params(headers, arguments, rules)?;
+            check_params(headers, body.arguments, rules)?;
         }
     }
     Ok(())
+}
+
+/// The `params` member a method's `Mcp-Name` header mirrors, if it has one.
+fn name_field(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// What the header checks read from a request body, taken from a parsed tree or from a
+/// `tools/call` read into its parts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct BodyFacts<'a> {
+    /// `params._meta["io.modelcontextprotocol/protocolVersion"]`, when a string.
+    pub(crate) protocol_version: Option<&'a str>,
+    /// `params.name` (tools/call, prompts/get) or `params.uri` (resources/read), when a string.
+    pub(crate) name: Option<&'a str>,
+    /// `params.arguments`, when present.
+    pub(crate) arguments: Option<&'a Value>,
+}
+
+impl<'a> BodyFacts<'a> {
+    /// The facts of a parsed message whose method is `method`.
+    pub(crate) fn of_tree(message: &'a Value, method: &str) -> Self {
+        let params = member_of(message, "params");
+        Self {
+            protocol_version: params
+                .and_then(|p| member_of(p, "_meta"))
+                .and_then(|m| member_of(m, PROTOCOL_VERSION_META))
+                .and_then(Value::as_str),
+            name: name_field(method)
+                .and_then(|field| params.and_then(|p| member_of(p, field)))
+                .and_then(Value::as_str),
+            arguments: params.and_then(|p| member_of(p, "arguments")),
+        }
+    }
+
+    /// The facts of a `tools/call` read into its parts.
+    pub(crate) fn of_call(call: &'a ToolsCall) -> Self {
+        Self {
+            protocol_version: call
+                .meta
+                .as_ref()
+                .and_then(|m| member_of(m, PROTOCOL_VERSION_META))
+                .and_then(Value::as_str),
+            name: Some(&call.name),
+            arguments: call.arguments.as_ref(),
+        }
+    }
 }
 
 /// Checks `Mcp-Param-*` headers for a tool's `x-mcp-header` rules.
@@ -473,26 +515,61 @@ mod tests {
             ("Mcp-Param-Count", "42.0"),
             ("mcp-param-dry", "true"),
         ]);
-        assert_eq!(check_request(&ok, &body, "tools/call", rules), Ok(()));
+        assert_eq!(
+            check_request(
+                &ok,
+                BodyFacts::of_tree(&body, "tools/call"),
+                "tools/call",
+                rules
+            ),
+            Ok(())
+        );
         let b64 = with(&[
             ("mcp-param-region", "=?base64?ZXUtd2VzdA==?="),
             ("mcp-param-count", "42"),
             ("mcp-param-dry", "true"),
         ]);
-        assert_eq!(check_request(&b64, &body, "tools/call", rules), Ok(()));
+        assert_eq!(
+            check_request(
+                &b64,
+                BodyFacts::of_tree(&body, "tools/call"),
+                "tools/call",
+                rules
+            ),
+            Ok(())
+        );
         let wrong_case = with(&[
             ("mcp-param-region", "EU-WEST"),
             ("mcp-param-count", "42"),
             ("mcp-param-dry", "true"),
         ]);
-        assert!(check_request(&wrong_case, &body, "tools/call", rules).is_err());
+        assert!(
+            check_request(
+                &wrong_case,
+                BodyFacts::of_tree(&body, "tools/call"),
+                "tools/call",
+                rules
+            )
+            .is_err()
+        );
         let missing = with(&[("mcp-param-region", "eu-west"), ("mcp-param-dry", "true")]);
-        let err = check_request(&missing, &body, "tools/call", rules).unwrap_err();
+        let err = check_request(
+            &missing,
+            BodyFacts::of_tree(&body, "tools/call"),
+            "tools/call",
+            rules,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("Mcp-Param-Count"), "{err}");
         // Null or absent body values need no header.
         let body = call("weather", json!({"region":null}));
         assert_eq!(
-            check_request(&with(&[]), &body, "tools/call", rules),
+            check_request(
+                &with(&[]),
+                BodyFacts::of_tree(&body, "tools/call"),
+                "tools/call",
+                rules
+            ),
             Ok(())
         );
     }

@@ -432,7 +432,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     };
 
     // 6. Shape, then headers against the body.
-    let (id, method) = match envelope::classify(message.value()) {
+    let (id, method) = match message.kind() {
         Kind::Invalid { id, reason } => {
             let body = envelope::error_body(
                 id,
@@ -456,9 +456,10 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         }
         Kind::Request { id, method } => {
             let service = &shared.service;
-            if let Err(err) = headers::check_request(&parts.headers, message.value(), method, |t| {
-                service.param_headers(t)
-            }) {
+            let body = message.body_facts(method);
+            if let Err(err) =
+                headers::check_request(&parts.headers, body, method, |t| service.param_headers(t))
+            {
                 let body =
                     envelope::error_body(Some(id), envelope::HEADER_MISMATCH, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");

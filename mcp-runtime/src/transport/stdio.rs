@@ -188,7 +188,7 @@ async fn dispatch(
             return;
         }
     };
-    let (id, method) = match envelope::classify(message.value()) {
+    let (id, method) = match message.kind() {
         Kind::Invalid { id, reason } => {
             let body = envelope::error_body(
                 id,
