@@ -567,7 +567,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             Shape::RuntimeSelect => {
                 choice_fields.push((ident.clone(), wire.clone()));
                 (
-                    quote!(#f::FieldKind::Select { options: ::core::clone::Clone::clone(&__choices.#ident), default: #default_tokens }),
+                    quote!(#f::FieldKind::Select { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), default: #default_tokens }),
                     quote!(into_string(__n)),
                 )
             }
@@ -575,7 +575,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 choice_fields.push((ident.clone(), wire.clone()));
                 let (min, max) = (opt(attrs.min_items), opt(attrs.max_items));
                 (
-                    quote!(#f::FieldKind::MultiSelect { options: ::core::clone::Clone::clone(&__choices.#ident), min_items: #min, max_items: #max }),
+                    quote!(#f::FieldKind::MultiSelect { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), min_items: #min, max_items: #max }),
                     quote!(into_strings(__n)),
                 )
             }
@@ -659,7 +659,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         #choices_items
         const _: () = {
             #[allow(unused_variables)]
-            fn __mcp_form_fields(__choices: &#choices_ty) -> ::std::vec::Vec<#f::FieldSpec> {
+            fn __mcp_form_fields(__choices: &#choices_ty) -> ::std::vec::Vec<#f::FieldSpec<'_>> {
                 ::std::vec![ #(#specs),* ]
             }
             impl #f::ElicitForm for #name {

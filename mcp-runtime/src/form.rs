@@ -13,6 +13,8 @@
 
 mod format;
 
+use std::borrow::Cow;
+
 use mcp_types::{
     EnumOption, JsonObject, NumberKind, NumberSchema, PrimitiveSchemaDefinition, RequestedSchema,
     StringFormat, StringSchema, TitledEnumItems, TitledMultiSelectEnumSchema,
@@ -284,8 +286,11 @@ pub enum FormProblem {
 }
 
 /// The declaration of one form field, produced by `#[derive(ElicitForm)]`.
+///
+/// `'a` is the lifetime of run-time choices: a derived form's fields borrow the options of its
+/// `Choices` value instead of copying them on every use.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FieldSpec {
+pub struct FieldSpec<'a> {
     /// Wire name (the property key).
     pub name: &'static str,
     /// Label.
@@ -295,12 +300,12 @@ pub struct FieldSpec {
     /// Whether the client must send it (`false` for `Option` fields and fields with a default).
     pub required: bool,
     /// Type and constraints.
-    pub kind: FieldKind,
+    pub kind: FieldKind<'a>,
 }
 
 /// Type and constraints of a [`FieldSpec`].
 #[derive(Debug, Clone, PartialEq)]
-pub enum FieldKind {
+pub enum FieldKind<'a> {
     /// Free text.
     Text {
         /// `minLength` in characters.
@@ -338,14 +343,14 @@ pub enum FieldKind {
     /// Exactly one of `options` (titled `oneOf` if any option has a title, else `enum`).
     Select {
         /// The offered options, in display order.
-        options: Vec<Choice>,
+        options: Cow<'a, [Choice]>,
         /// Value used when absent.
         default: Option<String>,
     },
     /// Any subset of `options`.
     MultiSelect {
         /// The offered options, in display order.
-        options: Vec<Choice>,
+        options: Cow<'a, [Choice]>,
         /// `minItems`.
         min_items: Option<u64>,
         /// `maxItems`.
@@ -353,11 +358,11 @@ pub enum FieldKind {
     },
 }
 
-impl FieldKind {
+impl FieldKind<'static> {
     /// Single-select options of an [`ElicitChoice`] enum.
     pub fn select_of<E: ElicitChoice>(default: Option<String>) -> Self {
         FieldKind::Select {
-            options: E::options().iter().copied().map(Choice::from).collect(),
+            options: Cow::Owned(E::options().iter().copied().map(Choice::from).collect()),
             default,
         }
     }
@@ -368,7 +373,7 @@ impl FieldKind {
         max_items: Option<u64>,
     ) -> Self {
         FieldKind::MultiSelect {
-            options: E::options().iter().copied().map(Choice::from).collect(),
+            options: Cow::Owned(E::options().iter().copied().map(Choice::from).collect()),
             min_items,
             max_items,
         }
@@ -386,7 +391,7 @@ impl FieldKind {
 /// # Errors
 /// Whatever `out` returns.
 pub fn write_fields_binding(
-    fields: &[FieldSpec],
+    fields: &[FieldSpec<'_>],
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let mut w = BindingWriter(out);
@@ -514,7 +519,7 @@ impl BindingWriter<'_> {
 }
 
 /// Builds the wire `requestedSchema` for a list of fields (order preserved).
-pub fn requested_schema(fields: &[FieldSpec]) -> RequestedSchema {
+pub fn requested_schema(fields: &[FieldSpec<'_>]) -> RequestedSchema {
     let mut schema = RequestedSchema::new();
     for f in fields {
         schema = schema.field(f.name, definition(f), f.required);
@@ -559,7 +564,7 @@ fn float_number(v: f64) -> Option<Number> {
     Number::from_f64(v)
 }
 
-fn definition(f: &FieldSpec) -> PrimitiveSchemaDefinition {
+fn definition(f: &FieldSpec<'_>) -> PrimitiveSchemaDefinition {
     let title = f.title.map(str::to_owned);
     let description = f.description.map(str::to_owned);
     match &f.kind {
@@ -760,7 +765,7 @@ fn whole(n: &Number) -> Result<i128, FormProblem> {
     }
 }
 
-fn check_value(kind: &FieldKind, v: &Value) -> Result<FieldValue, FormProblem> {
+fn check_value(kind: &FieldKind<'_>, v: &Value) -> Result<FieldValue, FormProblem> {
     match kind {
         FieldKind::Text {
             min_length,
@@ -881,7 +886,7 @@ fn check_value(kind: &FieldKind, v: &Value) -> Result<FieldValue, FormProblem> {
     }
 }
 
-fn default_value(kind: &FieldKind) -> Option<Value> {
+fn default_value(kind: &FieldKind<'_>) -> Option<Value> {
     match kind {
         FieldKind::Text { default, .. } => default.clone().map(Value::String),
         FieldKind::Integer { default, .. } => default.map(|d| Value::Number(int_number(d))),
@@ -895,7 +900,7 @@ fn default_value(kind: &FieldKind) -> Option<Value> {
 /// Checks one field of submitted content. `Ok(None)` means an optional field was left empty.
 /// `null` is not "absent": the schema gives every property a type, so it is rejected.
 pub fn check_field(
-    spec: &FieldSpec,
+    spec: &FieldSpec<'_>,
     content: &JsonObject,
 ) -> Result<Option<FieldValue>, FormError> {
     match content.get(spec.name) {
@@ -913,7 +918,7 @@ pub fn check_field(
 }
 
 /// Checks every field of submitted content, in declaration order; the first violation wins.
-pub fn check_all(fields: &[FieldSpec], content: &JsonObject) -> Result<CheckedForm, FormError> {
+pub fn check_all(fields: &[FieldSpec<'_>], content: &JsonObject) -> Result<CheckedForm, FormError> {
     let mut values = Vec::with_capacity(fields.len());
     for f in fields {
         values.push((f.name, check_field(f, content)?));
@@ -1052,7 +1057,11 @@ mod tests {
         }
     }
 
-    fn text(min: Option<u64>, max: Option<u64>, format: Option<StringFormat>) -> FieldSpec {
+    fn text(
+        min: Option<u64>,
+        max: Option<u64>,
+        format: Option<StringFormat>,
+    ) -> FieldSpec<'static> {
         FieldSpec {
             name: "t",
             title: None,
@@ -1126,7 +1135,7 @@ mod tests {
             description: None,
             required: true,
             kind: FieldKind::MultiSelect {
-                options: vec!["a".into(), "b".into()],
+                options: vec!["a".into(), "b".into()].into(),
                 min_items: Some(1),
                 max_items: Some(2),
             },
@@ -1202,7 +1211,7 @@ mod tests {
             })
         }
 
-        fn kind() -> impl Strategy<Value = FieldKind> {
+        fn kind() -> impl Strategy<Value = FieldKind<'static>> {
             prop_oneof![
                 (
                     prop::option::of(0u64..3),
@@ -1245,7 +1254,7 @@ mod tests {
                     prop::option::of(word())
                 )
                     .prop_map(|(options, d)| FieldKind::Select {
-                        options,
+                        options: options.into(),
                         default: d.map(str::to_owned),
                     }),
                 (
@@ -1255,7 +1264,7 @@ mod tests {
                 )
                     .prop_map(|(options, min_items, max_items)| {
                         FieldKind::MultiSelect {
-                            options,
+                            options: options.into(),
                             min_items,
                             max_items,
                         }
@@ -1263,7 +1272,7 @@ mod tests {
             ]
         }
 
-        fn field() -> impl Strategy<Value = FieldSpec> {
+        fn field() -> impl Strategy<Value = FieldSpec<'static>> {
             (
                 prop::sample::select(vec!["x", "y"]),
                 prop::option::of(word()),
@@ -1309,7 +1318,7 @@ mod tests {
                     description: None,
                     required: true,
                     kind: FieldKind::Select {
-                        options,
+                        options: options.into(),
                         default: None,
                     },
                 }]

@@ -64,6 +64,9 @@ struct Inner {
     state_ttl: Duration,
     limits: Limits,
     result_meta: ResultMeta,
+    /// `result_meta` serialised once, appended to tool results that carry no `_meta` of their
+    /// own.
+    result_meta_json: Box<[u8]>,
     /// `server/discover` result, serialised once.
     discover_json: Vec<u8>,
     /// List results, serialised once per page (byte-identical on every call).
@@ -267,6 +270,9 @@ impl ServerBuilder {
         let param_headers =
             param_headers::collect(&self.router).map_err(BuildError::ParamHeader)?;
         let result_meta = ResultMeta::with_server_info(self.info.clone());
+        let result_meta_json = serde_json::to_vec(&result_meta)
+            .map_err(|e| BuildError::Serialize("tools/call", e))?
+            .into_boxed_slice();
         let ttl_ms = u64::try_from(self.cache_ttl.as_millis()).unwrap_or(u64::MAX);
         let offered = discover::Offered::of(&self.router, &self.prompts, &self.resources);
         let discover_json = discover::discover_json(
@@ -304,6 +310,7 @@ impl ServerBuilder {
                 state_ttl: self.state_ttl,
                 limits: self.limits,
                 result_meta,
+                result_meta_json,
                 discover_json,
                 tools_list,
                 prompts_list,

@@ -484,24 +484,36 @@ impl StateKeyring {
         if mac_b64.len() != 43 {
             return Err(StateError::Malformed("signature has the wrong length"));
         }
-        let tag = B64
-            .decode(mac_b64)
+        // Decoded on the stack: 43 characters are 32 bytes (the estimate rounds up to 33).
+        let mut tag = [0u8; 33];
+        let tag_len = B64
+            .decode_slice(mac_b64, &mut tag)
             .map_err(|_| StateError::Malformed("signature is not unpadded url-safe base64"))?;
         let signed_len = token.len() - mac_b64.len() - 1;
         let mut mac = key.mac();
         mac.update(&token.as_bytes()[..signed_len]);
-        mac.verify_slice(&tag)
+        mac.verify_slice(&tag[..tag_len])
             .map_err(|_| StateError::BadSignature)?;
 
         // Authenticated from here on: these bytes were written by a holder of the key.
-        let bytes = B64
-            .decode(payload_b64)
-            .map_err(|_| StateError::InvalidPayload)?;
-        let payload = if legacy {
-            serde_json::from_slice::<StatePayload>(&bytes)
-                .map_err(|_| StateError::InvalidPayload)?
+        // Typical payloads are decoded on the stack; large ones (many answers) on the heap.
+        let mut stack = [0u8; 512];
+        let mut heap = Vec::new();
+        let estimate = base64::decoded_len_estimate(payload_b64.len());
+        let buf: &mut [u8] = if estimate <= stack.len() {
+            &mut stack
         } else {
-            payload::decode(&bytes).map_err(|_| StateError::InvalidPayload)?
+            heap.resize(estimate, 0);
+            &mut heap
+        };
+        let len = B64
+            .decode_slice(payload_b64, buf)
+            .map_err(|_| StateError::InvalidPayload)?;
+        let bytes = &buf[..len];
+        let payload = if legacy {
+            serde_json::from_slice::<StatePayload>(bytes).map_err(|_| StateError::InvalidPayload)?
+        } else {
+            payload::decode(bytes).map_err(|_| StateError::InvalidPayload)?
         };
 
         let now_secs = unix_secs(now);

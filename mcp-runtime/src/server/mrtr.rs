@@ -83,8 +83,7 @@ pub(super) fn input_required(
         .keyring
         .seal(&payload)
         .map_err(|e| ErrorObject::internal_error(format!("cannot seal request state: {e}")))?;
-    let mut result = InputRequiredResult::new(Some(std::mem::take(&mut mrtr.pending)), Some(token))
-        .map_err(|e| ErrorObject::internal_error(e.to_string()))?;
-    result.meta = Some(inner.result_meta.clone());
-    Ok(result)
+    // No `_meta` here: the reply appends the server's cached one (`result_reply_with_meta`).
+    InputRequiredResult::new(Some(std::mem::take(&mut mrtr.pending)), Some(token))
+        .map_err(|e| ErrorObject::internal_error(e.to_string()))
 }

@@ -145,7 +145,9 @@ impl Server {
         arg_digest: Option<ArgDigest>,
     ) -> Reply {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
-            Ok(result) => super::dispatch::result_reply(id, &result),
+            Ok(result) => {
+                super::dispatch::result_reply_with_meta(id, &result, &self.inner.result_meta_json)
+            }
             Err(e) => super::dispatch::error_reply(Some(id), e),
         }
     }

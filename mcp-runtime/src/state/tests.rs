@@ -558,3 +558,20 @@ fn unverified_reading_decodes_both_versions_and_verifies_nothing() {
         Err(StateError::InvalidPayload)
     );
 }
+
+#[test]
+fn large_payloads_open_too() {
+    // Past the stack buffer `open` decodes typical payloads into.
+    let keys = ring(&key_line("k1", 7));
+    let mut p = payload();
+    for i in 0..20 {
+        p.answers
+            .insert(format!("answer-{i}"), json!({"text": "x".repeat(100)}));
+    }
+    let token = keys.seal(&p).unwrap();
+    assert!(token.len() > 2048, "{}", token.len());
+    let opened = keys
+        .open(&token, &expect(canonical_digest(&args())), at(NOW))
+        .unwrap();
+    assert_eq!(opened, p);
+}
