@@ -19,7 +19,7 @@ use crate::Principal;
 use crate::members::member;
 use crate::tool::{ToolErrorKind, settle};
 use crate::transport::service::Body;
-use crate::transport::tools_call::ToolsCall;
+use crate::transport::tools_call::{CallMeta, ToolsCall};
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
 };
@@ -150,13 +150,17 @@ impl Server {
     /// [`Server::dispatch`] makes on the tree of the same message.
     async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestContext) -> Option<Reply> {
         let max_depth = self.inner.limits.max_depth;
-        // The message and `params` are two levels above every member value.
-        if max_depth < 2 || call.nested().any(|v| value_depth_exceeds(v, max_depth - 2)) {
+        if call.exceeds_depth(max_depth) {
             return Some(too_deep(max_depth));
         }
         let call = *call;
         let id = call.request_id;
-        let meta = match checked_meta(&id, RequestMeta::from_meta_member(call.meta.as_ref())) {
+        let meta = match call.meta {
+            CallMeta::Typed { meta, .. } => Ok(*meta),
+            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)),
+            CallMeta::Absent => RequestMeta::from_meta_member(None),
+        };
+        let meta = match checked_meta(&id, meta) {
             Ok(meta) => meta,
             Err(reply) => return Some(reply),
         };

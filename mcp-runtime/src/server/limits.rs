@@ -28,6 +28,18 @@ impl Default for Limits {
 /// Brackets inside strings (including escaped quotes) are skipped. Malformed JSON is not
 /// diagnosed here; the parser does that afterwards.
 pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), usize> {
+    scan_depth(bytes, max).map(|_| ())
+}
+
+/// How deep the arrays and objects of the JSON text `bytes` nest: what
+/// [`value_depth_exceeds`] compares with its limit, for text that is already known to parse.
+pub(crate) fn nesting(bytes: &[u8]) -> usize {
+    scan_depth(bytes, usize::MAX).unwrap_or(usize::MAX)
+}
+
+/// The deepest nesting of `bytes`, or `Err(depth)` as soon as it exceeds `max`.
+fn scan_depth(bytes: &[u8], max: usize) -> Result<usize, usize> {
+    let mut deepest = 0usize;
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -49,12 +61,13 @@ pub(crate) fn check_depth(bytes: &[u8], max: usize) -> Result<(), usize> {
                 if depth > max {
                     return Err(depth);
                 }
+                deepest = deepest.max(depth);
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    Ok(())
+    Ok(deepest)
 }
 
 /// Whether the nesting depth of an already parsed value exceeds `max`.
@@ -114,6 +127,8 @@ mod tests {
         assert_eq!(check_depth(br#"{"a":[1,{"b":2}]}"#, 2), Err(3));
         assert_eq!(check_depth(br#"{"a":"[[[[[[\"[[["}"#, 1), Ok(()));
         assert_eq!(check_depth(&[b'['; 100_000], 64), Err(65));
+        assert_eq!(nesting(br#"{"a":[1,{"b":"[[[{"}],"c":{}}"#), 3);
+        assert_eq!(nesting(b"7"), 0);
     }
 
     proptest! {
@@ -128,6 +143,7 @@ mod tests {
                 // Objects count like arrays, and siblings do not add up.
                 let nested = format!("{}1{}", "{\"k\":[0,".repeat(depth), "]}".repeat(depth));
                 if let Ok(o) = serde_json::from_str::<serde_json::Value>(&nested) {
+                    prop_assert_eq!(nesting(nested.as_bytes()), 2 * depth);
                     prop_assert_eq!(!value_depth_exceeds(&o, max), 2 * depth <= max);
                     prop_assert_eq!(!value_depth_exceeds_iterative(&o, max), 2 * depth <= max);
                 }

@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use super::service::ParamHeader;
-use super::tools_call::ToolsCall;
+use super::tools_call::{CallMeta, ToolsCall};
 use crate::members::member_of;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -217,11 +217,13 @@ impl<'a> BodyFacts<'a> {
     /// The facts of a `tools/call` read into its parts.
     pub(crate) fn of_call(call: &'a ToolsCall) -> Self {
         Self {
-            protocol_version: call
-                .meta
-                .as_ref()
-                .and_then(|m| member_of(m, PROTOCOL_VERSION_META))
-                .and_then(Value::as_str),
+            protocol_version: match &call.meta {
+                CallMeta::Typed { meta, .. } => Some(&meta.protocol_version),
+                CallMeta::Tree(meta) => {
+                    member_of(meta, PROTOCOL_VERSION_META).and_then(Value::as_str)
+                }
+                CallMeta::Absent => None,
+            },
             name: Some(&call.name),
             arguments: call.arguments.as_ref(),
         }

@@ -17,10 +17,12 @@
 
 use std::borrow::Cow;
 
-use mcp_types::RequestId;
+use mcp_types::{ClientCapabilities, JsonObject, RequestId, RequestMeta};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::server::limits::{nesting, value_depth_exceeds};
 
 /// The parts of a well-formed `tools/call` request.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +39,38 @@ pub(crate) struct ToolsCall {
     pub(crate) input_responses: Option<Value>,
     /// `params.requestState`, when present.
     pub(crate) request_state: Option<Value>,
-    /// `params._meta`, when present.
-    pub(crate) meta: Option<Value>,
+    /// `params._meta`.
+    pub(crate) meta: CallMeta,
+}
+
+/// `params._meta` of a call read into parts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CallMeta {
+    /// No `_meta` member.
+    Absent,
+    /// The plain shape (exactly a string `protocolVersion` and an object
+    /// `clientCapabilities`), read straight into its type; `depth` is its nesting depth.
+    Typed {
+        /// The request's `_meta`.
+        meta: Box<RequestMeta>,
+        /// How deep its arrays and objects nest (for the depth limit).
+        depth: usize,
+    },
+    /// Anything else, as a tree: the general rules read it and word its errors.
+    Tree(Value),
+}
+
+/// The plain `_meta` shape. Optional members are left to the general path on purpose: a
+/// `null` there is an error that a typed `Option` would silently read as absent.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: String,
+    // `ClientCapabilities` has flattened members, so only a JSON object deserializes into it,
+    // as the general path requires.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: ClientCapabilities,
 }
 
 /// The JSON-RPC envelope; `deny_unknown_fields` sends anything unusual (a `result` or `error`
@@ -97,21 +129,42 @@ impl ToolsCall {
             arguments: member(p.arguments)?,
             input_responses: member(p.input_responses)?,
             request_state: member(p.request_state)?,
-            meta: member(p.meta)?,
+            meta: match p.meta {
+                None => CallMeta::Absent,
+                Some(raw) => match serde_json::from_str::<PlainMeta>(raw.get()) {
+                    Ok(plain) => CallMeta::Typed {
+                        meta: Box::new(RequestMeta {
+                            protocol_version: plain.protocol_version,
+                            client_capabilities: plain.client_capabilities,
+                            client_info: None,
+                            log_level: None,
+                            progress_token: None,
+                            extra: JsonObject::new(),
+                        }),
+                        depth: nesting(raw.get().as_bytes()),
+                    },
+                    Err(_) => CallMeta::Tree(parse(raw)?),
+                },
+            },
         })
     }
 
-    /// The member values that can nest, for depth limits. The message itself and `params`
-    /// add two levels above each of them.
-    pub(crate) fn nested(&self) -> impl Iterator<Item = &Value> {
-        [
-            &self.arguments,
-            &self.input_responses,
-            &self.request_state,
-            &self.meta,
-        ]
-        .into_iter()
-        .flatten()
+    /// Whether the message nests arrays and objects more than `max` levels deep (the message
+    /// itself and `params` are two levels above each member value).
+    pub(crate) fn exceeds_depth(&self, max: usize) -> bool {
+        let Some(budget) = max.checked_sub(2) else {
+            return true;
+        };
+        let typed_meta_too_deep = match &self.meta {
+            CallMeta::Typed { depth, .. } => *depth > budget,
+            CallMeta::Tree(meta) => value_depth_exceeds(meta, budget),
+            CallMeta::Absent => false,
+        };
+        typed_meta_too_deep
+            || [&self.arguments, &self.input_responses, &self.request_state]
+                .into_iter()
+                .flatten()
+                .any(|v| value_depth_exceeds(v, budget))
     }
 }
 
@@ -147,8 +200,12 @@ mod tests {
             Some(json!({"k": {"action": "decline"}}))
         );
         assert_eq!(call.request_state, Some(json!("s")));
-        assert_eq!(call.meta, Some(json!({"m": true})));
-        assert_eq!(call.nested().count(), 4);
+        assert_eq!(call.meta, CallMeta::Tree(json!({"m": true})));
+        assert!(!call.exceeds_depth(4));
+        assert!(
+            call.exceeds_depth(3),
+            "params.inputResponses.k is 3 + 2 deep"
+        );
     }
 
     #[test]
@@ -157,7 +214,7 @@ mod tests {
         let call = ToolsCall::read(text.as_bytes()).unwrap();
         assert_eq!(call.name, "t");
         assert_eq!(call.arguments, Some(Value::Null));
-        assert_eq!(call.meta, None);
+        assert_eq!(call.meta, CallMeta::Absent);
     }
 
     #[test]
