@@ -23,6 +23,10 @@
 #        OUR_ALLOC=system     bench-server's allocator: system (the fair default: rmcp-notes uses the
 #                             system allocator) or mimalloc (the `mimalloc` feature of mcp-bench)
 #        NO_BUILD=1           skip both builds (use existing binaries; the allocator is checked)
+#        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) in the echo
+#                             rounds and print its line under the table: the HTTP stack's own
+#                             cost and tail latency on this machine, in the same run
+#        FLOOR_PORT=8789
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
 
@@ -57,16 +61,22 @@ SERVER_CPUS=${SERVER_CPUS:-0}
 export WRK_CPUS=${WRK_CPUS:-1}
 OUR_PORT=${OUR_PORT:-8788}
 RMCP_PORT=${RMCP_PORT:-8787}
+FLOOR=${FLOOR:-}
+FLOOR_PORT=${FLOOR_PORT:-8789}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
 
 if [ -z "${NO_BUILD:-}" ]; then
   echo "building bench-server (release, allocator: $OUR_ALLOC) ..." >&2
   (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server "${OUR_FEATURES[@]}")
+  if [ -n "$FLOOR" ]; then
+    (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bare-axum --no-default-features)
+  fi
   echo "building rmcp-notes (release, cached-router, profile: $RMCP_PROFILE) ..." >&2
   env "${RMCP_ENV[@]}" CARGO_TARGET_DIR="$RMCP_TARGET" nice -n 10 cargo build --release -q \
     --manifest-path "$KIT/rmcp-notes/Cargo.toml" --features cached-router
 fi
 OUR_BIN=$TARGET/release/bench-server
+FLOOR_BIN=$TARGET/release/bare-axum
 RMCP_BIN=$RMCP_TARGET/release/rmcp-notes
 [ -x "$OUR_BIN" ] && [ -x "$RMCP_BIN" ] || { echo "missing $OUR_BIN or $RMCP_BIN" >&2; exit 2; }
 
@@ -97,6 +107,11 @@ grep -q "allocator: $OUR_ALLOC" "$TMP/ours.log" || {
   echo "bench-server was not built with OUR_ALLOC=$OUR_ALLOC: $(head -1 "$TMP/ours.log")" >&2; exit 2; }
 echo "ours: pid $PID_ours ($(head -1 "$TMP/ours.log"))" >&2
 echo "rmcp: pid $PID_rmcp" >&2
+if [ -n "$FLOOR" ]; then
+  [ -x "$FLOOR_BIN" ] || { echo "missing $FLOOR_BIN (build: cargo build --release -p mcp-bench --bin bare-axum)" >&2; exit 2; }
+  start floor "$FLOOR_BIN" "$FLOOR_PORT"
+  echo "floor: pid $PID_floor ($(head -1 "$TMP/floor.log"))" >&2
+fi
 
 run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us"
   local pid_var="PID_$1" out err
@@ -120,6 +135,8 @@ for c in $CONNS; do
       round=$((round + 1))
       # Alternate which server is loaded first, so drift on a shared machine hits both.
       if [ $((round % 2)) -eq 1 ]; then order="ours rmcp"; else order="rmcp ours"; fi
+      # The floor server only answers echo.
+      [ -n "$FLOOR" ] && [ "$k" = echo ] && order="$order floor"
       for s in $order; do
         port_var=${s^^}_PORT; [ "$s" = ours ] && port_var=OUR_PORT
         RES[$s,$k,$c,$r]=$(run_one "$s" "${!port_var}" "$k" "$c")
@@ -145,7 +162,15 @@ for c in $CONNS; do
       "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$RSS_OURS" "$RSS_RMCP"
   done
 done
+if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
+  for c in $CONNS; do
+    k=echo
+    col() { for r in $(seq "$ROUNDS"); do awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$c,$r]}"; done | median; }
+    printf '%-11s %4s %10s %10s %6s %7sms %9s %8s\n' "floor:echo" "$c" "$(col floor x 1)" "-" "-" "$(col floor x 2)" "-" "$(col floor x 3)"
+  done
+fi
 echo
 echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
+[ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks (its line uses the ours_* columns)"
 echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
      "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request"

@@ -455,27 +455,8 @@ impl StateKeyring {
         expect: &Expectation<'_>,
         now: SystemTime,
     ) -> Result<StatePayload, StateError> {
-        if token.len() > MAX_TOKEN_LEN {
-            return Err(StateError::TooLong {
-                len: token.len(),
-                max: MAX_TOKEN_LEN,
-            });
-        }
-        let mut parts = token.split('.');
-        let (Some(version), Some(kid), Some(payload_b64), Some(mac_b64), None) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            return Err(StateError::Malformed("expected four dot-separated parts"));
-        };
-        let legacy = match version {
-            TOKEN_VERSION => false,
-            v if LEGACY_TOKEN_VERSIONS.contains(&v) => true,
-            _ => return Err(StateError::UnsupportedVersion),
-        };
+        let [version, kid, payload_b64, mac_b64] = split_token(token)?;
+        let legacy = is_legacy(version)?;
         let Some(key) = self.key(kid) else {
             let kid = keys::valid_kid(kid).then(|| kid.to_owned());
             return Err(StateError::UnknownKey { kid });
@@ -549,6 +530,21 @@ impl StateKeyring {
 /// [`StateError::TooLong`], [`StateError::Malformed`], [`StateError::UnsupportedVersion`] or
 /// [`StateError::InvalidPayload`], as [`StateKeyring::open`] would report them.
 pub fn read_unverified(token: &str) -> Result<StatePayload, StateError> {
+    let [version, _kid, payload_b64, _mac] = split_token(token)?;
+    let legacy = is_legacy(version)?;
+    let bytes = B64
+        .decode(payload_b64)
+        .map_err(|_| StateError::InvalidPayload)?;
+    if legacy {
+        serde_json::from_slice(&bytes).map_err(|_| StateError::InvalidPayload)
+    } else {
+        payload::decode(&bytes).map_err(|_| StateError::InvalidPayload)
+    }
+}
+
+/// A token's four parts (version, key id, payload, MAC), refusing an over-long token before
+/// looking at it.
+fn split_token(token: &str) -> Result<[&str; 4], StateError> {
     if token.len() > MAX_TOKEN_LEN {
         return Err(StateError::TooLong {
             len: token.len(),
@@ -556,23 +552,25 @@ pub fn read_unverified(token: &str) -> Result<StatePayload, StateError> {
         });
     }
     let mut parts = token.split('.');
-    let (Some(version), Some(_kid), Some(payload_b64), Some(_mac), None) = (
+    match (
         parts.next(),
         parts.next(),
         parts.next(),
         parts.next(),
         parts.next(),
-    ) else {
-        return Err(StateError::Malformed("expected four dot-separated parts"));
-    };
-    let bytes = B64
-        .decode(payload_b64)
-        .map_err(|_| StateError::InvalidPayload)?;
-    match version {
-        TOKEN_VERSION => payload::decode(&bytes).map_err(|_| StateError::InvalidPayload),
-        v if LEGACY_TOKEN_VERSIONS.contains(&v) => {
-            serde_json::from_slice(&bytes).map_err(|_| StateError::InvalidPayload)
+    ) {
+        (Some(version), Some(kid), Some(payload), Some(mac), None) => {
+            Ok([version, kid, payload, mac])
         }
+        _ => Err(StateError::Malformed("expected four dot-separated parts")),
+    }
+}
+
+/// Whether `version` is a legacy format this build still reads (`false` for the current one).
+fn is_legacy(version: &str) -> Result<bool, StateError> {
+    match version {
+        TOKEN_VERSION => Ok(false),
+        v if LEGACY_TOKEN_VERSIONS.contains(&v) => Ok(true),
         _ => Err(StateError::UnsupportedVersion),
     }
 }

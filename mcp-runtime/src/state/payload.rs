@@ -78,17 +78,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
     let target = r.string()?;
     let arg_digest = ArgDigest::from_bytes(r.array()?);
 
-    let mut bindings = BTreeMap::new();
-    let mut last: Option<String> = None;
-    for _ in 0..r.count()? {
-        let key = r.string()?;
-        if last.as_ref().is_some_and(|prev| *prev >= key) {
-            return Err(Unreadable);
-        }
-        let digest = ArgDigest::from_bytes(r.array()?);
-        last = Some(key.clone());
-        bindings.insert(key, digest);
-    }
+    let bindings = sorted_map(&mut r, |r| Ok(ArgDigest::from_bytes(r.array()?)))?;
 
     let round = u32::try_from(r.uvarint()?).map_err(|_| Unreadable)?;
 
@@ -105,17 +95,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
     let expires_at = r.uvarint()?;
     let nonce = Nonce::from_bytes(r.array()?);
 
-    let mut correlations = BTreeMap::new();
-    let mut last: Option<String> = None;
-    for _ in 0..r.count()? {
-        let key = r.string()?;
-        if last.as_ref().is_some_and(|prev| *prev >= key) {
-            return Err(Unreadable);
-        }
-        let id = CorrelationId(Nonce::from_bytes(r.array()?));
-        last = Some(key.clone());
-        correlations.insert(key, id);
-    }
+    let correlations = sorted_map(&mut r, |r| Ok(CorrelationId(Nonce::from_bytes(r.array()?))))?;
 
     if !r.rest.is_empty() {
         return Err(Unreadable);
@@ -133,6 +113,23 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
         nonce,
         correlations,
     })
+}
+
+/// A count, then that many (key, value) entries with strictly ascending keys.
+fn sorted_map<'a, T>(
+    r: &mut Reader<'a>,
+    mut value: impl FnMut(&mut Reader<'a>) -> Result<T, Unreadable>,
+) -> Result<BTreeMap<String, T>, Unreadable> {
+    let mut map = BTreeMap::new();
+    for _ in 0..r.count()? {
+        let key = r.string()?;
+        if map.last_key_value().is_some_and(|(prev, _)| *prev >= key) {
+            return Err(Unreadable);
+        }
+        let v = value(r)?;
+        map.insert(key, v);
+    }
+    Ok(map)
 }
 
 fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
