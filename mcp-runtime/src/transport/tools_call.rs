@@ -78,12 +78,15 @@ struct PlainMeta {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: Cow<'a, str>,
+    // `jsonrpc` and `method` are checked as they are read: clients send them before `params`,
+    // so any other request (tools/list, a notification...) is turned away after a few bytes
+    // instead of after a full parse.
+    #[serde(deserialize_with = "version_2_0")]
+    jsonrpc: (),
     #[serde(borrow)]
     id: &'a RawValue,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
+    #[serde(deserialize_with = "tools_call")]
+    method: (),
     #[serde(borrow)]
     params: Params<'a>,
 }
@@ -109,19 +112,39 @@ fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Erro
     <&RawValue>::deserialize(d).map(Some)
 }
 
+/// A string member that must equal `expected` (escaped spellings included).
+fn exactly<'de, D: Deserializer<'de>>(d: D, expected: &str) -> Result<(), D::Error> {
+    let text = <Cow<'de, str>>::deserialize(d)?;
+    if text == expected {
+        Ok(())
+    } else {
+        Err(serde::de::Error::custom("not read here"))
+    }
+}
+
+fn version_2_0<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+    exactly(d, "2.0")
+}
+
+fn tools_call<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
+    exactly(d, mcp_types::METHOD_TOOLS_CALL)
+}
+
 impl ToolsCall {
     /// Reads `raw` as a well-formed `tools/call` request, or `None` (use the general path).
     pub(crate) fn read(raw: &[u8]) -> Option<Self> {
-        let envelope: Envelope<'_> = serde_json::from_slice(raw).ok()?;
-        if envelope.jsonrpc != "2.0" || envelope.method != mcp_types::METHOD_TOOLS_CALL {
-            return None;
-        }
-        let id = parse(envelope.id)?;
+        // `jsonrpc` and `method` were checked while reading.
+        let Envelope {
+            jsonrpc: (),
+            method: (),
+            id,
+            params: p,
+        } = serde_json::from_slice(raw).ok()?;
+        let id = parse(id)?;
         // Both readers of ids must take it: the transport's (string or integer) and the
         // dispatcher's `RequestId` (which has no room for integers above i64::MAX).
         let request_id =
             RequestId::from_value(&id).filter(|_| super::envelope::is_valid_id(&id))?;
-        let p = envelope.params;
         Some(Self {
             id,
             request_id,
