@@ -436,3 +436,46 @@ async fn crash_between_action_and_commit_leaves_nonce_claimable() {
         ClaimOutcome::AlreadyUsed
     );
 }
+
+/// Several processes starting together on a fresh file (a fleet rolling out, a test spawning
+/// servers) must all open it: switching to WAL needs an exclusive lock, and SQLite reports
+/// that contention without waiting for the busy timeout. Threads with their own connections
+/// take the same file locks as processes do.
+#[test]
+fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
+    const OPENERS: usize = 6;
+    for round in 0..25 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(dir.path().join("replay.db"));
+        let barrier = Arc::new(std::sync::Barrier::new(OPENERS));
+        let openers: Vec<_> = (0..OPENERS)
+            .map(|_| {
+                let (db, barrier) = (db.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    let rt = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    barrier.wait();
+                    rt.block_on(SqliteReplayStore::open(db.as_path()))
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for opener in openers {
+            let opened = opener.join().unwrap();
+            assert!(opened.is_ok(), "round {round}: {opened:?}");
+        }
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let version = rt
+            .block_on(async {
+                SqliteReplayStore::open(db.as_path())
+                    .await?
+                    .schema_version()
+                    .await
+            })
+            .unwrap();
+        assert_eq!(version, 1, "each migration applied exactly once");
+    }
+}

@@ -33,7 +33,7 @@ use mcp_runtime::replay::deadpool_postgres::{
     Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
 };
 use mcp_runtime::replay::rusqlite::{self, OptionalExtension};
-use mcp_runtime::replay::{ActionError, tokio_postgres};
+use mcp_runtime::replay::{ActionError, SqliteReplayStore, tokio_postgres};
 use mcp_runtime::scope::{ScopeError, WorkspaceUri};
 
 use crate::notes::{Note, Notes, NotesError, title_matches};
@@ -287,11 +287,10 @@ impl SqliteNotes {
              ) WITHOUT ROWID"
         );
         let conn = blocking(move || {
-            let conn = rusqlite::Connection::open(&path).map_err(sqlite_err)?;
-            conn.busy_timeout(Duration::from_secs(10))
-                .map_err(sqlite_err)?;
-            conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-                .map_err(sqlite_err)?;
+            // Configured like the replay store, which shares this file: servers starting
+            // together on a fresh file must all get through the switch to WAL.
+            let conn = SqliteReplayStore::connect(&path)
+                .map_err(|e| NotesError::Backend(format!("SQLite notes: {e}")))?;
             conn.execute_batch(&create).map_err(sqlite_err)?;
             Ok(conn)
         })
@@ -878,5 +877,50 @@ mod tests {
             ClaimOutcome::Claimed,
             "the failed deletion left the nonce claimable"
         );
+    }
+
+    /// Servers started together on a fresh SQLite file each open the replay store and the
+    /// notes table on it; every one must come up.
+    #[test]
+    fn servers_opening_a_fresh_sqlite_file_together_all_start() {
+        use mcp_runtime::replay::SqliteReplayStore;
+        const SERVERS: usize = 4;
+        for round in 0..15 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = Arc::new(dir.path().join("shared.db"));
+            let barrier = Arc::new(std::sync::Barrier::new(SERVERS));
+            let servers: Vec<_> = (0..SERVERS)
+                .map(|k| {
+                    let (path, barrier) = (Arc::clone(&path), Arc::clone(&barrier));
+                    std::thread::spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .unwrap();
+                        barrier.wait();
+                        rt.block_on(async {
+                            // Half open the notes table first, half the replay store first.
+                            let grants = grants_for("file:///srv/notes");
+                            if k % 2 == 0 {
+                                SqliteNotes::open(path.as_path(), "notes", grants).await?;
+                                SqliteReplayStore::open(path.as_path())
+                                    .await
+                                    .map_err(|e| NotesError::Backend(e.to_string()))?;
+                            } else {
+                                SqliteReplayStore::open(path.as_path())
+                                    .await
+                                    .map_err(|e| NotesError::Backend(e.to_string()))?;
+                                SqliteNotes::open(path.as_path(), "notes", grants).await?;
+                            }
+                            Ok::<(), NotesError>(())
+                        })
+                    })
+                })
+                .collect();
+            for server in servers {
+                let started = server.join().unwrap();
+                assert!(started.is_ok(), "round {round}: {started:?}");
+            }
+        }
     }
 }

@@ -221,10 +221,19 @@ impl StdioServer {
     /// Writes one raw line (a newline is appended).
     pub fn send_line(&mut self, line: &str) -> Result<(), Error> {
         let stdin = self.stdin.as_mut().ok_or("stdin closed")?;
-        stdin.write_all(line.as_bytes())?;
-        stdin.write_all(b"\n")?;
-        stdin.flush()?;
-        Ok(())
+        let written = stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| stdin.write_all(b"\n"))
+            .and_then(|()| stdin.flush());
+        written.map_err(|e| {
+            // A failed write usually means the server exited; what it said is the diagnosis.
+            std::thread::sleep(Duration::from_millis(100));
+            format!(
+                "writing to the server failed ({e}); stderr:\n{}",
+                self.stderr()
+            )
+            .into()
+        })
     }
 
     /// Sends a request with a fresh id and returns that id without waiting.

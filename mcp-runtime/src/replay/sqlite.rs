@@ -4,7 +4,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
 use rusqlite::{Connection, TransactionBehavior, params};
@@ -87,6 +87,17 @@ impl SqliteReplayStore {
         Ok(Self {
             inner: Arc::new(inner),
         })
+    }
+
+    /// Opens a connection to `path` set up the way this store sets up its own: WAL mode, a
+    /// 10 s busy timeout, `synchronous = FULL`. The schema is left alone.
+    ///
+    /// For applications that keep their own tables in the store's file (to write them in the
+    /// same transaction as a claim, see [`SqliteReplayStore::claim_in`]). It waits out other
+    /// processes opening the file at the same moment, which a bare `PRAGMA journal_mode = WAL`
+    /// does not. Blocking: call it from `spawn_blocking` inside async code.
+    pub fn connect(path: impl AsRef<Path>) -> Result<Connection, ReplayError> {
+        configure(path.as_ref())
     }
 
     /// The file this store uses.
@@ -214,12 +225,16 @@ impl Inner {
 }
 
 fn open_connection(path: &Path) -> Result<Connection, ReplayError> {
-    let mut conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
+    let mut conn = SqliteReplayStore::connect(path)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+fn configure(path: &Path) -> Result<Connection, ReplayError> {
+    let conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(sqlite("setting the busy timeout"))?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
-        .map_err(sqlite("enabling WAL mode"))?;
+    let mode = enable_wal(&conn)?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(
             mode,
@@ -228,8 +243,37 @@ fn open_connection(path: &Path) -> Result<Connection, ReplayError> {
     }
     conn.pragma_update(None, "synchronous", "FULL")
         .map_err(sqlite("setting synchronous"))?;
-    migrate(&mut conn)?;
     Ok(conn)
+}
+
+/// Switches the file to WAL mode, retrying while another connection holds it.
+///
+/// The switch needs an exclusive lock, and SQLite reports contention for it at once rather
+/// than through the busy handler (waiting there could deadlock two switchers). Processes
+/// opening a fresh file together would otherwise fail to start, so wait here instead, up to
+/// the same bound as a claim. Once one switch lands the mode is stored in the file and the
+/// others see WAL already set.
+fn enable_wal(conn: &Connection) -> Result<String, ReplayError> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Ok(mode) => return Ok(mode),
+            Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(sqlite("enabling WAL mode")(e)),
+        }
+    }
+}
+
+/// Whether `e` is lock contention (worth waiting out) rather than a real failure.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Brings the schema up to date inside one write transaction, so concurrent first opens by
