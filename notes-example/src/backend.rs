@@ -883,7 +883,6 @@ mod tests {
     /// notes table on it; every one must come up.
     #[test]
     fn servers_opening_a_fresh_sqlite_file_together_all_start() {
-        use mcp_runtime::replay::SqliteReplayStore;
         const SERVERS: usize = 4;
         for round in 0..15 {
             let dir = tempfile::tempdir().unwrap();

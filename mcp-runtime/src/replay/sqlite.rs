@@ -225,7 +225,7 @@ impl Inner {
 }
 
 fn open_connection(path: &Path) -> Result<Connection, ReplayError> {
-    let mut conn = SqliteReplayStore::connect(path)?;
+    let mut conn = configure(path)?;
     migrate(&mut conn)?;
     Ok(conn)
 }
