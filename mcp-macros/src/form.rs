@@ -343,6 +343,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
 
     let mut specs = Vec::new();
     let mut inits = Vec::new();
+    let mut contents = Vec::new();
     let mut choice_fields: Vec<(syn::Ident, String)> = Vec::new();
     let mut wire_names: Vec<String> = Vec::new();
 
@@ -494,6 +495,34 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 Err(e) => errors.push(e),
             }
         }
+
+        // The value a client submits for this field (the inverse of `convert` below).
+        let content_value = match &shape {
+            Shape::Text | Shape::RuntimeSelect => quote!(#f::content::text(__v)),
+            Shape::Integer(_) => quote!(#f::content::integer(*__v)),
+            Shape::Float { f32: true } => quote!(#f::content::float32(*__v)),
+            Shape::Float { f32: false } => quote!(#f::content::float64(*__v)),
+            Shape::Boolean => quote!(#f::content::boolean(*__v)),
+            Shape::Enum(_) => quote!(#f::content::text(#f::ElicitChoice::value(__v))),
+            Shape::EnumMulti(_) => {
+                quote!(#f::content::texts(__v.iter().map(#f::ElicitChoice::value)))
+            }
+            Shape::RuntimeMulti => quote!(#f::content::texts(__v.iter())),
+        };
+        contents.push(if optional {
+            quote! {
+                if let ::core::option::Option::Some(__v) = &self.#ident {
+                    __out.insert(::std::string::String::from(#wire), #content_value);
+                }
+            }
+        } else {
+            quote! {
+                {
+                    let __v = &self.#ident;
+                    __out.insert(::std::string::String::from(#wire), #content_value);
+                }
+            }
+        });
 
         let (kind, convert) = match &shape {
             Shape::Text => {
@@ -682,6 +711,14 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                     #[allow(unused_mut)]
                     let mut __checked = #f::check_all(&__fields, content)?;
                     ::core::result::Result::Ok(Self { #(#inits,)* })
+                }
+            }
+            impl #f::FormContent for #name {
+                fn to_content(&self) -> #f::JsonObject {
+                    #[allow(unused_mut)]
+                    let mut __out = #f::JsonObject::new();
+                    #(#contents)*
+                    __out
                 }
             }
         };

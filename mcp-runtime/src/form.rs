@@ -81,6 +81,15 @@ pub trait ElicitForm: Sized + Send + 'static {
     }
 }
 
+/// The content a client submits for a filled-in form: the inverse of
+/// [`ElicitForm::from_content`]. `#[derive(ElicitForm)]` implements it, so a test or client can
+/// answer a form with the author's own struct (see `mcp_runtime::client`); absent `Option`
+/// fields are left out.
+pub trait FormContent {
+    /// This value as form content (`{"field": value, ...}`, wire names).
+    fn to_content(&self) -> JsonObject;
+}
+
 /// A unit-only enum usable as a single select (or, in a `Vec`, a multi select) form field.
 /// Implement it with `#[derive(ElicitChoice)]`.
 #[diagnostic::on_unimplemented(

@@ -6,6 +6,8 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __macro_support_v1;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod context;
 pub mod form;
 #[cfg(feature = "legacy-2025-11-25")]

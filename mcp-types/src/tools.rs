@@ -326,4 +326,18 @@ impl CallToolResult {
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// The text of every text block, joined with newlines (non-text blocks are skipped): what
+    /// a test usually compares.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
 }

@@ -1,8 +1,11 @@
 //! The README's 30-second tour, compiled and run: the complete `notes_delete` tool written as an
 //! author would, driven through a real `Server` on a real workspace. A test also checks that the
-//! README shows exactly the code between the `tour:begin`/`tour:end` markers below.
+//! README shows exactly the code between the `tour:begin`/`tour:end` markers below, and the
+//! harness test between `harness:begin`/`harness:end` (the same tool tested with the in-process
+//! client in at most 8 statements).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code fails loudly by design
 
+use mcp_runtime::client::Client;
 use mcp_runtime::prelude::*;
 use mcp_runtime::scope::ScopePolicy;
 use mcp_tests::{accept, call_params, form_caps, lesson_workspace, retry_params};
@@ -48,11 +51,102 @@ async fn notes_delete(
 }
 // tour:end
 
-fn tour_source() -> String {
+/// The lesson's notes in a temporary workspace that principal "me" may use.
+struct Workspace {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    uri: String,
+    notes: Notes,
+}
+
+fn workspace() -> Result<Workspace, mcp_tests::Error> {
+    let tmp = tempfile::tempdir()?;
+    let root = lesson_workspace(tmp.path())?;
+    let notes = Notes::new(ScopePolicy::new().allow(Principal::new("me"), &root)?);
+    let uri = mcp_tests::file_uri(&root)?;
+    Ok(Workspace {
+        _tmp: tmp,
+        root,
+        uri,
+        notes,
+    })
+}
+
+// harness:begin
+#[tokio::test]
+async fn notes_delete_asks_then_deletes() -> Result<(), mcp_tests::Error> {
+    let ws = workspace()?; // the lesson's notes in a temporary directory
+    let server = Server::builder(Implementation::new("tour", "0.1.0"))
+        .tools(tools![notes_delete])
+        .state(ws.notes.clone())
+        .build()?;
+    let mut round = Client::in_process(server, Principal::new("me"))
+        .call(
+            "notes_delete",
+            json!({"workspaceUri": ws.uri, "title": "tps report"}),
+        )
+        .await?
+        .pending()?;
+    let offered = round
+        .form::<DeleteChoice>("delete_choice")?
+        .choice_values("note_id");
+    assert_eq!(offered.len(), 3);
+    round.accept(
+        "delete_choice",
+        &DeleteChoice {
+            note_id: offered[1].clone(),
+            confirm: true,
+        },
+    )?;
+    assert_eq!(
+        round.retry().await?.complete()?.text(),
+        format!("Deleted {}.", offered[1])
+    );
+    assert!(!ws.root.join(&offered[1]).exists());
+    Ok(())
+}
+// harness:end
+
+fn between(begin: &str, end: &str) -> String {
     let src = include_str!("readme_tour.rs");
-    let begin = src.find("// tour:begin\n").unwrap() + "// tour:begin\n".len();
-    let end = src.find("// tour:end").unwrap();
+    let begin = src.find(begin).unwrap() + begin.len();
+    let end = src.find(end).unwrap();
     src[begin..end].to_owned()
+}
+
+fn tour_source() -> String {
+    between("// tour:begin\n", "// tour:end")
+}
+
+#[test]
+fn readme_shows_the_harness_test_in_at_most_8_statements() {
+    let readme = include_str!("../../README.md");
+    let code = between("// harness:begin\n", "// harness:end");
+    assert!(
+        readme.contains(&code),
+        "README.md must contain the harness test from tests/tests/readme_tour.rs verbatim"
+    );
+    // A statement ends with `;` (rustfmt may wrap it over several lines); `Ok(())` is not one.
+    let statements = code
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(l).trim_end())
+        .filter(|l| l.ends_with(';'))
+        .count();
+    assert!(
+        statements <= 8,
+        "the harness test has {statements} statements"
+    );
+    for forbidden in [
+        "requestState",
+        "inputResponses",
+        "serde_json::to",
+        "handle_bytes",
+    ] {
+        assert!(
+            !code.contains(forbidden),
+            "the harness test mentions {forbidden}"
+        );
+    }
 }
 
 #[test]

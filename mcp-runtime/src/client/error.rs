@@ -1,0 +1,135 @@
+//! [`ClientError`]: everything a client call can fail with, the server's JSON-RPC errors typed
+//! by code with their `data`.
+
+use std::time::Duration;
+
+use mcp_types::{
+    ClientCapabilities, ErrorCode, ErrorObject, MissingRequiredClientCapabilityData,
+    UnsupportedProtocolVersionData,
+};
+
+/// Why a client call failed.
+///
+/// The server's protocol errors keep the received [`ErrorObject`] (code, message, `data`), and
+/// the codes a caller is expected to react to get their own variant with the typed `data`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// `-32020`: the server found an HTTP header missing, malformed or differing from the body.
+    #[error("the server rejected the request headers: {0}")]
+    HeaderMismatch(ErrorObject),
+    /// `-32021`: the server needs a client capability this request did not declare; declare it
+    /// (and handle its input requests) or do without the feature.
+    #[error("the server requires client capabilities this request did not declare: {error}")]
+    MissingCapability {
+        /// The error as received.
+        error: ErrorObject,
+        /// `data.requiredCapabilities`, when the server sent it well-formed.
+        required: Option<Box<ClientCapabilities>>,
+    },
+    /// `-32022`: the server does not speak the requested protocol version; pick one of
+    /// `data.supported`.
+    #[error("the server does not support this protocol version: {error}")]
+    UnsupportedVersion {
+        /// The error as received.
+        error: ErrorObject,
+        /// `data` (`supported`, `requested`), when the server sent it well-formed.
+        data: Option<UnsupportedProtocolVersionData>,
+    },
+    /// `-32602`: invalid params (unknown tool, bad arguments, malformed `_meta` or answers).
+    #[error("the server rejected the params: {0}")]
+    InvalidParams(ErrorObject),
+    /// `-32601`: the server does not offer this method (or its capability).
+    #[error("the server does not offer this method: {0}")]
+    MethodNotFound(ErrorObject),
+    /// Any other JSON-RPC error response.
+    #[error("the server answered with an error: {0}")]
+    Rpc(ErrorObject),
+    /// The transport failed (process gone, connection refused, HTTP status without a JSON-RPC
+    /// body, ...).
+    #[error("transport failure: {0}")]
+    Transport(String),
+    /// No response within the client's deadline (see [`super::ClientBuilder::timeout`]).
+    #[error(
+        "no response to {method} within {after:?}; raise ClientBuilder::timeout if the server is slow"
+    )]
+    Timeout {
+        /// The method that timed out.
+        method: String,
+        /// The deadline that passed.
+        after: Duration,
+    },
+    /// The server's answer is not a valid response for the request.
+    #[error("invalid response to {method}: {detail}")]
+    Protocol {
+        /// The method whose response was invalid.
+        method: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// A request could not be built (arguments that do not serialize to a JSON object, ...).
+    #[error("cannot build the request: {0}")]
+    Request(String),
+    /// Automatic mode: the server kept asking for input past the round limit.
+    #[error(
+        "the server still asked for input after {rounds} rounds; raise ClientBuilder::max_rounds or answer step by step"
+    )]
+    TooManyRounds {
+        /// The limit that was reached.
+        rounds: usize,
+    },
+    /// Automatic mode: an input request has no handler on this client.
+    #[error(
+        "the server asked for {method} under {key:?} and this client has no handler for it; register one on the ClientBuilder or use the step-by-step call"
+    )]
+    NoHandler {
+        /// The input request's key.
+        key: String,
+        /// Its method (`elicitation/create` form or URL, `sampling/createMessage`, `roots/list`).
+        method: String,
+    },
+    /// Step-by-step mode: a pending round was read or answered in a way that does not fit it
+    /// (unknown key, a form read as a URL, a complete result expected while input is pending...).
+    #[error("{0}")]
+    Round(String),
+}
+
+impl ClientError {
+    /// Sorts a received JSON-RPC error into its typed variant.
+    pub fn from_error(error: ErrorObject) -> Self {
+        match error.code() {
+            ErrorCode::HeaderMismatch => ClientError::HeaderMismatch(error),
+            ErrorCode::MissingRequiredClientCapability => {
+                let required = error.missing_capability_data().map(
+                    |d: MissingRequiredClientCapabilityData| Box::new(d.required_capabilities),
+                );
+                ClientError::MissingCapability { error, required }
+            }
+            ErrorCode::UnsupportedProtocolVersion => {
+                let data = error.unsupported_version_data();
+                ClientError::UnsupportedVersion { error, data }
+            }
+            ErrorCode::InvalidParams => ClientError::InvalidParams(error),
+            ErrorCode::MethodNotFound => ClientError::MethodNotFound(error),
+            _ => ClientError::Rpc(error),
+        }
+    }
+
+    /// The server's error object, when the failure is a JSON-RPC error response.
+    pub fn error_object(&self) -> Option<&ErrorObject> {
+        match self {
+            ClientError::HeaderMismatch(e)
+            | ClientError::InvalidParams(e)
+            | ClientError::MethodNotFound(e)
+            | ClientError::Rpc(e)
+            | ClientError::MissingCapability { error: e, .. }
+            | ClientError::UnsupportedVersion { error: e, .. } => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The JSON-RPC error code, when the failure is a JSON-RPC error response.
+    pub fn code(&self) -> Option<ErrorCode> {
+        self.error_object().map(ErrorObject::code)
+    }
+}

@@ -1,0 +1,82 @@
+//! The [`Transport`] seam and the in-process transport.
+//!
+//! A transport carries one serialized JSON-RPC request to a server and brings back the one
+//! JSON-RPC response to it. The client builds the message, sets the ids, checks the response and
+//! bounds every call with its deadline; a transport only moves bytes (plus, for HTTP, the
+//! standard headers described by [`Outgoing`]).
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::ClientError;
+use crate::transport::{CancellationToken, NotificationSink, RequestContext};
+use crate::{Principal, Server};
+
+/// One outgoing message and what an HTTP transport mirrors into headers.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Outgoing {
+    /// The serialized JSON-RPC message (one line of JSON, no trailing newline).
+    pub body: Bytes,
+    /// `method` (the `Mcp-Method` header).
+    pub method: String,
+    /// `params.name` of `tools/call`/`prompts/get`, `params.uri` of `resources/read` (the
+    /// `Mcp-Name` header).
+    pub name: Option<String>,
+    /// The request's `io.modelcontextprotocol/protocolVersion` (the `MCP-Protocol-Version`
+    /// header).
+    pub protocol_version: String,
+    /// `Mcp-Param-{Name}` headers (name without the prefix, raw value) for a `tools/call` of a
+    /// tool whose input schema declares `x-mcp-header`.
+    pub param_headers: Vec<(String, String)>,
+    /// Whether the message is a notification (no response expected).
+    pub is_notification: bool,
+}
+
+/// Carries one JSON-RPC message to a server.
+///
+/// Implementations return the server's response to a request as a JSON value (a result or an
+/// error response), and `Value::Null` for a notification. They need not bound the wait: the
+/// client wraps every call in its own deadline (dropping the future cancels the call).
+pub trait Transport: Send + Sync + 'static {
+    /// Sends `message` and waits for its response.
+    fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>>;
+}
+
+/// The in-process transport: hands each message to a [`Server`] as bytes, the same entry point
+/// the stdio and HTTP transports use, with no port and no process.
+#[derive(Debug, Clone)]
+pub struct InProcess {
+    server: Server,
+    principal: Principal,
+}
+
+impl InProcess {
+    /// Talks to `server` as the authenticated `principal` (what a real transport would have
+    /// established from a token or the local user).
+    pub fn new(server: Server, principal: Principal) -> Self {
+        Self { server, principal }
+    }
+}
+
+impl Transport for InProcess {
+    fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>> {
+        Box::pin(async move {
+            let ctx = RequestContext::new(
+                self.principal.clone(),
+                NotificationSink::discard(),
+                CancellationToken::new(),
+            );
+            match self.server.handle_bytes_with(&message.body, ctx).await {
+                None => Ok(Value::Null),
+                Some(reply) => {
+                    serde_json::from_slice(&reply.body).map_err(|e| ClientError::Protocol {
+                        method: message.method.clone(),
+                        detail: format!("the server's reply is not JSON ({e})"),
+                    })
+                }
+            }
+        })
+    }
+}
