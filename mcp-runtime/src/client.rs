@@ -58,13 +58,13 @@
 //! # }
 //! ```
 
-// Errors carry the received error object and its typed data by value, and a pending round is
-// returned by value in `Step`: boxing them would only add noise for every caller of a
-// non-hot path (the same trade-off as mcp-types).
-#![allow(clippy::result_large_err, clippy::large_enum_variant)]
+// A pending round is returned by value in `Step`: boxing it would only add noise for every
+// caller of a non-hot path (the same trade-off as mcp-types).
+#![allow(clippy::large_enum_variant)]
 
 mod error;
 mod handlers;
+mod http;
 mod param_headers;
 mod round;
 mod transport;
@@ -89,6 +89,7 @@ use serde_json::Value;
 
 pub use error::ClientError;
 pub use handlers::InputHandlers;
+pub use http::HttpTransport;
 pub use round::{FormRequest, Round, Step};
 pub use transport::{InProcess, Outgoing, Transport};
 
@@ -488,13 +489,38 @@ impl Client {
         }
     }
 
-    async fn send(&self, method: &str, mut params: JsonObject) -> Result<JsonObject, ClientError> {
+    /// Sends one request; on `-32022` whose `data.supported` lists a version this client
+    /// speaks, re-sends it once (new id) with that version.
+    async fn send(&self, method: &str, params: JsonObject) -> Result<JsonObject, ClientError> {
+        match self.send_once(method, params.clone(), None).await {
+            Err(ClientError::UnsupportedVersion {
+                data: Some(data), ..
+            }) if data.supported.iter().any(|v| v == LATEST_PROTOCOL_VERSION) => {
+                self.send_once(method, params, Some(LATEST_PROTOCOL_VERSION))
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    async fn send_once(
+        &self,
+        method: &str,
+        mut params: JsonObject,
+        version: Option<&str>,
+    ) -> Result<JsonObject, ClientError> {
         let mut meta = match serde_json::to_value(&self.meta) {
             Ok(Value::Object(m)) => m,
             _ => JsonObject::new(),
         };
         if let Some(Value::Object(own)) = params.remove("_meta") {
             meta.extend(own);
+        }
+        if let Some(version) = version {
+            meta.insert(
+                mcp_types::PROTOCOL_VERSION_KEY.into(),
+                Value::String(version.to_owned()),
+            );
         }
         let protocol_version = meta
             .get(mcp_types::PROTOCOL_VERSION_KEY)

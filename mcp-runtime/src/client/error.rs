@@ -17,13 +17,13 @@ use mcp_types::{
 pub enum ClientError {
     /// `-32020`: the server found an HTTP header missing, malformed or differing from the body.
     #[error("the server rejected the request headers: {0}")]
-    HeaderMismatch(ErrorObject),
+    HeaderMismatch(Box<ErrorObject>),
     /// `-32021`: the server needs a client capability this request did not declare; declare it
     /// (and handle its input requests) or do without the feature.
     #[error("the server requires client capabilities this request did not declare: {error}")]
     MissingCapability {
         /// The error as received.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
         /// `data.requiredCapabilities`, when the server sent it well-formed.
         required: Option<Box<ClientCapabilities>>,
     },
@@ -32,19 +32,19 @@ pub enum ClientError {
     #[error("the server does not support this protocol version: {error}")]
     UnsupportedVersion {
         /// The error as received.
-        error: ErrorObject,
+        error: Box<ErrorObject>,
         /// `data` (`supported`, `requested`), when the server sent it well-formed.
-        data: Option<UnsupportedProtocolVersionData>,
+        data: Option<Box<UnsupportedProtocolVersionData>>,
     },
     /// `-32602`: invalid params (unknown tool, bad arguments, malformed `_meta` or answers).
     #[error("the server rejected the params: {0}")]
-    InvalidParams(ErrorObject),
+    InvalidParams(Box<ErrorObject>),
     /// `-32601`: the server does not offer this method (or its capability).
     #[error("the server does not offer this method: {0}")]
-    MethodNotFound(ErrorObject),
+    MethodNotFound(Box<ErrorObject>),
     /// Any other JSON-RPC error response.
     #[error("the server answered with an error: {0}")]
-    Rpc(ErrorObject),
+    Rpc(Box<ErrorObject>),
     /// The transport failed (process gone, connection refused, HTTP status without a JSON-RPC
     /// body, ...).
     #[error("transport failure: {0}")]
@@ -97,6 +97,7 @@ pub enum ClientError {
 impl ClientError {
     /// Sorts a received JSON-RPC error into its typed variant.
     pub fn from_error(error: ErrorObject) -> Self {
+        let error = Box::new(error);
         match error.code() {
             ErrorCode::HeaderMismatch => ClientError::HeaderMismatch(error),
             ErrorCode::MissingRequiredClientCapability => {
@@ -106,7 +107,7 @@ impl ClientError {
                 ClientError::MissingCapability { error, required }
             }
             ErrorCode::UnsupportedProtocolVersion => {
-                let data = error.unsupported_version_data();
+                let data = error.unsupported_version_data().map(Box::new);
                 ClientError::UnsupportedVersion { error, data }
             }
             ErrorCode::InvalidParams => ClientError::InvalidParams(error),
@@ -123,7 +124,7 @@ impl ClientError {
             | ClientError::MethodNotFound(e)
             | ClientError::Rpc(e)
             | ClientError::MissingCapability { error: e, .. }
-            | ClientError::UnsupportedVersion { error: e, .. } => Some(e),
+            | ClientError::UnsupportedVersion { error: e, .. } => Some(&**e),
             _ => None,
         }
     }
