@@ -67,6 +67,7 @@ mod handlers;
 mod http;
 mod param_headers;
 mod round;
+mod stdio;
 mod transport;
 
 use std::collections::HashMap;
@@ -91,6 +92,7 @@ pub use error::ClientError;
 pub use handlers::InputHandlers;
 pub use http::HttpTransport;
 pub use round::{FormRequest, Round, Step};
+pub use stdio::StdioTransport;
 pub use transport::{InProcess, Outgoing, Transport};
 
 use param_headers::HeaderRule;
@@ -107,6 +109,7 @@ pub struct ClientBuilder {
     handlers: InputHandlers,
     max_rounds: usize,
     timeout: Duration,
+    retry_version: bool,
 }
 
 impl std::fmt::Debug for dyn Transport {
@@ -158,6 +161,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether a request refused with `-32022` is re-sent once with a version from
+    /// `data.supported` that this client speaks (default on; turn it off to observe the
+    /// error itself).
+    #[must_use]
+    pub fn retry_supported_version(mut self, retry: bool) -> Self {
+        self.retry_version = retry;
+        self
+    }
+
     /// The deadline of each request (default [`Self::DEFAULT_TIMEOUT`]).
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -185,6 +197,7 @@ impl ClientBuilder {
                 handlers: self.handlers,
                 max_rounds: self.max_rounds,
                 timeout: self.timeout,
+                retry_version: self.retry_version,
                 next_id: AtomicI64::new(1),
                 tool_headers: Mutex::new(HashMap::new()),
             }),
@@ -198,6 +211,7 @@ struct Inner {
     handlers: InputHandlers,
     max_rounds: usize,
     timeout: Duration,
+    retry_version: bool,
     next_id: AtomicI64,
     /// `x-mcp-header` rules of the tools seen in `tools/list`, by tool name.
     tool_headers: Mutex<HashMap<String, Vec<HeaderRule>>>,
@@ -237,6 +251,7 @@ impl Client {
             handlers: InputHandlers::default(),
             max_rounds: ClientBuilder::DEFAULT_MAX_ROUNDS,
             timeout: ClientBuilder::DEFAULT_TIMEOUT,
+            retry_version: true,
         }
     }
 
@@ -495,7 +510,9 @@ impl Client {
         match self.send_once(method, params.clone(), None).await {
             Err(ClientError::UnsupportedVersion {
                 data: Some(data), ..
-            }) if data.supported.iter().any(|v| v == LATEST_PROTOCOL_VERSION) => {
+            }) if self.inner.retry_version
+                && data.supported.iter().any(|v| v == LATEST_PROTOCOL_VERSION) =>
+            {
                 self.send_once(method, params, Some(LATEST_PROTOCOL_VERSION))
                     .await
             }

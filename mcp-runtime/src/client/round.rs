@@ -285,10 +285,18 @@ fn wrong(key: &str, found: &str, wanted: &str) -> ClientError {
 }
 
 /// A form-mode elicitation read as the author's form type `F` (see [`Round::form`]).
-#[derive(Debug)]
 pub struct FormRequest<'a, F> {
     params: &'a ElicitRequestFormParams,
     marker: PhantomData<fn() -> F>,
+}
+
+impl<F> std::fmt::Debug for FormRequest<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FormRequest")
+            .field("form", &std::any::type_name::<F>())
+            .field("params", self.params)
+            .finish()
+    }
 }
 
 impl<F> FormRequest<'_, F> {

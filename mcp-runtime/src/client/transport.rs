@@ -44,6 +44,13 @@ pub trait Transport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>>;
 }
 
+/// A shared transport (e.g. to keep a handle for [`super::StdioTransport::close`]).
+impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
+    fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>> {
+        (**self).send(message)
+    }
+}
+
 /// The in-process transport: hands each message to a [`Server`] as bytes, the same entry point
 /// the stdio and HTTP transports use, with no port and no process.
 #[derive(Debug, Clone)]
