@@ -103,6 +103,40 @@ impl NotesFixture {
         StdioServer::spawn(&notes_binary()?, &args)
     }
 
+    /// `serve --stdio` for `principal` on this workspace (shared key and store, plus `extra`),
+    /// behind the typed client (`mcp_runtime::client`) instead of hand-built JSON.
+    pub fn client(
+        &self,
+        principal: &str,
+        extra: &[&str],
+    ) -> Result<mcp_runtime::client::Client, Error> {
+        let notes = self.notes.to_string_lossy().into_owned();
+        let mut args = vec!["--workspace", notes.as_str()];
+        args.extend_from_slice(extra);
+        self.client_without_workspace(principal, &args)
+    }
+
+    /// Like [`NotesFixture::client`], granting only the workspaces `extra` names.
+    pub fn client_without_workspace(
+        &self,
+        principal: &str,
+        extra: &[&str],
+    ) -> Result<mcp_runtime::client::Client, Error> {
+        use mcp_runtime::client::{Client, StdioTransport};
+        let mut command = tokio::process::Command::new(notes_binary()?);
+        command
+            .args(["serve", "--stdio", "--principal", principal, "--store"])
+            .arg(&self.store)
+            .arg("--state-key-file")
+            .arg(&self.key_file)
+            .args(extra)
+            .stderr(std::process::Stdio::null());
+        let transport = StdioTransport::spawn(command)?;
+        Ok(Client::builder(transport)
+            .timeout(crate::RESPONSE_TIMEOUT)
+            .build())
+    }
+
     /// `notes_delete` arguments for this workspace.
     pub fn delete_args(&self, title: &str) -> Value {
         json!({"workspaceUri": self.uri, "title": title})

@@ -5,8 +5,11 @@
 use std::sync::Arc;
 
 use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
+use mcp_runtime::client::{Client, InProcess};
 use mcp_runtime::{Principal, Server, tool, tools};
-use mcp_types::Implementation;
+use mcp_types::{
+    CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, SamplingCapability,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -199,32 +202,23 @@ fn server() -> Server {
         .unwrap()
 }
 
-/// Calls `name` through the real dispatch path and returns the JSON-RPC `result`.
-async fn call(server: &Server, name: &str, arguments: Value) -> Value {
-    let request = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {
-            "name": name, "arguments": arguments,
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {
-                    "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}
-                }
-            }
-        }
-    });
-    let principal = Principal::new("tester");
-    let bytes = server
-        .handle_bytes(&serde_json::to_vec(&request).unwrap(), &principal)
+/// Calls `name` through the real dispatch path with the in-process client.
+async fn call(server: &Server, name: &str, arguments: Value) -> CallToolResult {
+    let caps = ClientCapabilities::none()
+        .with_elicitation(ElicitationCapability::form_and_url())
+        .with_sampling(SamplingCapability::default())
+        .with_roots();
+    Client::builder(InProcess::new(server.clone(), Principal::new("tester")))
+        .capabilities(caps)
+        .build()
+        .call_tool(name, arguments)
         .await
-        .expect("a request gets a response");
-    let response: Value = serde_json::from_slice(&bytes).unwrap();
-    response["result"].clone()
+        .expect("a complete tools/call result")
 }
 
-fn error_text(result: &Value) -> String {
-    assert_eq!(result["isError"], true, "{result}");
-    result["content"][0]["text"].as_str().unwrap().to_owned()
+fn error_text(result: &CallToolResult) -> String {
+    assert!(result.is_error(), "{result:?}");
+    result.text()
 }
 
 #[tokio::test]
@@ -257,21 +251,21 @@ async fn invalid_arguments_say_what_to_fix() {
 async fn calls_run_the_function() {
     let server = server();
     let r = call(&server, "hello", json!({})).await;
-    assert_eq!(r["content"][0]["text"], "hi");
+    assert_eq!(r.text(), "hi");
     let r = call(
         &server,
         "notes_delete",
         json!({"workspaceUri": "file:///w", "title": "x"}),
     )
     .await;
-    assert_eq!(r["content"][0]["text"], "would delete \"x\" in file:///w");
+    assert_eq!(r.text(), "would delete \"x\" in file:///w");
     let r = call(
         &server,
         "notes.list",
         json!({"workspaceUri": "w", "limit": 2}),
     )
     .await;
-    assert_eq!(r["structuredContent"]["notes"][1]["id"], "n-1");
+    assert_eq!(r.structured_content.unwrap()["notes"][1]["id"], "n-1");
     // The function stays callable as written.
     assert!(
         notes_list(ListArgs {

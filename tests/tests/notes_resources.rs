@@ -1,61 +1,54 @@
 //! The notes server's `note` resource template over stdio, as a client sees it: read a note
 //! by its `file:` URI before deleting it, with the same authorization and containment as the
-//! tools.
+//! tools. Driven through the typed client (`mcp_runtime::client`).
 
 // Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_tests::meta;
+use mcp_runtime::client::{Client, ClientError};
 use mcp_tests::notes::*;
-use serde_json::{Value, json};
+use mcp_types::{CacheScope, ResourceContents};
 
-fn read(s: &mut mcp_tests::StdioServer, uri: &str) -> Value {
-    s.request(
-        "resources/read",
-        json!({"_meta": meta(json!({})), "uri": uri}),
-    )
-    .unwrap()
+async fn assert_not_found(client: &Client, uri: &str) {
+    let err = client.read_resource(uri).await.unwrap_err();
+    let ClientError::InvalidParams(error) = &err else {
+        panic!("{uri}: expected -32602, got {err}");
+    };
+    assert_eq!(error.data().unwrap()["uri"], uri, "{err}");
 }
 
-fn assert_not_found(r: &Value, uri: &str) {
-    assert_eq!(r["error"]["code"], -32602, "{r}");
-    assert_eq!(r["error"]["data"]["uri"], uri, "{r}");
-}
-
-#[test]
-fn the_template_is_advertised_and_reads_a_note() {
+#[tokio::test]
+async fn the_template_is_advertised_and_reads_a_note() {
     let fx = NotesFixture::new().unwrap();
-    let mut s = fx.spawn("alice", &[]).unwrap();
-    let d = s
-        .request("server/discover", json!({"_meta": meta(json!({}))}))
-        .unwrap();
-    assert!(d["result"]["capabilities"]["resources"].is_object(), "{d}");
-    let t = s
-        .request(
-            "resources/templates/list",
-            json!({"_meta": meta(json!({}))}),
-        )
-        .unwrap();
-    let templates = t["result"]["resourceTemplates"].as_array().unwrap();
-    assert_eq!(templates.len(), 1, "{t}");
-    assert_eq!(templates[0]["uriTemplate"], "file://{+path}");
-    assert_eq!(templates[0]["mimeType"], "text/markdown");
+    let client = fx.client("alice", &[]).unwrap();
+    let discover = client.discover().await.unwrap();
+    assert!(discover.capabilities.resources.is_some(), "{discover:?}");
+    let templates = client
+        .list_resource_templates(None)
+        .await
+        .unwrap()
+        .resource_templates;
+    assert_eq!(templates.len(), 1, "{templates:?}");
+    assert_eq!(templates[0].uri_template, "file://{+path}");
+    assert_eq!(templates[0].mime_type.as_deref(), Some("text/markdown"));
 
     let uri = format!("{}/2025/tps-2025.md", fx.uri);
-    let r = read(&mut s, &uri);
-    let contents = &r["result"]["contents"][0];
-    assert_eq!(contents["uri"], uri.as_str(), "{r}");
-    assert_eq!(contents["text"], "# TPS Report 2025\n\nQ3 numbers.\n");
-    assert_eq!(contents["mimeType"], "text/markdown");
-    assert_eq!(r["result"]["cacheScope"], "private");
+    let read = client.read_resource(&uri).await.unwrap();
+    let ResourceContents::Text(text) = &read.contents[0] else {
+        panic!("expected text contents: {read:?}");
+    };
+    assert_eq!(text.uri, uri);
+    assert_eq!(text.text, "# TPS Report 2025\n\nQ3 numbers.\n");
+    assert_eq!(text.mime_type.as_deref(), Some("text/markdown"));
+    assert_eq!(read.cache_scope, CacheScope::Private);
 }
 
-#[test]
-fn reading_outside_the_workspace_or_a_missing_note_is_not_found() {
+#[tokio::test]
+async fn reading_outside_the_workspace_or_a_missing_note_is_not_found() {
     let fx = NotesFixture::new().unwrap();
     let secret = fx.root().join("secret.md");
     std::fs::write(&secret, "# Secret\n").unwrap();
-    let mut s = fx.spawn("alice", &[]).unwrap();
+    let client = fx.client("alice", &[]).unwrap();
     let outside = mcp_tests::file_uri(&fx.root()).unwrap() + "/secret.md";
     let escape = format!("{}/../secret.md", fx.uri);
     let missing = format!("{}/nope.md", fx.uri);
@@ -67,19 +60,19 @@ fn reading_outside_the_workspace_or_a_missing_note_is_not_found() {
         not_md,
         "file:///etc/passwd".to_owned(),
     ] {
-        assert_not_found(&read(&mut s, &uri), &uri);
+        assert_not_found(&client, &uri).await;
     }
 }
 
-#[test]
-fn a_principal_without_the_workspace_cannot_read_it() {
+#[tokio::test]
+async fn a_principal_without_the_workspace_cannot_read_it() {
     let fx = NotesFixture::new().unwrap();
     let other = fx.root().join("other");
     std::fs::create_dir_all(&other).unwrap();
     let other_dir = other.to_string_lossy().into_owned();
-    let mut s = fx
-        .spawn_without_workspace("mallory", &["--workspace", other_dir.as_str()])
+    let client = fx
+        .client_without_workspace("mallory", &["--workspace", other_dir.as_str()])
         .unwrap();
     let uri = format!("{}/tps-report.md", fx.uri);
-    assert_not_found(&read(&mut s, &uri), &uri);
+    assert_not_found(&client, &uri).await;
 }
