@@ -503,10 +503,10 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             Shape::Float { f32: true } => quote!(#f::content::float32(*__v)),
             Shape::Float { f32: false } => quote!(#f::content::float64(*__v)),
             Shape::Boolean => quote!(#f::content::boolean(*__v)),
-            Shape::Enum(_) => quote!(#f::content::text(#f::ElicitChoice::value(__v))),
-            Shape::EnumMulti(_) => {
-                quote!(#f::content::texts(__v.iter().map(#f::ElicitChoice::value)))
-            }
+            // Spanned at the field type, like the other uses of the type, so a type that is
+            // not an `ElicitChoice` is reported at the field.
+            Shape::Enum(t) => quote_spanned!(t.span()=> #f::content::choice::<#t>(__v)),
+            Shape::EnumMulti(t) => quote_spanned!(t.span()=> #f::content::choices::<#t>(__v)),
             Shape::RuntimeMulti => quote!(#f::content::texts(__v.iter())),
         };
         contents.push(if optional {

@@ -54,6 +54,16 @@ pub mod form {
             v.to_string().parse::<f64>().map_or(Value::Null, float64)
         }
 
+        /// A single-select value of an `ElicitChoice` enum.
+        pub fn choice<E: super::ElicitChoice>(v: &E) -> Value {
+            text(v.value())
+        }
+
+        /// A multi-select value of an `ElicitChoice` enum.
+        pub fn choices<E: super::ElicitChoice>(v: &[E]) -> Value {
+            texts(v.iter().map(super::ElicitChoice::value))
+        }
+
         /// A boolean.
         pub fn boolean(v: bool) -> Value {
             Value::Bool(v)

@@ -308,3 +308,42 @@ fn form_content_is_the_inverse_of_from_content() {
     assert_eq!((back.item.as_str(), back.count), ("pear", 7));
     let _ = ElicitationCapability::form();
 }
+
+#[derive(ElicitChoice, Debug, PartialEq)]
+enum Colour {
+    Red,
+    Blue,
+}
+
+#[derive(ElicitForm)]
+struct Palette {
+    /// Main colour
+    main: Colour,
+    /// Accents
+    accents: Vec<Colour>,
+    /// Note
+    note: Option<String>,
+    /// Weight
+    weight: f32,
+}
+
+#[test]
+fn form_content_covers_choices_multi_selects_options_and_floats() {
+    use mcp_runtime::form::{ElicitForm as _, FormContent as _};
+    let palette = Palette {
+        main: Colour::Blue,
+        accents: vec![Colour::Red, Colour::Blue],
+        note: None,
+        weight: 0.1,
+    };
+    let content = palette.to_content();
+    assert_eq!(
+        serde_json::Value::Object(content.clone()),
+        serde_json::json!({"main": "Blue", "accents": ["Red", "Blue"], "weight": 0.1})
+    );
+    let back = Palette::from_content(&content, &()).unwrap();
+    assert_eq!(
+        (back.main, back.accents.len(), back.note),
+        (Colour::Blue, 2, None)
+    );
+}
