@@ -123,11 +123,16 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        // The process group this test created (chromedriver and its chromium), by its id.
-        let _ = Command::new("kill")
-            .arg("-KILL")
-            .arg(format!("-{}", self.child.id()))
-            .status();
+        // The process group this test created (chromedriver and its chromium), by its id,
+        // through a typed call: never a `kill` command line, where `kill -KILL -1234` is read
+        // by procps as `kill(-1, SIGKILL)`, every process on the machine.
+        let pgid = i32::try_from(self.child.id())
+            .ok()
+            .filter(|&id| id > 1)
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pgid) = pgid {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
