@@ -95,6 +95,11 @@ pub struct ServeArgs {
     /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line.
     #[arg(long, value_name = "PATH")]
     pub auth_file: Option<PathBuf>,
+    /// HTTP only: the base URL browsers reach this server at (e.g. https://notes.example.com
+    /// behind a TLS proxy), used in connect links. Required when --http listens on all
+    /// addresses (0.0.0.0 or [::]). Default: http://ADDR of --http.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
 }
 
 /// Options of `notes-example import`.
@@ -147,6 +152,9 @@ impl ServeArgs {
     pub fn validate(&self) -> Result<(), String> {
         if self.auth_file.is_some() && self.http.is_none() {
             return Err("--auth-file only applies to --http (stdio runs as --principal)".into());
+        }
+        if self.public_url.is_some() && self.http.is_none() {
+            return Err("--public-url only applies to --http (stdio serves no web page)".into());
         }
         Ok(())
     }

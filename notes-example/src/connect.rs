@@ -15,34 +15,76 @@
 //!   own [`Authenticator`], and refuses (403, link left unused) when it names another
 //!   principal. This defeats a phishing swap where an attacker sends a victim their own link so
 //!   the victim's secret lands in the attacker's account, and a leaked link used by someone
-//!   else. (With `AllowAnonymous` on loopback there is only one principal anyway.)
-//! - **One-time and short-lived.** A link completes once and expires after [`LINK_TTL`];
-//!   completion is recorded under (principal, correlation id) so only *that* flow completes.
+//!   else. (With `AllowAnonymous` on loopback there is only one principal anyway, which is why
+//!   the cross-site defences below matter most there.) After [`MAX_FAILED_ATTEMPTS`] wrong
+//!   tokens the link is locked.
+//! - **Only the page itself can submit the form.** A `POST` whose `Origin` is neither the
+//!   page's own origin nor allowed by the server's [`OriginAllowlist`] gets 403. The form
+//!   carries a per-link random CSRF token, also set as an `HttpOnly; SameSite=Strict` cookie
+//!   scoped to the link's path: both must match the link's record (constant-time compare), so a
+//!   cross-site form post (which gets neither) is refused even from an allowed origin.
+//! - **Nothing is read before the request is vetted.** Origin, link id and CSRF cookie are
+//!   all in the headers and URL: an unknown, expired or used link, a foreign origin or a
+//!   missing cookie is answered before a byte of the body is read. The form body is then
+//!   capped at [`MAX_FORM_BYTES`] (checked against `Content-Length` first) and must arrive
+//!   within [`DEFAULT_BODY_DEADLINE`].
+//! - **One-time, short-lived, bounded.** A link completes once and expires with the
+//!   `requestState` that carries it (each pass of the flow renews it by the state TTL). Expired
+//!   links are purged whenever a link is minted, and at most [`MAX_LINKS_PER_PRINCIPAL`] per
+//!   principal and [`MAX_LINKS`] in all are kept: past either cap the link closest to expiry
+//!   goes first. Completion is recorded under (principal, correlation id) so only *that* flow
+//!   completes.
+//! - **The link names a reachable address.** It is built from the public base URL
+//!   (`serve --public-url`), else from the bound address; a server listening on an
+//!   unspecified address (`0.0.0.0`, `::`) without a public URL refuses to mint links.
 //! - **"accept" is consent only.** On the retry the tool checks the completion record; if the
 //!   page was not finished it asks again ([`ToolContext::elicit_url_again`]).
-//! - **No pre-authentication.** The URL grants nothing; the page form is a plain POST with no
-//!   cookies or ambient credentials, so cross-site posts gain nothing without the bearer token.
+//! - The pages are not cacheable, not frameable, run no script, and leak no referrer
+//!   cross-origin.
 //! - Secrets are held in [`ExportToken`], whose `Debug` is redacted.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::Body;
 use axum::extract::{Path, State as AxumState};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::CorrelationId;
-use mcp_runtime::transport::Authenticator;
+use mcp_runtime::transport::{Authenticator, OriginAllowlist};
+use subtle::ConstantTimeEq;
 
 /// The elicitation key of the connect step.
 pub const CONNECT_KEY: &str = "connect_export";
 
-/// How long a connect link stays usable.
-pub const LINK_TTL: Duration = Duration::from_secs(600);
+/// How long a link stays usable after the last pass of its flow when no state lifetime was
+/// set with [`ExportConnect::set_link_ttl`] (the server's default state lifetime).
+pub const DEFAULT_LINK_TTL: Duration = Duration::from_secs(300);
+
+/// Live links kept for one principal; minting one more drops that principal's link closest
+/// to expiry.
+pub const MAX_LINKS_PER_PRINCIPAL: usize = 8;
+
+/// Live links kept in all; minting one more drops the link closest to expiry.
+pub const MAX_LINKS: usize = 1024;
+
+/// Largest accepted form body (two tokens and a CSRF token need far less).
+pub const MAX_FORM_BYTES: usize = 8 * 1024;
+
+/// How long the form body may take to arrive, by default.
+pub const DEFAULT_BODY_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Wrong MCP tokens a link tolerates before it is locked.
+pub const MAX_FAILED_ATTEMPTS: u8 = 5;
+
+/// The CSRF cookie's name (scoped to the link's own path).
+pub const CSRF_COOKIE: &str = "notes_connect_csrf";
 
 /// A third-party token; never printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -61,20 +103,151 @@ impl std::fmt::Debug for ExportToken {
     }
 }
 
-struct Link {
-    principal: String,
-    correlation: CorrelationId,
-    created: Instant,
-    used: bool,
+type Flow = (String, CorrelationId);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Open,
+    Completed,
+    Locked,
 }
 
-#[derive(Default)]
+struct Link {
+    flow: Flow,
+    csrf: String,
+    expires: Instant,
+    /// Mint order, to break ties between equal expiries.
+    seq: u64,
+    stage: Stage,
+    failures: u8,
+}
+
+impl Link {
+    fn usable(&self, now: Instant) -> bool {
+        self.stage == Stage::Open && now < self.expires
+    }
+}
+
+/// A checked public base URL.
+#[derive(Debug, Clone)]
+struct BaseUrl {
+    /// Without a trailing slash.
+    text: String,
+    /// The path part, without a trailing slash (`""` at the root).
+    path: String,
+    /// Matches exactly the base URL's own origin.
+    own_origin: OriginAllowlist,
+    secure: bool,
+    unspecified: bool,
+}
+
+/// Checks a public base URL (`http(s)://HOST[:PORT][/PATH]`, no user info, query or fragment)
+/// and returns it without a trailing slash.
+///
+/// # Errors
+/// A one-line message naming what is wrong.
+pub fn check_public_url(url: &str) -> Result<String, String> {
+    parse_base(url).map(|b| b.text)
+}
+
+fn parse_base(url: &str) -> Result<BaseUrl, String> {
+    let bad = |why: &str| {
+        format!(
+            "public URL {url:?} {why}; write http(s)://HOST[:PORT][/PATH], e.g. https://notes.example.com"
+        )
+    };
+    let trimmed = url.trim().trim_end_matches('/');
+    if trimmed.contains(['#', '?']) {
+        return Err(bad("must not have a query or fragment"));
+    }
+    let uri: Uri = trimmed.parse().map_err(|_| bad("is not a URL"))?;
+    let secure = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("https") => true,
+        Some(s) if s.eq_ignore_ascii_case("http") => false,
+        _ => return Err(bad("must start with http:// or https://")),
+    };
+    let authority = uri.authority().ok_or_else(|| bad("has no host"))?;
+    if authority.as_str().contains('@') {
+        return Err(bad("must not carry user info"));
+    }
+    let host = authority.host().to_ascii_lowercase();
+    if host.is_empty() {
+        return Err(bad("has no host"));
+    }
+    let unspecified = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+        .is_ok_and(|ip| ip.is_unspecified());
+    // Browsers leave the default port out of `Origin`.
+    let port = match (authority.port_u16(), secure) {
+        (Some(443), true) | (Some(80), false) | (None, _) => String::new(),
+        (Some(p), _) => format!(":{p}"),
+    };
+    let scheme = if secure { "https" } else { "http" };
+    let origin = format!("{scheme}://{host}{port}");
+    let own_origin = OriginAllowlist::parse([origin.as_str()]).map_err(|e| bad(&e.to_string()))?;
+    let path = uri.path().trim_end_matches('/').to_owned();
+    Ok(BaseUrl {
+        text: format!("{scheme}://{host}{port}{path}"),
+        path,
+        own_origin,
+        secure,
+        unspecified,
+    })
+}
+
 struct Inner {
-    base_url: String,
+    base: Option<BaseUrl>,
+    ttl: Duration,
+    body_deadline: Duration,
     links: HashMap<String, Link>,
-    by_flow: HashMap<(String, CorrelationId), String>,
-    completed: HashSet<(String, CorrelationId)>,
+    by_flow: HashMap<Flow, String>,
     tokens: HashMap<String, ExportToken>,
+    minted: u64,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Self {
+            base: None,
+            ttl: DEFAULT_LINK_TTL,
+            body_deadline: DEFAULT_BODY_DEADLINE,
+            links: HashMap::new(),
+            by_flow: HashMap::new(),
+            tokens: HashMap::new(),
+            minted: 0,
+        }
+    }
+}
+
+impl Inner {
+    fn remove(&mut self, id: &str) {
+        if let Some(link) = self.links.remove(id) {
+            self.by_flow.remove(&link.flow);
+        }
+    }
+
+    fn purge(&mut self, now: Instant) {
+        let expired: Vec<String> = self
+            .links
+            .iter()
+            .filter(|(_, l)| now >= l.expires)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.remove(&id);
+        }
+    }
+
+    /// The link closest to expiry among those `pick` selects (oldest mint on ties).
+    fn first_to_expire(&self, pick: impl Fn(&Link) -> bool) -> Option<String> {
+        self.links
+            .iter()
+            .filter(|(_, l)| pick(l))
+            .min_by_key(|(_, l)| (l.expires, l.seq))
+            .map(|(id, _)| id.clone())
+    }
 }
 
 /// Server-side state of the connect flow (links, completions, stored tokens).
@@ -90,8 +263,10 @@ impl std::fmt::Debug for ExportConnect {
 /// Why the page refused a submission.
 #[derive(Debug, PartialEq, Eq)]
 pub enum ConnectRefusal {
-    /// No such link, already used, or expired.
+    /// No such link, already used, locked or expired.
     UnknownLink,
+    /// The CSRF cookie or form field is missing or does not match the link.
+    BadCsrf,
     /// The MCP token is missing or invalid.
     NotAuthenticated,
     /// The MCP token names a different principal than the one who started the flow.
@@ -100,28 +275,89 @@ pub enum ConnectRefusal {
     EmptyToken,
 }
 
+/// Where a flow's link stands, as the tool sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkStatus {
+    /// No live link (never minted, expired, or dropped by a cap).
+    Missing,
+    /// Minted, not completed yet.
+    Open,
+    /// The page was completed for this flow.
+    Completed,
+    /// Locked after too many wrong MCP tokens; nothing was stored.
+    Locked,
+}
+
+fn random_token() -> Result<String, ToolError> {
+    CorrelationId::random()
+        .map(|id| id.to_string())
+        .map_err(|e| ToolError::tool(format!("cannot create a link: {e}")))
+}
+
+fn ct_eq(a: &str, b: &str) -> bool {
+    bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
 impl ExportConnect {
-    /// Connect state whose links start with `base_url` (e.g. `http://127.0.0.1:8080`).
-    pub fn new(base_url: impl Into<String>) -> Self {
-        let me = Self::default();
-        me.set_base_url(base_url);
-        me
+    /// Sets the base URL links start with (e.g. `https://notes.example.com` or the bound
+    /// `http://127.0.0.1:8080`). A base on an unspecified address (`0.0.0.0`, `[::]`) is kept
+    /// but mints no link: the tool then tells the operator to set a public URL.
+    ///
+    /// # Errors
+    /// A one-line message when `base_url` is not `http(s)://HOST[:PORT][/PATH]`.
+    pub fn set_base_url(&self, base_url: &str) -> Result<(), String> {
+        let base = parse_base(base_url)?;
+        self.lock().base = Some(base);
+        Ok(())
     }
 
-    /// Sets the public base URL once the listener's address is known.
-    pub fn set_base_url(&self, base_url: impl Into<String>) {
-        self.lock().base_url = base_url.into().trim_end_matches('/').to_owned();
+    /// Sets how long a link lives after each pass of its flow: the server's state lifetime,
+    /// so a link never dies before the `requestState` that carries it.
+    pub fn set_link_ttl(&self, ttl: Duration) {
+        self.lock().ttl = ttl;
+    }
+
+    /// Sets how long the form body may take to arrive (default [`DEFAULT_BODY_DEADLINE`]).
+    pub fn set_body_deadline(&self, deadline: Duration) {
+        self.lock().body_deadline = deadline;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How many links are held (expired ones not purged yet included).
+    pub fn link_count(&self) -> usize {
+        self.lock().links.len()
+    }
+
+    /// Where the flow (principal, correlation) stands.
+    pub fn status(&self, principal: &Principal, correlation: CorrelationId) -> LinkStatus {
+        self.status_at(principal, correlation, Instant::now())
+    }
+
+    fn status_at(
+        &self,
+        principal: &Principal,
+        correlation: CorrelationId,
+        now: Instant,
+    ) -> LinkStatus {
+        let inner = self.lock();
+        let flow = (principal.as_str().to_owned(), correlation);
+        let Some(link) = inner.by_flow.get(&flow).and_then(|id| inner.links.get(id)) else {
+            return LinkStatus::Missing;
+        };
+        match link.stage {
+            _ if now >= link.expires => LinkStatus::Missing,
+            Stage::Open => LinkStatus::Open,
+            Stage::Completed => LinkStatus::Completed,
+            Stage::Locked => LinkStatus::Locked,
+        }
+    }
+
     /// Whether the flow (principal, correlation) finished on the page.
     pub fn is_complete(&self, principal: &Principal, correlation: CorrelationId) -> bool {
-        self.lock()
-            .completed
-            .contains(&(principal.as_str().to_owned(), correlation))
+        self.status(principal, correlation) == LinkStatus::Completed
     }
 
     /// The export token stored for `principal`, if any.
@@ -129,73 +365,149 @@ impl ExportConnect {
         self.lock().tokens.get(principal.as_str()).cloned()
     }
 
-    /// The page URL for this flow: the same on every pass (so the signed binding holds).
+    /// The page URL for this flow: the same on every pass (so the signed binding holds). Each
+    /// call renews the link for the state lifetime; minting a new one first purges expired
+    /// links and enforces the caps.
+    ///
+    /// # Errors
+    /// A tool error when the server has no usable public address (none set, or an unspecified
+    /// one such as `0.0.0.0`), or the OS random source fails.
     pub fn link_for(
         &self,
         principal: &Principal,
         correlation: CorrelationId,
     ) -> Result<String, ToolError> {
-        let mut inner = self.lock();
-        let flow = (principal.as_str().to_owned(), correlation);
-        let id = match inner.by_flow.get(&flow) {
-            Some(id) => id.clone(),
-            None => {
-                // An opaque id unrelated to the correlation id.
-                let id = CorrelationId::random()
-                    .map_err(|e| ToolError::tool(format!("cannot create a link: {e}")))?
-                    .to_string();
-                inner.links.insert(
-                    id.clone(),
-                    Link {
-                        principal: flow.0.clone(),
-                        correlation,
-                        created: Instant::now(),
-                        used: false,
-                    },
-                );
-                inner.by_flow.insert(flow, id.clone());
-                id
-            }
-        };
-        Ok(format!("{}/connect/{id}", inner.base_url))
+        self.link_for_at(principal, correlation, Instant::now())
     }
 
-    /// Completes the link `id` for the principal `auth` authenticates from `mcp_token`.
+    fn link_for_at(
+        &self,
+        principal: &Principal,
+        correlation: CorrelationId,
+        now: Instant,
+    ) -> Result<String, ToolError> {
+        let mut inner = self.lock();
+        let base = match &inner.base {
+            None => {
+                return Err(ToolError::tool(
+                    "the connect page has no address: this server is not serving HTTP (the operator must run it with --http and, when it listens on all addresses, --public-url)",
+                ));
+            }
+            Some(base) if base.unspecified => {
+                return Err(ToolError::tool(format!(
+                    "the connect page has no public address: this server listens on {} (all addresses), which no browser can open; the operator must restart it with --public-url https://HOST[:PORT]",
+                    base.text
+                )));
+            }
+            Some(base) => base.text.clone(),
+        };
+        inner.purge(now);
+        let expires = now + inner.ttl;
+        let flow = (principal.as_str().to_owned(), correlation);
+        if let Some(id) = inner.by_flow.get(&flow).cloned()
+            && let Some(link) = inner.links.get_mut(&id)
+        {
+            link.expires = link.expires.max(expires);
+            return Ok(format!("{base}/connect/{id}"));
+        }
+        // Make room: the principal's own link closest to expiry first, then anyone's.
+        while inner.links.values().filter(|l| l.flow.0 == flow.0).count() >= MAX_LINKS_PER_PRINCIPAL
+        {
+            match inner.first_to_expire(|l| l.flow.0 == flow.0) {
+                Some(id) => inner.remove(&id),
+                None => break,
+            }
+        }
+        while inner.links.len() >= MAX_LINKS {
+            match inner.first_to_expire(|_| true) {
+                Some(id) => inner.remove(&id),
+                None => break,
+            }
+        }
+        // An opaque id unrelated to the correlation id.
+        let id = random_token()?;
+        let csrf = random_token()?;
+        inner.minted += 1;
+        let seq = inner.minted;
+        inner.links.insert(
+            id.clone(),
+            Link {
+                flow: flow.clone(),
+                csrf,
+                expires,
+                seq,
+                stage: Stage::Open,
+                failures: 0,
+            },
+        );
+        inner.by_flow.insert(flow, id.clone());
+        Ok(format!("{base}/connect/{id}"))
+    }
+
+    /// The checks that need no body: the link `id` is usable and `cookie_csrf` is its CSRF
+    /// token.
+    fn precheck(&self, id: &str, cookie_csrf: Option<&str>) -> Result<(), ConnectRefusal> {
+        let inner = self.lock();
+        let link = inner
+            .links
+            .get(id)
+            .filter(|l| l.usable(Instant::now()))
+            .ok_or(ConnectRefusal::UnknownLink)?;
+        match cookie_csrf {
+            Some(c) if ct_eq(c, &link.csrf) => Ok(()),
+            _ => Err(ConnectRefusal::BadCsrf),
+        }
+    }
+
+    /// Completes the link `id` for the principal `auth` authenticates from `mcp_token`;
+    /// `csrf` is the form's CSRF field.
     pub fn submit(
         &self,
         id: &str,
+        csrf: &str,
         auth: &dyn Authenticator,
         mcp_token: &str,
         export_token: &str,
     ) -> Result<(), ConnectRefusal> {
         let mut headers = HeaderMap::new();
-        let bearer = HeaderValue::from_str(&format!("Bearer {}", mcp_token.trim()))
-            .map_err(|_| ConnectRefusal::NotAuthenticated)?;
-        headers.insert(header::AUTHORIZATION, bearer);
+        let bearer = HeaderValue::from_str(&format!("Bearer {}", mcp_token.trim()));
         let mut inner = self.lock();
-        let Some(link) = inner.links.get(id) else {
+        let Some(link) = inner.links.get_mut(id) else {
             return Err(ConnectRefusal::UnknownLink);
         };
-        if link.used || link.created.elapsed() > LINK_TTL {
+        if !link.usable(Instant::now()) {
             return Err(ConnectRefusal::UnknownLink);
         }
-        let who = auth
-            .authenticate(&headers)
-            .map_err(|_| ConnectRefusal::NotAuthenticated)?;
-        if who.as_str() != link.principal {
-            return Err(ConnectRefusal::OtherPrincipal);
+        if !ct_eq(csrf, &link.csrf) {
+            return Err(ConnectRefusal::BadCsrf);
+        }
+        let who = match bearer {
+            Ok(bearer) => {
+                headers.insert(header::AUTHORIZATION, bearer);
+                auth.authenticate(&headers).ok()
+            }
+            Err(_) => None,
+        };
+        let refusal = match who {
+            None => Some(ConnectRefusal::NotAuthenticated),
+            Some(who) if who.as_str() != link.flow.0 => Some(ConnectRefusal::OtherPrincipal),
+            Some(_) => None,
+        };
+        if let Some(refusal) = refusal {
+            link.failures = link.failures.saturating_add(1);
+            if link.failures >= MAX_FAILED_ATTEMPTS {
+                link.stage = Stage::Locked;
+            }
+            return Err(refusal);
         }
         if export_token.trim().is_empty() {
             return Err(ConnectRefusal::EmptyToken);
         }
-        let flow = (link.principal.clone(), link.correlation);
-        if let Some(link) = inner.links.get_mut(id) {
-            link.used = true;
-        }
+        link.stage = Stage::Completed;
+        let principal = link.flow.0.clone();
         inner
             .tokens
-            .insert(flow.0.clone(), ExportToken(export_token.trim().to_owned()));
-        inner.completed.insert(flow);
+            .insert(principal, ExportToken(export_token.trim().to_owned()));
         Ok(())
     }
 }
@@ -204,6 +516,8 @@ impl ExportConnect {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectArgs {}
+
+const CONNECTED: &str = "The export is connected.";
 
 /// Connect the notes export to a third-party service: the user enters the service's token on
 /// a local web page (never in the chat). Needs URL-mode elicitation.
@@ -215,14 +529,27 @@ pub async fn notes_connect_export(
 ) -> Result<String, ToolError> {
     let correlation = ctx.correlation_id(CONNECT_KEY)?;
     let principal = ctx.principal().clone();
-    if connect.is_complete(&principal, correlation) {
-        return Ok("The export is connected.".to_owned());
+    // Responses are present only on a retry whose requestState verified.
+    let retry = !ctx.raw_input_responses().is_empty();
+    match connect.status(&principal, correlation) {
+        LinkStatus::Completed => return Ok(CONNECTED.to_owned()),
+        LinkStatus::Locked => {
+            return Err(ToolError::tool(
+                "The connect page was locked after too many wrong MCP access tokens; nothing was stored. Call notes_connect_export again (without requestState) for a new link.",
+            ));
+        }
+        LinkStatus::Missing if retry => {
+            return Err(ToolError::tool(
+                "The connect link expired or was replaced by newer ones; nothing was stored. Call notes_connect_export again (without requestState) for a new link.",
+            ));
+        }
+        LinkStatus::Missing | LinkStatus::Open => {}
     }
     let url = connect.link_for(&principal, correlation)?;
     let message = "Open this page to connect the export service; you will need your MCP access token and the service's token.";
     match ctx.elicit_url(CONNECT_KEY, message, &url).await? {
         Elicitation::Accepted(()) if connect.is_complete(&principal, correlation) => {
-            Ok("The export is connected.".to_owned())
+            Ok(CONNECTED.to_owned())
         }
         Elicitation::Accepted(()) => Err(ctx.elicit_url_again(
             CONNECT_KEY,
@@ -240,89 +567,252 @@ pub async fn notes_connect_export(
 struct PageState {
     connect: ExportConnect,
     auth: Arc<dyn Authenticator>,
+    origins: OriginAllowlist,
 }
 
 /// The page's routes (`GET`/`POST /connect/{id}`), to merge into the MCP HTTP router.
-pub fn routes(connect: ExportConnect, auth: Arc<dyn Authenticator>) -> Router {
+/// `origins` is the MCP endpoint's [`OriginAllowlist`]; the page's own origin (from the base
+/// URL) is always allowed too.
+pub fn routes(
+    connect: ExportConnect,
+    auth: Arc<dyn Authenticator>,
+    origins: OriginAllowlist,
+) -> Router {
     Router::new()
         .route("/connect/{id}", get(page).post(submit))
-        .with_state(PageState { connect, auth })
+        .with_state(PageState {
+            connect,
+            auth,
+            origins,
+        })
 }
 
-const FORM: &str = r#"<!doctype html><meta charset="utf-8"><title>Connect export</title>
-<h1>Connect the notes export</h1>
-<form method="post">
+const UNKNOWN_LINK: &str = "This link is unknown, used or expired.";
+
+fn html_page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html><meta charset=\"utf-8\"><title>{title}</title>\n<h1>{title}</h1>\n{body}"
+    )
+}
+
+fn form_html(csrf: &str) -> String {
+    // The CSRF token is url-safe base64: nothing in it needs HTML escaping.
+    html_page(
+        "Connect the notes export",
+        &format!(
+            r#"<form method="post">
+<input type="hidden" name="csrf" value="{csrf}">
 <p><label>Your MCP access token <input name="mcp_token" type="password" autocomplete="off" required></label></p>
 <p><label>Export service token <input name="export_token" type="password" autocomplete="off" required></label></p>
-<p><button>Connect</button></p></form>"#;
+<p><button type="submit">Connect</button></p></form>"#
+        ),
+    )
+}
 
-fn no_store(mut response: Response) -> Response {
+/// An outcome page: `<p id="outcome">` holds the (static, HTML-safe) message.
+fn outcome(status: StatusCode, message: &str) -> Response {
+    let title = if status.is_success() {
+        "Connected"
+    } else {
+        "Not connected"
+    };
+    let body = html_page(title, &format!("<p id=\"outcome\">{message}</p>"));
+    let mut response = secure((status, Html(body)).into_response(), false);
+    if status.is_client_error() {
+        // The body may be unread or half-read: do not keep the connection for another request.
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// Headers every page gets: no caching, no framing, no script, no cross-origin referrer.
+fn secure(mut response: Response, form_page: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        ),
     );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(
-        header::HeaderName::from_static("x-frame-options"),
-        HeaderValue::from_static("DENY"),
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    // Under `no-referrer` browsers send `Origin: null` on the form's own POST, which the
+    // Origin check must refuse; `same-origin` still sends nothing to any other origin.
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static(if form_page {
+            "same-origin"
+        } else {
+            "no-referrer"
+        }),
     );
     response
 }
 
 async fn page(AxumState(s): AxumState<PageState>, Path(id): Path<String>) -> Response {
-    let known = s
+    let found = {
+        let inner = s.connect.lock();
+        let now = Instant::now();
+        inner
+            .links
+            .get(&id)
+            .filter(|l| l.usable(now))
+            .map(|l| {
+                let secure = inner.base.as_ref().is_some_and(|b| b.secure);
+                let path = inner.base.as_ref().map_or("", |b| b.path.as_str());
+                let max_age = l.expires.saturating_duration_since(now).as_secs().max(1);
+                // Scoped to this link's path: several open links do not clobber each other.
+                let cookie = format!(
+                    "{CSRF_COOKIE}={}; Path={path}/connect/{id}; Max-Age={max_age}; HttpOnly; SameSite=Strict{}",
+                    l.csrf,
+                    if secure { "; Secure" } else { "" }
+                );
+                (l.csrf.clone(), cookie)
+            })
+    };
+    let Some((csrf, cookie)) = found else {
+        return outcome(StatusCode::NOT_FOUND, UNKNOWN_LINK);
+    };
+    let mut response = secure(Html(form_html(&csrf)).into_response(), true);
+    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// The value of cookie `name`, from every `Cookie` header.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+fn origin_allowed(s: &PageState, headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        // Not a browser (browsers always send Origin on POST); the CSRF checks still apply.
+        return true;
+    };
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    let own = s
         .connect
         .lock()
-        .links
-        .get(&id)
-        .is_some_and(|l| !l.used && l.created.elapsed() <= LINK_TTL);
-    if known {
-        no_store(Html(FORM).into_response())
-    } else {
-        no_store(
-            (
-                StatusCode::NOT_FOUND,
-                "This link is unknown, used or expired.",
-            )
-                .into_response(),
-        )
-    }
+        .base
+        .as_ref()
+        .is_some_and(|b| b.own_origin.allows(origin));
+    own || s.origins.allows(origin)
+}
+
+fn refusal_response(refusal: &ConnectRefusal) -> Response {
+    let (status, text) = match refusal {
+        ConnectRefusal::UnknownLink => (StatusCode::NOT_FOUND, UNKNOWN_LINK),
+        ConnectRefusal::BadCsrf => (
+            StatusCode::FORBIDDEN,
+            "This form did not come from this page, or it is stale. Open the link again and resubmit.",
+        ),
+        ConnectRefusal::NotAuthenticated => (
+            StatusCode::UNAUTHORIZED,
+            "The MCP access token is not valid.",
+        ),
+        ConnectRefusal::OtherPrincipal => (
+            StatusCode::FORBIDDEN,
+            "This link belongs to another user; nothing was stored.",
+        ),
+        ConnectRefusal::EmptyToken => (StatusCode::BAD_REQUEST, "Enter the export service token."),
+    };
+    outcome(status, text)
 }
 
 async fn submit(
     AxumState(s): AxumState<PageState>,
     Path(id): Path<String>,
-    body: Bytes,
+    headers: HeaderMap,
+    body: Body,
 ) -> Response {
-    let fields = parse_form(&body);
-    let get = |k: &str| fields.get(k).map(String::as_str).unwrap_or_default();
-    let outcome = s
-        .connect
-        .submit(&id, s.auth.as_ref(), get("mcp_token"), get("export_token"));
-    let (status, text) = match outcome {
-        Ok(()) => (
-            StatusCode::OK,
-            "Connected. Return to your MCP client and confirm.",
-        ),
-        Err(ConnectRefusal::UnknownLink) => (
-            StatusCode::NOT_FOUND,
-            "This link is unknown, used or expired.",
-        ),
-        Err(ConnectRefusal::NotAuthenticated) => (
-            StatusCode::UNAUTHORIZED,
-            "The MCP access token is not valid.",
-        ),
-        Err(ConnectRefusal::OtherPrincipal) => (
+    // Everything decidable from the URL and headers is decided before any body is read.
+    if !origin_allowed(&s, &headers) {
+        tracing::info!(
+            status = 403,
+            "connect page submission from a foreign Origin"
+        );
+        return outcome(
             StatusCode::FORBIDDEN,
-            "This link belongs to another user; nothing was stored.",
-        ),
-        Err(ConnectRefusal::EmptyToken) => {
-            (StatusCode::BAD_REQUEST, "Enter the export service token.")
+            "Forbidden: this form may only be submitted from its own page (Origin not allowed).",
+        );
+    }
+    if let Err(refusal) = s.connect.precheck(&id, cookie(&headers, CSRF_COOKIE)) {
+        tracing::info!(?refusal, "connect page submission refused before its body");
+        return refusal_response(&refusal);
+    }
+    let form_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| {
+            m.trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        });
+    if !form_type {
+        return outcome(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Submit the form on the page (application/x-www-form-urlencoded).",
+        );
+    }
+    let too_large = || outcome(StatusCode::PAYLOAD_TOO_LARGE, "The form is too large.");
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_FORM_BYTES as u64) {
+        return too_large();
+    }
+    let deadline = s.connect.lock().body_deadline;
+    let read = tokio::time::timeout(deadline, Limited::new(body, MAX_FORM_BYTES).collect()).await;
+    let body = match read {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<LengthLimitError>() => return too_large(),
+        Ok(Err(_)) => return outcome(StatusCode::BAD_REQUEST, "The form could not be read."),
+        Err(_) => {
+            return outcome(
+                StatusCode::REQUEST_TIMEOUT,
+                "The form took too long to arrive.",
+            );
         }
     };
-    tracing::info!(status = status.as_u16(), "connect page submission");
-    no_store((status, text).into_response())
+    let fields = parse_form(&body);
+    let get = |k: &str| fields.get(k).map(String::as_str).unwrap_or_default();
+    let result = s.connect.submit(
+        &id,
+        get("csrf"),
+        s.auth.as_ref(),
+        get("mcp_token"),
+        get("export_token"),
+    );
+    match result {
+        Ok(()) => {
+            tracing::info!(status = 200, "connect page submission completed");
+            outcome(
+                StatusCode::OK,
+                "Connected. Return to your MCP client and confirm.",
+            )
+        }
+        Err(refusal) => {
+            tracing::info!(?refusal, "connect page submission refused");
+            refusal_response(&refusal)
+        }
+    }
 }
 
 /// Parses `application/x-www-form-urlencoded`.
@@ -339,4 +829,122 @@ fn parse_form(body: &[u8]) -> HashMap<String, String> {
             Some((decode(k), decode(v)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    fn corr() -> CorrelationId {
+        CorrelationId::random().unwrap()
+    }
+
+    fn connect(ttl: Duration) -> ExportConnect {
+        let c = ExportConnect::default();
+        c.set_base_url("http://127.0.0.1:9").unwrap();
+        c.set_link_ttl(ttl);
+        c
+    }
+
+    #[test]
+    fn links_expire_with_the_state_and_are_purged() {
+        let c = connect(Duration::from_secs(60));
+        let alice = Principal::new("alice");
+        let t0 = Instant::now();
+        let (a, b) = (corr(), corr());
+        let url = c.link_for_at(&alice, a, t0).unwrap();
+        assert_eq!(c.status_at(&alice, a, t0), LinkStatus::Open);
+        // Each pass renews the link for the state lifetime: same URL, later expiry.
+        let t1 = t0 + Duration::from_secs(50);
+        assert_eq!(c.link_for_at(&alice, a, t1).unwrap(), url);
+        assert_eq!(
+            c.status_at(&alice, a, t0 + Duration::from_secs(100)),
+            LinkStatus::Open
+        );
+        let gone = t1 + Duration::from_secs(60);
+        assert_eq!(c.status_at(&alice, a, gone), LinkStatus::Missing);
+        // Minting another link purges the expired record, completion index included.
+        c.link_for_at(&alice, b, gone).unwrap();
+        assert_eq!(c.link_count(), 1);
+        assert_eq!(c.lock().by_flow.len(), 1);
+    }
+
+    #[test]
+    fn links_are_capped_per_principal_and_in_all() {
+        let c = connect(Duration::from_secs(600));
+        let t0 = Instant::now();
+        let alice = Principal::new("alice");
+        let bob = Principal::new("bob");
+        let bobs = corr();
+        c.link_for_at(&bob, bobs, t0).unwrap();
+        let first = corr();
+        c.link_for_at(&alice, first, t0).unwrap();
+        for i in 0..MAX_LINKS_PER_PRINCIPAL as u64 {
+            c.link_for_at(&alice, corr(), t0 + Duration::from_millis(i + 1))
+                .unwrap();
+        }
+        // Alice's oldest went; bob's link is untouched.
+        assert_eq!(c.link_count(), MAX_LINKS_PER_PRINCIPAL + 1);
+        assert_eq!(c.status_at(&alice, first, t0), LinkStatus::Missing);
+        assert_eq!(c.status_at(&bob, bobs, t0), LinkStatus::Open);
+
+        // Many principals: the total stays at the cap, the oldest (bob's) goes first.
+        for i in 0..MAX_LINKS as u64 {
+            let p = Principal::new(format!("p{i}").as_str());
+            c.link_for_at(&p, corr(), t0 + Duration::from_millis(100 + i))
+                .unwrap();
+        }
+        assert_eq!(c.link_count(), MAX_LINKS);
+        assert_eq!(c.lock().by_flow.len(), MAX_LINKS);
+        assert_eq!(c.status_at(&bob, bobs, t0), LinkStatus::Missing);
+    }
+
+    #[test]
+    fn no_link_from_an_unspecified_or_missing_address() {
+        let c = ExportConnect::default();
+        let alice = Principal::new("alice");
+        let e = c.link_for(&alice, corr()).unwrap_err();
+        assert!(format!("{e:?}").contains("--http"), "{e:?}");
+        for base in ["http://0.0.0.0:8080", "http://[::]:8080/"] {
+            c.set_base_url(base).unwrap();
+            let e = c.link_for(&alice, corr()).unwrap_err();
+            assert!(format!("{e:?}").contains("--public-url"), "{e:?}");
+        }
+        assert_eq!(c.link_count(), 0);
+        c.set_base_url("https://notes.example.com:443/base/")
+            .unwrap();
+        let url = c.link_for(&alice, corr()).unwrap();
+        assert!(
+            url.starts_with("https://notes.example.com/base/connect/"),
+            "{url}"
+        );
+    }
+
+    #[test]
+    fn public_urls_are_checked() {
+        assert_eq!(
+            check_public_url("HTTPS://Notes.example.com/").unwrap(),
+            "https://notes.example.com"
+        );
+        assert_eq!(
+            check_public_url("http://h:8080/x").unwrap(),
+            "http://h:8080/x"
+        );
+        for bad in [
+            "ftp://h",
+            "notes.example.com",
+            "https://u:p@h",
+            "https://h/?q=1",
+            "https://h/#f",
+            "",
+        ] {
+            assert!(check_public_url(bad).is_err(), "{bad}");
+        }
+        let base = parse_base("https://h.example").unwrap();
+        assert!(base.own_origin.allows("https://h.example"));
+        assert!(!base.own_origin.allows("https://evil.example"));
+        assert!(!base.own_origin.allows("http://h.example"));
+    }
 }

@@ -57,6 +57,8 @@ pub struct Prepared {
     pub sandbox_rw: Option<Vec<PathBuf>>,
     /// Paths granted read-only by the sandbox.
     pub sandbox_ro: Vec<PathBuf>,
+    /// HTTP: the checked `--public-url` connect links start with (else the bound address).
+    pub public_url: Option<String>,
 }
 
 /// The notes backend to open once the async runtime runs.
@@ -210,6 +212,18 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
             Transport::Http { addr, tokens }
         }
     };
+    let public_url = match (&args.public_url, args.http) {
+        (Some(url), _) => Some(
+            connect::check_public_url(url)
+                .map_err(|e| ConfigError(format!("--public-url: {e}")))?,
+        ),
+        (None, Some(addr)) if addr.ip().is_unspecified() => {
+            return Err(ConfigError(format!(
+                "--http {addr} listens on all addresses, so connect links cannot name this server; pass --public-url with the URL browsers reach it at (e.g. https://notes.example.com)"
+            )));
+        }
+        (None, _) => None,
+    };
 
     Ok(Prepared {
         transport,
@@ -227,6 +241,7 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         state_ttl: args.state_ttl(),
         sandbox_rw: (!args.no_sandbox).then_some(rw),
         sandbox_ro: ro,
+        public_url,
     })
 }
 
@@ -320,6 +335,7 @@ async fn serve(prepared: Prepared) -> i32 {
                 bind: addr,
                 ..HttpConfig::default()
             };
+            let origins = config.allowed_origins.clone();
             // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
             // front of the sessionless modern router and uses the same authenticator.
             let legacy = LegacyHttp::new(
@@ -329,7 +345,9 @@ async fn serve(prepared: Prepared) -> i32 {
             );
             let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
             let router = match http.router() {
-                Ok(router) => legacy.wrap(router.merge(connect::routes(connect.clone(), auth))),
+                Ok(router) => {
+                    legacy.wrap(router.merge(connect::routes(connect.clone(), auth, origins)))
+                }
                 Err(e) => {
                     eprintln!("notes-example: {e}");
                     return EXIT_USAGE;
@@ -344,7 +362,12 @@ async fn serve(prepared: Prepared) -> i32 {
             };
             match listener.local_addr() {
                 Ok(local) => {
-                    connect.set_base_url(format!("http://{local}"));
+                    let base = prepared
+                        .public_url
+                        .unwrap_or_else(|| format!("http://{local}"));
+                    if let Err(e) = connect.set_base_url(&base) {
+                        tracing::warn!(error = %e, "connect links disabled");
+                    }
                     // Printed whatever the log filter: with `--http 127.0.0.1:0` this line is
                     // how a supervisor or test learns the port the kernel picked.
                     eprintln!("notes-example: listening on http://{local}/mcp");

@@ -178,6 +178,8 @@ pub fn build_server_with(
     state_ttl: std::time::Duration,
     connect: crate::connect::ExportConnect,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
+    // A connect link lives as long as the requestState that carries it.
+    connect.set_link_ttl(state_ttl);
     Server::builder(Implementation::new(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
