@@ -19,6 +19,11 @@ const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
 const BOB: &str = "bob-token-0123456789abcdefghijklmnopqrstuvwx";
 
 fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
+    start_with(fx, &[])
+}
+
+/// `serve --http` on an ephemeral loopback port with `extra` arguments.
+fn start_with(fx: &NotesFixture, extra: &[&str]) -> (StdioServer, SocketAddr) {
     let root = fx.root();
     let auth = root.join("auth");
     std::fs::write(&auth, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
@@ -28,7 +33,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
     let alice_ws = format!("alice={}", fx.notes.display());
-    let args = [
+    let mut args = vec![
         "serve",
         "--http",
         "127.0.0.1:0",
@@ -41,6 +46,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         "--state-key-file",
         fx.key_file.to_str().unwrap(),
     ];
+    args.extend_from_slice(extra);
     let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -306,4 +312,64 @@ fn one_http_server_serves_both_eras_on_the_real_binary() {
     assert_eq!(ended.status, 204);
     let r = alice.post(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}));
     assert_eq!(r.status, 404);
+}
+
+/// A client-chosen string that would forge a log line (and recolour a terminal) if logged raw.
+const FORGED: &str = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
+
+/// Waits (bounded) until the server's stderr contains `needle`; returns all of stderr.
+fn stderr_once_logged(server: &StdioServer, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stderr = server.stderr();
+        if stderr.contains(needle) || Instant::now() > deadline {
+            return stderr;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// No forged line, no raw carriage return or escape; the value is there, escaped.
+fn assert_log_escaped(stderr: &str) {
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("2026-01-01T00:00:00")),
+        "a forged log line appeared:\n{stderr}"
+    );
+    assert!(!stderr.contains('\r'), "raw CR in the log:\n{stderr:?}");
+    assert!(!stderr.contains('\x1b'), "raw ESC in the log:\n{stderr:?}");
+    assert!(
+        stderr.contains(r"x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\u{1b}[31m"),
+        "the method is logged, escaped:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_legacy_request_method_cannot_forge_log_lines() {
+    let fx = NotesFixture::new().unwrap();
+    let (server, addr) = start(&fx);
+    let alice = LegacyClient::connect(addr, ALICE);
+    let mut r = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": FORGED}));
+    assert_eq!(r.status, 200);
+    let done = r.next_event().expect("the error response");
+    assert_eq!(done["error"]["code"], -32601, "{done}");
+    assert_log_escaped(&stderr_once_logged(&server, "legacy mcp request"));
+}
+
+#[test]
+fn a_modern_notification_method_cannot_forge_log_lines() {
+    let fx = NotesFixture::new().unwrap();
+    let (server, addr) = start(&fx);
+    // A notification carries no Mcp-Method header: the method comes from the body only.
+    let body = json!({"jsonrpc": "2.0", "method": FORGED}).to_string();
+    let r = Exchange::send(
+        addr,
+        "POST",
+        &[
+            ("Authorization", &format!("Bearer {ALICE}")),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        &body,
+    );
+    assert!(r.status < 500, "{}", r.status);
+    assert_log_escaped(&stderr_once_logged(&server, "mcp notification"));
 }

@@ -75,6 +75,7 @@ use tokio::sync::mpsc;
 
 use super::LEGACY_PROTOCOL_VERSION;
 use super::session::LegacySession;
+use crate::log_safe::LogSafe;
 use crate::transport::{
     AuthRejection, Authenticator, CancellationToken, HttpConfig, OriginAllowlist,
 };
@@ -588,7 +589,7 @@ fn lookup(inner: &Inner, sid: &str, principal: &Principal) -> Option<Arc<Entry>>
         return None;
     }
     if entry.session.principal() != principal {
-        tracing::warn!(target: LOG_TARGET, %principal, "legacy session id presented by another principal; refused as unknown");
+        tracing::warn!(target: LOG_TARGET, principal = %LogSafe(principal), "legacy session id presented by another principal; refused as unknown");
         return None;
     }
     entry.touch();
@@ -724,7 +725,7 @@ async fn open_session(
         }
         sessions.insert(sid, entry);
     }
-    tracing::info!(target: LOG_TARGET, %principal, "2025-11-25 session opened");
+    tracing::info!(target: LOG_TARGET, principal = %LogSafe(&principal), "2025-11-25 session opened");
     let mut response = json_response(StatusCode::OK, reply);
     response.headers_mut().insert(MCP_SESSION_ID, header);
     response
@@ -838,9 +839,9 @@ async fn request(
             // Once per request, like the modern transport; never params, answers or the session id.
             tracing::info!(
                 target: LOG_TARGET,
-                request_id = %id,
-                method = %method,
-                principal = %session.principal(),
+                request_id = %LogSafe(&id),
+                method = %LogSafe(&method),
+                principal = %LogSafe(session.principal()),
                 outcome,
                 latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
                 "legacy mcp request"
