@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::session::{LegacySession, error_response};
+use super::session::{Delivery, LegacySession, error_response};
 use crate::transport::stdio::{StdioConfig, serve};
 use crate::transport::{CancellationToken, McpService};
 use crate::{Principal, Server};
@@ -181,8 +181,18 @@ async fn on_message(
     match (method, id) {
         // A response to one of our requests (elicitation/create, roots/list, ...).
         (None, Some(_)) if value.get("result").is_some() || value.get("error").is_some() => {
-            if !session.deliver_response(&value) {
-                tracing::debug!("legacy stdio: response to no pending request ignored");
+            match session.deliver_response(&value) {
+                Delivery::Delivered => {}
+                // JSON-RPC has no reply to a response: the client already got
+                // notifications/cancelled for it.
+                Delivery::TimedOut { .. } => {
+                    tracing::info!(
+                        "legacy stdio: late answer to a request cancelled after its input timeout; discarded"
+                    );
+                }
+                Delivery::Unknown => {
+                    tracing::debug!("legacy stdio: response to no pending request ignored");
+                }
             }
         }
         (Some("notifications/cancelled"), None) => {
