@@ -11,7 +11,8 @@ use std::time::Duration;
 use core_support::*;
 use futures::future::BoxFuture;
 use mcp_runtime::context::ToolContext;
-use mcp_runtime::legacy::stdio::serve_auto;
+use mcp_runtime::legacy::session::SessionLimits;
+use mcp_runtime::legacy::stdio::{serve_auto, serve_auto_with_limits};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::StdioConfig;
 use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
@@ -115,6 +116,24 @@ impl Client {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         self.recv().await
+    }
+
+    /// Like [`Client::start`], with explicit session limits.
+    fn start_with_limits(server: Server, limits: SessionLimits) -> Self {
+        let (write, server_read) = tokio::io::duplex(1 << 16);
+        let (server_write, read) = tokio::io::duplex(1 << 16);
+        tokio::spawn(serve_auto_with_limits(
+            server,
+            Principal::new("alice"),
+            server_read,
+            server_write,
+            StdioConfig::default(),
+            limits,
+        ));
+        Self {
+            write,
+            lines: BufReader::new(read).lines(),
+        }
     }
 
     /// The 2025-11-25 handshake with the given client capabilities.
@@ -380,4 +399,68 @@ async fn a_modern_first_message_selects_the_modern_era() {
         .request(2, "initialize", json!({"_meta": meta(json!({}))}))
         .await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
+}
+
+#[tokio::test]
+async fn unanswered_questions_time_out_are_cancelled_and_late_answers_change_nothing() {
+    let effects = Effects::default();
+    let limits = SessionLimits {
+        input_timeout: Duration::from_millis(200),
+        ..SessionLimits::default()
+    };
+    let mut c = Client::start_with_limits(server(&effects), limits);
+    let init = c
+        .request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"elicitation": {}, "roots": {}},
+                   "clientInfo": {"name": "scripted", "version": "0"}}),
+        )
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+
+    // A form nobody answers: cancelled, then the call fails with a tool error saying why.
+    c.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                  "params": {"name": "delete", "arguments": {"title": "n"}}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let cancelled = c.recv().await;
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = c.recv().await;
+    assert_eq!(done["id"], 7, "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not answer the form within 200 ms"),
+        "{text}"
+    );
+
+    // The late answer is discarded: nothing is deleted, and the session still works.
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+                  "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}}))
+        .await;
+    let pong = c.request(8, "ping", json!({})).await;
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+    assert_eq!(effects.count(), 0);
+
+    // Not only forms: an unanswered roots/list names what the client did not answer.
+    c.send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                  "params": {"name": "roots", "arguments": {}}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    assert_eq!(c.recv().await["method"], "notifications/cancelled");
+    let done = c.recv().await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not answer `roots/list` within 200 ms"),
+        "{text}"
+    );
 }

@@ -373,3 +373,50 @@ fn a_modern_notification_method_cannot_forge_log_lines() {
     assert!(r.status < 500, "{}", r.status);
     assert_log_escaped(&stderr_once_logged(&server, "mcp notification"));
 }
+
+#[test]
+fn a_form_left_unanswered_times_out_cleanly_and_deletes_nothing() {
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start_with(&fx, &["--legacy-input-timeout-secs", "1"]);
+    let alice = LegacyClient::connect(addr, ALICE);
+    let mut call = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "notes_delete", "arguments": fx.delete_args("shopping")}}));
+    assert_eq!(call.status, 200);
+    let ask = call.next_event().expect("elicitation/create on the stream");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+
+    // Nobody answers: the dialog is cancelled on the stream, the call says why.
+    let cancelled = call.next_event().expect("notifications/cancelled");
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = call.next_event().expect("the final response");
+    assert_eq!(done["id"], 1, "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        text(&done).contains("did not answer the form within 1 s"),
+        "{done}"
+    );
+
+    // The late "yes, delete it" is refused with a reason and deletes nothing.
+    let late = alice.post(&json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+        "result": choose("shopping.md", true)}));
+    assert_eq!(late.status, 409);
+    let body = late.json();
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("discarded and changed nothing"),
+        "{body}"
+    );
+    assert!(fx.exists("shopping.md"));
+
+    // The flow still works afterwards, answered in time.
+    let (r, _) = alice.delete(2, &fx, choose("shopping.md", true));
+    assert!(text(&r).contains("Deleted"), "{r}");
+    assert!(!fx.exists("shopping.md"));
+}
