@@ -65,6 +65,43 @@ impl ToolHandler for RootsTool {
     }
 }
 
+/// `roots-prompt`: a prompt that asks the client for its roots (a non-tool request that needs
+/// input).
+struct RootsPrompt(mcp_types::Prompt, ClientCapabilities);
+
+impl Default for RootsPrompt {
+    fn default() -> Self {
+        Self(
+            serde_json::from_value(json!({"name": "roots-prompt"})).unwrap(),
+            ClientCapabilities::none(),
+        )
+    }
+}
+
+impl mcp_runtime::prompt::PromptHandler for RootsPrompt {
+    fn descriptor(&self) -> &mcp_types::Prompt {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &ClientCapabilities {
+        &self.1
+    }
+    fn get<'a>(
+        &'a self,
+        ctx: &'a mut ToolContext,
+        _args: JsonObject,
+    ) -> BoxFuture<'a, Result<mcp_types::GetPromptResult, ToolError>> {
+        Box::pin(async move {
+            let roots = ctx.list_roots("roots").await?;
+            Ok(mcp_runtime::prompt::prompt_result(vec![
+                mcp_runtime::prompt::user(mcp_types::ContentBlock::text(format!(
+                    "{} roots",
+                    roots.len()
+                ))),
+            ]))
+        })
+    }
+}
+
 fn server(effects: &Effects) -> Server {
     Server::builder(Implementation::new("legacy-test", "1.2.3"))
         .tools(tools![DeleteTool, RootsTool])
@@ -462,5 +499,42 @@ async fn unanswered_questions_time_out_are_cancelled_and_late_answers_change_not
     assert!(
         text.contains("did not answer `roots/list` within 200 ms"),
         "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_unanswered_question_fails_a_non_tool_request_with_a_timeout_error() {
+    let server = Server::builder(Implementation::new("legacy-test", "1.2.3"))
+        .prompts(mcp_runtime::prompts![RootsPrompt])
+        .build()
+        .unwrap();
+    let limits = SessionLimits {
+        input_timeout: Duration::from_millis(100),
+        ..SessionLimits::default()
+    };
+    let mut c = Client::start_with_limits(server, limits);
+    let init = c
+        .request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+                   "clientInfo": {"name": "scripted", "version": "0"}}),
+        )
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+    c.send(json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get",
+                  "params": {"name": "roots-prompt"}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let cancelled = c.recv().await;
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = c.recv().await;
+    assert_eq!(done["id"], 3, "{done}");
+    assert_eq!(done["error"]["code"], -32001, "{done}");
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("did not answer `roots/list` within 100 ms"),
+        "{message}"
     );
 }

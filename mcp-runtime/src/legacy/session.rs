@@ -561,14 +561,17 @@ impl LegacySession {
                 .remove(&id.to_string());
             return Err(gone().into());
         }
+        let mut rx = rx;
         let answer = tokio::select! {
             () = cancel.cancelled() => None,
-            answer = tokio::time::timeout(self.limits.input_timeout, rx) => match answer {
+            answer = tokio::time::timeout(self.limits.input_timeout, &mut rx) => match answer {
                 Ok(answer) => answer.ok(),
-                Err(_) => {
-                    self.expire(&id, &method, out).await;
+                Err(_) if self.expire(&id, &method, out).await => {
                     return Err(AskFailure::TimedOut { method: method.clone() });
                 }
+                // Answered right at the deadline: the answer is (about to be) in `rx`, and
+                // the client was told 202, so it counts.
+                Err(_) => rx.await.ok(),
             },
         };
         match answer {
@@ -595,14 +598,17 @@ impl LegacySession {
 
     /// Gives up on our request `id` (`method`) after [`SessionLimits::input_timeout`]:
     /// forgets it, remembers it as expired (so a late answer is told so), and cancels it on
-    /// the client with `notifications/cancelled`, so its dialog can close.
-    async fn expire(&self, id: &Value, method: &str, out: &mpsc::Sender<Bytes>) {
+    /// the client with `notifications/cancelled`, so its dialog can close. `false` when an
+    /// answer was taken for delivery in the meantime (then nothing is cancelled).
+    async fn expire(&self, id: &Value, method: &str, out: &mpsc::Sender<Bytes>) -> bool {
         let key = id.to_string();
-        self.waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&key);
         {
+            // Under the `waiting` lock, so an answer racing the deadline either finds its
+            // request (and counts) or finds it recorded as expired (and is told so).
+            let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+            if waiting.remove(&key).is_none() {
+                return false;
+            }
             let mut expired = self.expired.lock().unwrap_or_else(PoisonError::into_inner);
             if expired.len() >= REMEMBERED_TIMEOUTS {
                 expired.pop_front();
@@ -627,6 +633,7 @@ impl LegacySession {
         // Bounded: a client that does not read its stream cannot hold the request here.
         let _ =
             tokio::time::timeout(CANCEL_SEND_TIMEOUT, out.send(response_bytes(&cancelled))).await;
+        true
     }
 }
 
