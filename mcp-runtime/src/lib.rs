@@ -12,6 +12,7 @@ pub mod context;
 pub mod form;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
+pub mod log_safe;
 mod members;
 pub mod prelude;
 mod principal;

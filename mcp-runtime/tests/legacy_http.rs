@@ -756,3 +756,87 @@ async fn json_only_clients_and_other_verbs() {
     assert_eq!(r.status, 405);
     assert_eq!(r.header("allow"), Some("POST, DELETE"));
 }
+
+#[tokio::test]
+async fn an_unanswered_form_times_out_is_cancelled_and_a_late_answer_is_told_so() {
+    let h = start_with(LegacyHttpConfig {
+        input_timeout: Duration::from_millis(300),
+        ..LegacyHttpConfig::default()
+    })
+    .await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let mut sse = a
+        .open(
+            7,
+            "tools/call",
+            json!({"name": "delete", "arguments": {"title": "n"}}),
+        )
+        .await;
+    let ask = sse.next().await.unwrap();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+
+    // Nobody answers: the server cancels its question on the same stream, then answers the
+    // call with a tool error that says why.
+    let cancelled = sse.next().await.expect("notifications/cancelled");
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    assert!(cancelled["params"]["reason"].is_string(), "{cancelled}");
+    assert!(cancelled.get("id").is_none(), "a notification: {cancelled}");
+    let done = sse.next().await.expect("the final response");
+    assert_eq!(done["id"], 7, "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not answer the form within 300 ms") && text.contains("nothing was done"),
+        "{text}"
+    );
+    assert!(sse.next().await.is_none(), "the stream closes");
+
+    // The answer arrives late: refused with a reason, and it changes nothing.
+    let late = json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+        "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}});
+    let mut headers = a.headers();
+    headers.retain(|(k, _)| *k != "Accept");
+    let r = exchange(
+        h.addr,
+        "POST",
+        "/mcp",
+        &headers,
+        late.to_string().as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 409);
+    let body = r.json();
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("Too late") && message.contains("elicitation/create"),
+        "{message}"
+    );
+    assert_eq!(h.effects.count(), 0, "nothing was deleted");
+
+    // An id that never existed is still a plain 400.
+    let never = json!({"jsonrpc": "2.0", "id": "srv-999", "result": {"action": "cancel"}});
+    assert_eq!(a.post_status(&never).await, 400);
+}
+
+#[tokio::test]
+async fn an_answer_within_the_input_timeout_still_counts() {
+    let h = start_with(LegacyHttpConfig {
+        input_timeout: Duration::from_secs(5),
+        ..LegacyHttpConfig::default()
+    })
+    .await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    let (done, _) = a
+        .delete(
+            1,
+            json!({"action": "accept", "content": {"note_id": "n2", "confirm": true}}),
+        )
+        .await;
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted n2", "{done}");
+    assert_eq!(h.effects.count(), 1);
+}

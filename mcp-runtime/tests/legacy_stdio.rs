@@ -11,7 +11,8 @@ use std::time::Duration;
 use core_support::*;
 use futures::future::BoxFuture;
 use mcp_runtime::context::ToolContext;
-use mcp_runtime::legacy::stdio::serve_auto;
+use mcp_runtime::legacy::session::SessionLimits;
+use mcp_runtime::legacy::stdio::{serve_auto, serve_auto_with_limits};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::StdioConfig;
 use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
@@ -60,6 +61,43 @@ impl ToolHandler for RootsTool {
                 })
                 .collect();
             verdicts.join("; ").into_call_tool_result()
+        })
+    }
+}
+
+/// `roots-prompt`: a prompt that asks the client for its roots (a non-tool request that needs
+/// input).
+struct RootsPrompt(mcp_types::Prompt, ClientCapabilities);
+
+impl Default for RootsPrompt {
+    fn default() -> Self {
+        Self(
+            serde_json::from_value(json!({"name": "roots-prompt"})).unwrap(),
+            ClientCapabilities::none(),
+        )
+    }
+}
+
+impl mcp_runtime::prompt::PromptHandler for RootsPrompt {
+    fn descriptor(&self) -> &mcp_types::Prompt {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &ClientCapabilities {
+        &self.1
+    }
+    fn get<'a>(
+        &'a self,
+        ctx: &'a mut ToolContext,
+        _args: JsonObject,
+    ) -> BoxFuture<'a, Result<mcp_types::GetPromptResult, ToolError>> {
+        Box::pin(async move {
+            let roots = ctx.list_roots("roots").await?;
+            Ok(mcp_runtime::prompt::prompt_result(vec![
+                mcp_runtime::prompt::user(mcp_types::ContentBlock::text(format!(
+                    "{} roots",
+                    roots.len()
+                ))),
+            ]))
         })
     }
 }
@@ -115,6 +153,24 @@ impl Client {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         self.recv().await
+    }
+
+    /// Like [`Client::start`], with explicit session limits.
+    fn start_with_limits(server: Server, limits: SessionLimits) -> Self {
+        let (write, server_read) = tokio::io::duplex(1 << 16);
+        let (server_write, read) = tokio::io::duplex(1 << 16);
+        tokio::spawn(serve_auto_with_limits(
+            server,
+            Principal::new("alice"),
+            server_read,
+            server_write,
+            StdioConfig::default(),
+            limits,
+        ));
+        Self {
+            write,
+            lines: BufReader::new(read).lines(),
+        }
     }
 
     /// The 2025-11-25 handshake with the given client capabilities.
@@ -380,4 +436,105 @@ async fn a_modern_first_message_selects_the_modern_era() {
         .request(2, "initialize", json!({"_meta": meta(json!({}))}))
         .await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
+}
+
+#[tokio::test]
+async fn unanswered_questions_time_out_are_cancelled_and_late_answers_change_nothing() {
+    let effects = Effects::default();
+    let limits = SessionLimits {
+        input_timeout: Duration::from_millis(200),
+        ..SessionLimits::default()
+    };
+    let mut c = Client::start_with_limits(server(&effects), limits);
+    let init = c
+        .request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"elicitation": {}, "roots": {}},
+                   "clientInfo": {"name": "scripted", "version": "0"}}),
+        )
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+
+    // A form nobody answers: cancelled, then the call fails with a tool error saying why.
+    c.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                  "params": {"name": "delete", "arguments": {"title": "n"}}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let cancelled = c.recv().await;
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = c.recv().await;
+    assert_eq!(done["id"], 7, "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not answer the form within 200 ms"),
+        "{text}"
+    );
+
+    // The late answer is discarded: nothing is deleted, and the session still works.
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+                  "result": {"action": "accept", "content": {"note_id": "n1", "confirm": true}}}))
+        .await;
+    let pong = c.request(8, "ping", json!({})).await;
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 8, "result": {}}));
+    assert_eq!(effects.count(), 0);
+
+    // Not only forms: an unanswered roots/list names what the client did not answer.
+    c.send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                  "params": {"name": "roots", "arguments": {}}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    assert_eq!(c.recv().await["method"], "notifications/cancelled");
+    let done = c.recv().await;
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not answer `roots/list` within 200 ms"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_unanswered_question_fails_a_non_tool_request_with_a_timeout_error() {
+    let server = Server::builder(Implementation::new("legacy-test", "1.2.3"))
+        .prompts(mcp_runtime::prompts![RootsPrompt])
+        .build()
+        .unwrap();
+    let limits = SessionLimits {
+        input_timeout: Duration::from_millis(100),
+        ..SessionLimits::default()
+    };
+    let mut c = Client::start_with_limits(server, limits);
+    let init = c
+        .request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+                   "clientInfo": {"name": "scripted", "version": "0"}}),
+        )
+        .await;
+    assert!(init["result"].is_object(), "{init}");
+    c.send(json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get",
+                  "params": {"name": "roots-prompt"}}))
+        .await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "roots/list", "{ask}");
+    let cancelled = c.recv().await;
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = c.recv().await;
+    assert_eq!(done["id"], 3, "{done}");
+    assert_eq!(done["error"]["code"], -32001, "{done}");
+    let message = done["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("did not answer `roots/list` within 100 ms"),
+        "{message}"
+    );
 }

@@ -100,6 +100,11 @@ pub struct ServeArgs {
     /// addresses (0.0.0.0 or [::]). Default: http://ADDR of --http.
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
+    /// 2025-11-25 clients: how long to wait for the user to answer a form (or the client to
+    /// answer roots/list, sampling) before cancelling the question and failing the call with
+    /// "did not answer in time"; nothing is changed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub legacy_input_timeout_secs: u64,
 }
 
 /// Options of `notes-example import`.
@@ -143,6 +148,11 @@ fleet with no failed flow: deploy [old, new] everywhere (all verify the new key)
 (all sign with it), then [new] once --state-ttl has passed.";
 
 impl ServeArgs {
+    /// How long a 2025-11-25 session waits for the client's answer to one question.
+    pub fn legacy_input_timeout(&self) -> Duration {
+        Duration::from_secs(self.legacy_input_timeout_secs)
+    }
+
     /// The state lifetime as a duration.
     pub fn state_ttl(&self) -> Duration {
         Duration::from_secs(self.state_ttl)

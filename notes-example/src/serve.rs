@@ -53,6 +53,8 @@ pub struct Prepared {
     pub store: String,
     /// How long confirmations stay valid.
     pub state_ttl: std::time::Duration,
+    /// How long a 2025-11-25 session waits for the client to answer one question.
+    pub legacy_input_timeout: std::time::Duration,
     /// Paths granted read-write by the sandbox, or `None` with `--no-sandbox`.
     pub sandbox_rw: Option<Vec<PathBuf>>,
     /// Paths granted read-only by the sandbox.
@@ -239,6 +241,7 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         keys,
         store,
         state_ttl: args.state_ttl(),
+        legacy_input_timeout: args.legacy_input_timeout(),
         sandbox_rw: (!args.no_sandbox).then_some(rw),
         sandbox_ro: ro,
         public_url,
@@ -315,7 +318,19 @@ async fn serve(prepared: Prepared) -> i32 {
         Transport::Stdio => {
             tracing::info!(principal = %prepared.principal, "serving MCP on stdio");
             // The first message picks the era: `initialize` → 2025-11-25 adapter.
-            match mcp_runtime::legacy::stdio::serve_stdio_auto(server, prepared.principal).await {
+            let limits = mcp_runtime::legacy::session::SessionLimits {
+                input_timeout: prepared.legacy_input_timeout,
+                ..Default::default()
+            };
+            let served = mcp_runtime::legacy::stdio::serve_auto_with_limits(
+                server,
+                prepared.principal,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                mcp_runtime::transport::StdioConfig::default(),
+                limits,
+            );
+            match served.await {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("notes-example: stdio: {e}");
@@ -338,11 +353,11 @@ async fn serve(prepared: Prepared) -> i32 {
             let origins = config.allowed_origins.clone();
             // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
             // front of the sessionless modern router and uses the same authenticator.
-            let legacy = LegacyHttp::new(
-                server,
-                Arc::clone(&auth),
-                LegacyHttpConfig::from_http(&config),
-            );
+            let legacy_config = LegacyHttpConfig {
+                input_timeout: prepared.legacy_input_timeout,
+                ..LegacyHttpConfig::from_http(&config)
+            };
+            let legacy = LegacyHttp::new(server, Arc::clone(&auth), legacy_config);
             let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
             let router = match http.router() {
                 Ok(router) => {

@@ -62,3 +62,30 @@ fn legacy_client_gets_the_same_outcomes_from_the_real_binary() {
     assert!(!fx.exists("shopping.md"));
     s.shutdown().unwrap();
 }
+
+#[test]
+fn a_stdio_request_method_cannot_forge_log_lines() {
+    let fx = NotesFixture::new().unwrap();
+    let mut s = fx.spawn("alice", &[]).expect("spawn notes-example");
+    let forged = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
+    let r = s.request(forged, json!({})).unwrap();
+    assert!(r["error"].is_object(), "{r}");
+    // The request is logged after its response is written: wait (bounded) for the record.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut stderr = s.stderr();
+    while !stderr.contains("stdio request") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        stderr = s.stderr();
+    }
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("2026-01-01T00:00:00")),
+        "a forged log line appeared:\n{stderr}"
+    );
+    assert!(!stderr.contains('\r'), "raw CR in the log:\n{stderr:?}");
+    assert!(!stderr.contains('\x1b'), "raw ESC in the log:\n{stderr:?}");
+    assert!(
+        stderr.contains(r"x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\u{1b}[31m"),
+        "the method is logged, escaped:\n{stderr}"
+    );
+    s.shutdown().unwrap();
+}

@@ -19,6 +19,11 @@ const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
 const BOB: &str = "bob-token-0123456789abcdefghijklmnopqrstuvwx";
 
 fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
+    start_with(fx, &[])
+}
+
+/// `serve --http` on an ephemeral loopback port with `extra` arguments.
+fn start_with(fx: &NotesFixture, extra: &[&str]) -> (StdioServer, SocketAddr) {
     let root = fx.root();
     let auth = root.join("auth");
     std::fs::write(&auth, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
@@ -28,7 +33,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
     let alice_ws = format!("alice={}", fx.notes.display());
-    let args = [
+    let mut args = vec![
         "serve",
         "--http",
         "127.0.0.1:0",
@@ -41,6 +46,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         "--state-key-file",
         fx.key_file.to_str().unwrap(),
     ];
+    args.extend_from_slice(extra);
     let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -306,4 +312,111 @@ fn one_http_server_serves_both_eras_on_the_real_binary() {
     assert_eq!(ended.status, 204);
     let r = alice.post(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}));
     assert_eq!(r.status, 404);
+}
+
+/// A client-chosen string that would forge a log line (and recolour a terminal) if logged raw.
+const FORGED: &str = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
+
+/// Waits (bounded) until the server's stderr contains `needle`; returns all of stderr.
+fn stderr_once_logged(server: &StdioServer, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stderr = server.stderr();
+        if stderr.contains(needle) || Instant::now() > deadline {
+            return stderr;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// No forged line, no raw carriage return or escape; the value is there, escaped.
+fn assert_log_escaped(stderr: &str) {
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("2026-01-01T00:00:00")),
+        "a forged log line appeared:\n{stderr}"
+    );
+    assert!(!stderr.contains('\r'), "raw CR in the log:\n{stderr:?}");
+    assert!(!stderr.contains('\x1b'), "raw ESC in the log:\n{stderr:?}");
+    assert!(
+        stderr.contains(r"x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\u{1b}[31m"),
+        "the method is logged, escaped:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_legacy_request_method_cannot_forge_log_lines() {
+    let fx = NotesFixture::new().unwrap();
+    let (server, addr) = start(&fx);
+    let alice = LegacyClient::connect(addr, ALICE);
+    let mut r = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": FORGED}));
+    assert_eq!(r.status, 200);
+    let done = r.next_event().expect("the error response");
+    assert_eq!(done["error"]["code"], -32601, "{done}");
+    assert_log_escaped(&stderr_once_logged(&server, "legacy mcp request"));
+}
+
+#[test]
+fn a_modern_notification_method_cannot_forge_log_lines() {
+    let fx = NotesFixture::new().unwrap();
+    let (server, addr) = start(&fx);
+    // A notification carries no Mcp-Method header: the method comes from the body only.
+    let body = json!({"jsonrpc": "2.0", "method": FORGED}).to_string();
+    let r = Exchange::send(
+        addr,
+        "POST",
+        &[
+            ("Authorization", &format!("Bearer {ALICE}")),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ],
+        &body,
+    );
+    assert!(r.status < 500, "{}", r.status);
+    assert_log_escaped(&stderr_once_logged(&server, "mcp notification"));
+}
+
+#[test]
+fn a_form_left_unanswered_times_out_cleanly_and_deletes_nothing() {
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start_with(&fx, &["--legacy-input-timeout-secs", "1"]);
+    let alice = LegacyClient::connect(addr, ALICE);
+    let mut call = alice.post(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "notes_delete", "arguments": fx.delete_args("shopping")}}));
+    assert_eq!(call.status, 200);
+    let ask = call.next_event().expect("elicitation/create on the stream");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+
+    // Nobody answers: the dialog is cancelled on the stream, the call says why.
+    let cancelled = call.next_event().expect("notifications/cancelled");
+    assert_eq!(
+        cancelled["method"], "notifications/cancelled",
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["params"]["requestId"], ask["id"], "{cancelled}");
+    let done = call.next_event().expect("the final response");
+    assert_eq!(done["id"], 1, "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        text(&done).contains("did not answer the form within 1 s"),
+        "{done}"
+    );
+
+    // The late "yes, delete it" is refused with a reason and deletes nothing.
+    let late = alice.post(&json!({"jsonrpc": "2.0", "id": ask["id"].clone(),
+        "result": choose("shopping.md", true)}));
+    assert_eq!(late.status, 409);
+    let body = late.json();
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("discarded and changed nothing"),
+        "{body}"
+    );
+    assert!(fx.exists("shopping.md"));
+
+    // The flow still works afterwards, answered in time.
+    let (r, _) = alice.delete(2, &fx, choose("shopping.md", true));
+    assert!(text(&r).contains("Deleted"), "{r}");
+    assert!(!fx.exists("shopping.md"));
 }

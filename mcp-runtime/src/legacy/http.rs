@@ -41,8 +41,16 @@
 //!   stream closes; while nothing is sent, an SSE comment every
 //!   [`LegacyHttpConfig::keep_alive`] keeps proxies from closing the stream. With `Accept: application/json` only, the response is plain JSON and a tool
 //!   that needs client input fails (`-32603`: the client cannot be asked).
-//! - A JSON-RPC response (the client's answer to one of those requests): 202, or 400 when no
-//!   request of this session waits for that id.
+//! - A JSON-RPC response (the client's answer to one of those requests): 202; 409 with a
+//!   JSON-RPC error (code `-32001`) explaining it when that request was cancelled after
+//!   [`LegacyHttpConfig::input_timeout`] without an answer; 400 when no request of this
+//!   session ever waited for that id (or it was already answered).
+//! - A request waiting on the client longer than [`LegacyHttpConfig::input_timeout`]: the
+//!   question is cancelled (`notifications/cancelled` with its id and a reason, on the
+//!   request's stream), then a `tools/call` is answered with an `isError` tool result saying
+//!   the user did not answer in time and nothing was done with an answer (what a 2025-11-25
+//!   client shows the model and the user as the tool's outcome, so it can call again); other
+//!   methods get JSON-RPC error `-32001`.
 //! - A notification: 202 (`notifications/cancelled` cancels the named request of this session).
 //! - `DELETE`: ends the session (204): waiting requests fail, in-flight ones are cancelled.
 //!
@@ -74,7 +82,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::LEGACY_PROTOCOL_VERSION;
-use super::session::LegacySession;
+use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
+use crate::log_safe::LogSafe;
 use crate::transport::{
     AuthRejection, Authenticator, CancellationToken, HttpConfig, OriginAllowlist,
 };
@@ -109,8 +118,19 @@ pub struct LegacyHttpConfig {
     pub idle_ttl: Duration,
     /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
     pub max_body_bytes: usize,
-    /// How long one legacy request may run, input rounds included. Default 120 s.
+    /// How long the server's own work for one input round of a legacy request may run (the
+    /// waits for the client's answers are bounded by [`LegacyHttpConfig::input_timeout`]
+    /// instead). Over it the client gets `-32603` "request timed out". Default: the modern
+    /// transport's `request_timeout` (120 s).
     pub request_timeout: Duration,
+    /// How long a request waits for the client to answer one `elicitation/create`,
+    /// `roots/list` or `sampling/createMessage` (for a form: the person filling it in).
+    /// When it expires the question is cancelled with `notifications/cancelled` on the
+    /// request's stream, a `tools/call` is answered with an `isError` result saying the user
+    /// did not answer in time (other methods: error `-32001`), and a late answer gets 409 with
+    /// a JSON-RPC error saying so. Nothing the question was for is carried out. Default
+    /// 5 minutes ([`DEFAULT_INPUT_TIMEOUT`]).
+    pub input_timeout: Duration,
     /// Which `Origin` values may call the server. Default: loopback origins only.
     pub allowed_origins: OriginAllowlist,
     /// How many messages may queue on one request's SSE stream. Default 64.
@@ -134,6 +154,7 @@ impl LegacyHttpConfig {
             idle_ttl: Duration::from_secs(30 * 60),
             max_body_bytes: http.max_body_bytes,
             request_timeout: http.request_timeout,
+            input_timeout: DEFAULT_INPUT_TIMEOUT,
             allowed_origins: http.allowed_origins.clone(),
             stream_buffer: http.notification_buffer,
         }
@@ -537,18 +558,22 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
         return not_found(request_id.as_ref());
     };
     match kind {
-        Kind::Response(value) => {
-            if entry.session.deliver_response(&value) {
-                StatusCode::ACCEPTED.into_response()
-            } else {
-                refuse(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    -32600,
-                    "Invalid Request: no request of this session waits for that id (already answered, timed out, or never sent)",
-                )
-            }
-        }
+        Kind::Response(value) => match entry.session.deliver_response(&value) {
+            Delivery::Delivered => StatusCode::ACCEPTED.into_response(),
+            // The request it answers was cancelled for want of an answer: say so, distinctly.
+            Delivery::TimedOut { message } => refuse(
+                StatusCode::CONFLICT,
+                None,
+                super::session::INPUT_TIMEOUT_CODE,
+                &message,
+            ),
+            Delivery::Unknown => refuse(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "Invalid Request: no request of this session waits for that id (already answered, or never sent)",
+            ),
+        },
         Kind::Notification { method, value } => {
             if method == "notifications/cancelled" {
                 let target = value
@@ -588,7 +613,7 @@ fn lookup(inner: &Inner, sid: &str, principal: &Principal) -> Option<Arc<Entry>>
         return None;
     }
     if entry.session.principal() != principal {
-        tracing::warn!(target: LOG_TARGET, %principal, "legacy session id presented by another principal; refused as unknown");
+        tracing::warn!(target: LOG_TARGET, principal = %LogSafe(principal), "legacy session id presented by another principal; refused as unknown");
         return None;
     }
     entry.touch();
@@ -676,7 +701,12 @@ async fn open_session(
     };
     // `initialize` sends nothing to the client; its channel is never read.
     let (tx, _rx) = mpsc::channel::<Bytes>(1);
-    let session = LegacySession::new(inner.server.clone(), principal.clone(), tx.clone());
+    let limits = SessionLimits {
+        request_timeout: Some(inner.config.request_timeout),
+        input_timeout: inner.config.input_timeout,
+    };
+    let session =
+        LegacySession::with_limits(inner.server.clone(), principal.clone(), tx.clone(), limits);
     let reply = session
         .handle_request_via(&rpc_id, "initialize", params, CancellationToken::new(), &tx)
         .await;
@@ -724,7 +754,7 @@ async fn open_session(
         }
         sessions.insert(sid, entry);
     }
-    tracing::info!(target: LOG_TARGET, %principal, "2025-11-25 session opened");
+    tracing::info!(target: LOG_TARGET, principal = %LogSafe(&principal), "2025-11-25 session opened");
     let mut response = json_response(StatusCode::OK, reply);
     response.headers_mut().insert(MCP_SESSION_ID, header);
     response
@@ -815,7 +845,6 @@ async fn request(
         entry: Arc::clone(&entry),
         key,
     };
-    let timeout = inner.config.request_timeout;
     let (tx, rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
     let session = Arc::clone(&entry.session);
     let started = Instant::now();
@@ -824,41 +853,30 @@ async fn request(
         let id = id.clone();
         async move {
             let _busy = busy;
+            // The session bounds each round of server work and each wait for the client
+            // (`request_timeout`, `input_timeout`); rounds are capped, so this ends.
             let handled = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
-                r = tokio::time::timeout(timeout, session.handle_request_via(&rpc_id, &method, params, cancel.clone(), &tx)) => Some(r),
+                r = session.handle_request_via(&rpc_id, &method, params, cancel.clone(), &tx) => Some(r),
             };
             let outcome = match &handled {
-                Some(Ok(reply)) if reply_is_error(reply) => "error",
-                Some(Ok(_)) => "ok",
-                Some(Err(_)) => "timeout",
+                Some(reply) if reply_is_error(reply) => "error",
+                Some(_) => "ok",
                 None => "cancelled",
             };
             // Once per request, like the modern transport; never params, answers or the session id.
             tracing::info!(
                 target: LOG_TARGET,
-                request_id = %id,
-                method = %method,
-                principal = %session.principal(),
+                request_id = %LogSafe(&id),
+                method = %LogSafe(&method),
+                principal = %LogSafe(session.principal()),
                 outcome,
                 latency_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
                 "legacy mcp request"
             );
-            match handled {
-                Some(Ok(reply)) => Some(reply),
-                Some(Err(_)) => Some(rpc_error(
-                    Some(&id),
-                    -32603,
-                    &format!(
-                        "Internal error: request timed out after {} ms",
-                        timeout.as_millis()
-                    ),
-                )),
-                // Cancelled by the client: 2025-11-25 sends no response.
-                None => None,
-            }
-            .map(|reply| (reply, tx))
+            // `None`: cancelled by the client; 2025-11-25 sends no response.
+            handled.map(|reply| (reply, tx))
         }
     };
     if !accepts_sse(headers) {

@@ -23,6 +23,13 @@
 //!   looping for multi-round flows (bounded by [`MAX_ADAPTER_ROUNDS`]). Modern-only result
 //!   members (`resultType`, `ttlMs`, `cacheScope`) are removed from what the client sees.
 //! - URL-mode elicitations get the `elicitationId` 2025-11-25 requires (random, per request).
+//! - Each live request waits at most [`session::SessionLimits::input_timeout`] for the
+//!   client's answer (default [`session::DEFAULT_INPUT_TIMEOUT`], 5 minutes). Then the adapter
+//!   sends `notifications/cancelled` for it (`requestId`, `reason`), answers the call with a
+//!   timeout (a `tools/call` gets an `isError` result saying the user did not answer in
+//!   time; other methods JSON-RPC error [`session::INPUT_TIMEOUT_CODE`]), and a late answer is
+//!   discarded (over HTTP: 409 with an error saying so). The tool never sees an answer, so
+//!   nothing it would do with one happens.
 //! - `notifications/roots/list_changed` is accepted and ignored: the adapter never caches
 //!   roots, it asks `roots/list` each time a tool needs them.
 //!

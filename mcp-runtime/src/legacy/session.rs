@@ -1,9 +1,10 @@
 //! One 2025-11-25 session: the `initialize` handshake, then every request forwarded to the
 //! modern core, with input rounds turned into live server-to-client requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::{
@@ -14,11 +15,73 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
+use crate::log_safe::LogSafe;
 use crate::transport::{CancellationToken, NotificationSink, RequestContext};
 use crate::{Principal, Server};
 
 /// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
 type ClientAnswer = Result<Value, Value>;
+
+/// How long a session waits for a client to answer one server-to-client request
+/// (`elicitation/create`, `roots/list`, `sampling/createMessage`) unless configured otherwise:
+/// 5 minutes, time for a person to read and fill in a form; an abandoned dialog does not pin
+/// the request for longer.
+pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// JSON-RPC error code for a request abandoned because the client did not answer in time
+/// (the code widely deployed 2025-11-25 client SDKs name "request timed out").
+pub const INPUT_TIMEOUT_CODE: i64 = -32001;
+
+/// How many timed-out request ids a session remembers, to answer a late reply clearly.
+const REMEMBERED_TIMEOUTS: usize = 64;
+
+/// The time limits of one session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// How long one pass through the server's own dispatch (one input round) may run; `None`:
+    /// no limit (stdio, where the client cancels). Over HTTP:
+    /// [`LegacyHttpConfig::request_timeout`](super::http::LegacyHttpConfig::request_timeout).
+    pub request_timeout: Option<Duration>,
+    /// How long the session waits for the client's answer to one of its requests. When it
+    /// expires the request is cancelled (`notifications/cancelled` to the client), the call
+    /// that needed it is answered with a timeout (a `tools/call` with an `isError` result
+    /// saying the user did not answer in time, other methods with error
+    /// [`INPUT_TIMEOUT_CODE`]), and a late answer is refused as such. Default
+    /// [`DEFAULT_INPUT_TIMEOUT`].
+    pub input_timeout: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            request_timeout: None,
+            input_timeout: DEFAULT_INPUT_TIMEOUT,
+        }
+    }
+}
+
+/// What became of a response the client sent ([`LegacySession::deliver_response`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// It answered a request of ours that was waiting.
+    Delivered,
+    /// It answers a request of ours that was cancelled after waiting
+    /// [`SessionLimits::input_timeout`]; it was discarded. `message` explains this to the
+    /// client.
+    TimedOut {
+        /// A sentence for the client: what was cancelled, when, and what to do.
+        message: String,
+    },
+    /// Nothing of ours waits for that id (already answered, never sent, or no id).
+    Unknown,
+}
+
+/// A request of ours the client did not answer in time.
+struct Expired {
+    /// The id, serialized (the `waiting` key).
+    id: String,
+    method: String,
+}
 
 /// One 2025-11-25 session over some byte transport.
 ///
@@ -37,7 +100,10 @@ pub struct LegacySession {
     initialized: AtomicBool,
     /// Our requests to the client still awaiting an answer, by id.
     waiting: Mutex<HashMap<String, oneshot::Sender<ClientAnswer>>>,
+    /// Our requests cancelled for want of an answer, newest last (bounded).
+    expired: Mutex<VecDeque<Expired>>,
     next_id: AtomicU64,
+    limits: SessionLimits,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -52,10 +118,34 @@ impl std::fmt::Debug for LegacySession {
 /// Why a forwarded request failed: an error object to answer the client with.
 type Failure = Value;
 
+/// Why asking the client failed.
+enum AskFailure {
+    /// It did not answer within [`SessionLimits::input_timeout`]; the question was cancelled.
+    TimedOut { method: String },
+    /// Any other failure: an error object to answer the client with.
+    Failed(Failure),
+}
+
+impl From<Failure> for AskFailure {
+    fn from(failure: Failure) -> Self {
+        Self::Failed(failure)
+    }
+}
+
 impl LegacySession {
     /// A session for `principal` (the transport's authenticated identity, never
-    /// `clientInfo`) that writes outgoing messages to `out`.
+    /// `clientInfo`) that writes outgoing messages to `out`, with [`SessionLimits::default`].
     pub fn new(server: Server, principal: Principal, out: mpsc::Sender<Bytes>) -> Arc<Self> {
+        Self::with_limits(server, principal, out, SessionLimits::default())
+    }
+
+    /// Like [`LegacySession::new`], with explicit time limits.
+    pub fn with_limits(
+        server: Server,
+        principal: Principal,
+        out: mpsc::Sender<Bytes>,
+        limits: SessionLimits,
+    ) -> Arc<Self> {
         Arc::new(Self {
             server,
             principal,
@@ -64,7 +154,9 @@ impl LegacySession {
             log_level: Mutex::new(None),
             initialized: AtomicBool::new(false),
             waiting: Mutex::new(HashMap::new()),
+            expired: Mutex::new(VecDeque::new()),
             next_id: AtomicU64::new(1),
+            limits,
         })
     }
 
@@ -130,26 +222,51 @@ impl LegacySession {
         }
     }
 
-    /// Routes a client response to the request of ours it answers. Returns `false` for a
-    /// response nobody is waiting for (unknown or already answered id).
-    pub fn deliver_response(&self, message: &Value) -> bool {
+    /// Routes a client response to the request of ours it answers: [`Delivery::Delivered`],
+    /// [`Delivery::TimedOut`] for an answer to a request cancelled for want of an answer, or
+    /// [`Delivery::Unknown`] when nothing waits for that id.
+    pub fn deliver_response(&self, message: &Value) -> Delivery {
         let Some(id) = message.get("id").map(Value::to_string) else {
-            return false;
+            return Delivery::Unknown;
         };
-        let Some(tx) = self
+        let waiting = self
             .waiting
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&id)
-        else {
-            return false;
+            .remove(&id);
+        let Some(tx) = waiting else {
+            return self.late_answer(&id);
         };
         let answer = match (message.get("result"), message.get("error")) {
             (Some(result), None) => Ok(result.clone()),
             (None, Some(error)) => Err(error.clone()),
             _ => Err(json!({"code": -32600, "message": "malformed response"})),
         };
-        tx.send(answer).is_ok()
+        if tx.send(answer).is_ok() {
+            Delivery::Delivered
+        } else {
+            // The asker gave up this very moment (timeout or cancel).
+            self.late_answer(&id)
+        }
+    }
+
+    /// The verdict on an answer to `id`, which nothing waits for any more.
+    fn late_answer(&self, id: &str) -> Delivery {
+        let expired = self.expired.lock().unwrap_or_else(PoisonError::into_inner);
+        match expired.iter().find(|e| e.id == id) {
+            Some(e) => Delivery::TimedOut {
+                message: format!(
+                    "Too late: the server cancelled `{}` (id {}) after waiting {} for an answer \
+                     and sent notifications/cancelled for it; this answer was discarded and changed \
+                     nothing. The request that asked has already been answered with a timeout: \
+                     call it again to start over.",
+                    e.method,
+                    e.id,
+                    human(self.limits.input_timeout)
+                ),
+            },
+            None => Delivery::Unknown,
+        }
     }
 
     /// The principal this session was opened for (HTTP binds its session id to it).
@@ -300,8 +417,15 @@ impl LegacySession {
             };
             let mut responses = Map::new();
             for (key, request) in requests {
-                let answer = self.ask_client(request, cancel, out).await?;
-                responses.insert(key, answer);
+                match self.ask_client(request, cancel, out).await {
+                    Ok(answer) => {
+                        responses.insert(key, answer);
+                    }
+                    Err(AskFailure::Failed(failure)) => return Err(failure),
+                    Err(AskFailure::TimedOut { method: asked }) => {
+                        return self.timed_out(method, &asked);
+                    }
+                }
             }
             match result.get_mut("requestState").map(Value::take) {
                 Some(state @ Value::String(_)) => {
@@ -316,6 +440,30 @@ impl LegacySession {
         Err(error_value(ErrorObject::internal_error(format!(
             "the request needed more than {MAX_ADAPTER_ROUNDS} rounds of input; giving up"
         ))))
+    }
+
+    /// The answer to a `method` request abandoned because the client did not answer `asked`
+    /// in time. A `tools/call` gets a tool error result (the model sees it as the tool's
+    /// outcome and can tell the user, or call again); other methods a JSON-RPC error.
+    fn timed_out(&self, method: &str, asked: &str) -> Result<Value, Failure> {
+        let limit = human(self.limits.input_timeout);
+        let who = if asked == mcp_types::METHOD_ELICITATION_CREATE {
+            format!("The user did not answer the form within {limit}")
+        } else {
+            format!(
+                "The client did not answer `{}` within {limit}",
+                LogSafe(asked)
+            )
+        };
+        let text = format!(
+            "{who}, so the request was cancelled before the server got an answer, and nothing \
+             was done with one. Call it again to start over."
+        );
+        if method == mcp_types::METHOD_TOOLS_CALL {
+            Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}))
+        } else {
+            Err(json!({"code": INPUT_TIMEOUT_CODE, "message": text}))
+        }
     }
 
     /// One pass through the modern dispatch; `Ok(result)` or `Err(error object)`.
@@ -333,7 +481,20 @@ impl LegacySession {
             NotificationSink::from_sender(out.clone(), cancel.clone()),
             cancel.clone(),
         );
-        let Some(reply) = self.server.handle_value(request, ctx).await else {
+        let handled = self.server.handle_value(request, ctx);
+        let reply = match self.limits.request_timeout {
+            Some(limit) => match tokio::time::timeout(limit, handled).await {
+                Ok(reply) => reply,
+                Err(_) => {
+                    return Err(error_value(ErrorObject::internal_error(format!(
+                        "Internal error: request timed out after {} ms",
+                        limit.as_millis()
+                    ))));
+                }
+            },
+            None => handled.await,
+        };
+        let Some(reply) = reply else {
             return Err(error_value(ErrorObject::internal_error(
                 "the server produced no response",
             )));
@@ -355,13 +516,13 @@ impl LegacySession {
     }
 
     /// Sends one modern input request (`{method, params}`) to the client as a live
-    /// JSON-RPC request and waits for its answer.
+    /// JSON-RPC request and waits for its answer, at most [`SessionLimits::input_timeout`].
     async fn ask_client(
         &self,
         mut request: Value,
         cancel: &CancellationToken,
         out: &mpsc::Sender<Bytes>,
-    ) -> Result<Value, Failure> {
+    ) -> Result<Value, AskFailure> {
         let method = request
             .get("method")
             .and_then(Value::as_str)
@@ -398,32 +559,95 @@ impl LegacySession {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id.to_string());
-            return Err(gone());
+            return Err(gone().into());
         }
+        let mut rx = rx;
         let answer = tokio::select! {
             () = cancel.cancelled() => None,
-            answer = rx => answer.ok(),
+            answer = tokio::time::timeout(self.limits.input_timeout, &mut rx) => match answer {
+                Ok(answer) => answer.ok(),
+                Err(_) if self.expire(&id, &method, out).await => {
+                    return Err(AskFailure::TimedOut { method: method.clone() });
+                }
+                // Answered right at the deadline: the answer is (about to be) in `rx`, and
+                // the client was told 202, so it counts.
+                Err(_) => rx.await.ok(),
+            },
         };
         match answer {
             Some(Ok(result)) => Ok(result),
-            Some(Err(error)) => Err(error_value(ErrorObject::internal_error(format!(
-                "the client answered `{method}` with error {}: {}",
-                error.get("code").unwrap_or(&Value::Null),
-                error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-            )))),
+            Some(Err(error)) => Err(AskFailure::Failed(error_value(
+                ErrorObject::internal_error(format!(
+                    "the client answered `{method}` with error {}: {}",
+                    error.get("code").unwrap_or(&Value::Null),
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no message)")
+                )),
+            ))),
             None => {
                 self.waiting
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .remove(&id.to_string());
-                Err(gone())
+                Err(gone().into())
             }
         }
     }
+
+    /// Gives up on our request `id` (`method`) after [`SessionLimits::input_timeout`]:
+    /// forgets it, remembers it as expired (so a late answer is told so), and cancels it on
+    /// the client with `notifications/cancelled`, so its dialog can close. `false` when an
+    /// answer was taken for delivery in the meantime (then nothing is cancelled).
+    async fn expire(&self, id: &Value, method: &str, out: &mpsc::Sender<Bytes>) -> bool {
+        let key = id.to_string();
+        {
+            // Under the `waiting` lock, so an answer racing the deadline either finds its
+            // request (and counts) or finds it recorded as expired (and is told so).
+            let mut waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner);
+            if waiting.remove(&key).is_none() {
+                return false;
+            }
+            let mut expired = self.expired.lock().unwrap_or_else(PoisonError::into_inner);
+            if expired.len() >= REMEMBERED_TIMEOUTS {
+                expired.pop_front();
+            }
+            expired.push_back(Expired {
+                id: key,
+                method: method.to_owned(),
+            });
+        }
+        let limit = human(self.limits.input_timeout);
+        tracing::info!(
+            request_id = %LogSafe(id),
+            method = %LogSafe(method),
+            principal = %LogSafe(&self.principal),
+            timeout = %limit,
+            "legacy: no answer from the client in time; request cancelled"
+        );
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
+            "requestId": id,
+            "reason": format!("no answer within {limit}; the server stopped waiting"),
+        }});
+        // Bounded: a client that does not read its stream cannot hold the request here.
+        let _ =
+            tokio::time::timeout(CANCEL_SEND_TIMEOUT, out.send(response_bytes(&cancelled))).await;
+        true
+    }
 }
+
+/// A limit as people write it: whole seconds as `N s`, anything finer as `N ms`.
+fn human(limit: Duration) -> String {
+    if limit.subsec_millis() == 0 {
+        format!("{} s", limit.as_secs())
+    } else {
+        format!("{} ms", limit.as_millis())
+    }
+}
+
+/// How long `notifications/cancelled` may wait for room on the outgoing channel.
+const CANCEL_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The client capabilities a 2025-11-25 client declared, in the modern shape (the two
 /// revisions agree on `elicitation`, `sampling` and `roots`; anything else is dropped).

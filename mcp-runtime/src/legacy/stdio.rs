@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::session::{LegacySession, error_response};
+use super::session::{Delivery, LegacySession, SessionLimits, error_response};
 use crate::transport::stdio::{StdioConfig, serve};
 use crate::transport::{CancellationToken, McpService};
 use crate::{Principal, Server};
@@ -49,7 +49,9 @@ pub async fn serve_stdio_auto(server: Server, principal: Principal) -> io::Resul
 }
 
 /// Serves one stdio connection: when the first message is `initialize`, the whole process
-/// speaks 2025-11-25 through the adapter; otherwise the first line is replayed into the modern
+/// speaks 2025-11-25 through the adapter (with [`SessionLimits::default`]: a question to the
+/// client is cancelled after [`DEFAULT_INPUT_TIMEOUT`](super::session::DEFAULT_INPUT_TIMEOUT)
+/// without an answer); otherwise the first line is replayed into the modern
 /// [`crate::transport::stdio::serve`] unchanged.
 ///
 /// # Errors
@@ -60,6 +62,34 @@ pub async fn serve_auto<R, W>(
     reader: R,
     writer: W,
     config: StdioConfig,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_auto_with_limits(
+        server,
+        principal,
+        reader,
+        writer,
+        config,
+        SessionLimits::default(),
+    )
+    .await
+}
+
+/// Like [`serve_auto`], with the 2025-11-25 session's time limits given (e.g. a shorter or
+/// longer [`SessionLimits::input_timeout`] for people answering forms).
+///
+/// # Errors
+/// An I/O error from `reader` or `writer`.
+pub async fn serve_auto_with_limits<R, W>(
+    server: Server,
+    principal: Principal,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+    limits: SessionLimits,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
@@ -79,7 +109,8 @@ where
         }
     }
     if era_of(first.trim_ascii()) == Era::Legacy {
-        return serve_legacy(server, principal, first, reader, writer, config).await;
+        let session = (server, principal, limits);
+        return serve_legacy(session, first, reader, writer, config).await;
     }
     if !first.ends_with(b"\n") && !first.is_empty() {
         first.push(b'\n');
@@ -92,8 +123,7 @@ where
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 async fn serve_legacy<R, W>(
-    server: Server,
-    principal: Principal,
+    (server, principal, limits): (Server, Principal, SessionLimits),
     first: Vec<u8>,
     mut reader: BufReader<R>,
     writer: W,
@@ -105,7 +135,7 @@ where
 {
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let writer_task = tokio::spawn(write_loop(writer, rx));
-    let session = LegacySession::new(server, principal, tx.clone());
+    let session = LegacySession::with_limits(server, principal, tx.clone(), limits);
     let in_flight: InFlight = Arc::default();
     let mut tasks = JoinSet::new();
     let mut line = first;
@@ -181,8 +211,18 @@ async fn on_message(
     match (method, id) {
         // A response to one of our requests (elicitation/create, roots/list, ...).
         (None, Some(_)) if value.get("result").is_some() || value.get("error").is_some() => {
-            if !session.deliver_response(&value) {
-                tracing::debug!("legacy stdio: response to no pending request ignored");
+            match session.deliver_response(&value) {
+                Delivery::Delivered => {}
+                // JSON-RPC has no reply to a response: the client already got
+                // notifications/cancelled for it.
+                Delivery::TimedOut { .. } => {
+                    tracing::info!(
+                        "legacy stdio: late answer to a request cancelled after its input timeout; discarded"
+                    );
+                }
+                Delivery::Unknown => {
+                    tracing::debug!("legacy stdio: response to no pending request ignored");
+                }
             }
         }
         (Some("notifications/cancelled"), None) => {

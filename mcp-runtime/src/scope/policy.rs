@@ -197,7 +197,7 @@ impl ScopePolicy {
             }
         }
         let Some((root, rest)) = best else {
-            tracing::debug!(%principal, %uri, "workspace request denied: outside every allowed root");
+            tracing::debug!(principal = %crate::log_safe::LogSafe(&principal), uri = %crate::log_safe::LogSafe(&uri), "workspace request denied: outside every allowed root");
             return Err(ScopeError::NotAuthorized {
                 uri: uri.to_string(),
             });

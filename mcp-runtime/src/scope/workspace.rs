@@ -8,6 +8,7 @@ use cap_std::fs::{Dir, MetadataExt, OpenOptions};
 
 use super::rel_path::RelPath;
 use super::uri::WorkspaceUri;
+use crate::log_safe::LogSafe;
 
 /// Bounds for [`Workspace::walk_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,7 +250,7 @@ impl Workspace {
                 Ok(entries) => entries,
                 Err(e) if prefix.is_none() => return Err(FsError::from_io("listing", shown, e)),
                 Err(e) => {
-                    tracing::debug!(dir = shown, error = %e, "skipping unreadable directory");
+                    tracing::debug!(dir = %LogSafe(shown), error = %LogSafe(&e), "skipping unreadable directory");
                     continue;
                 }
             };
@@ -278,7 +279,9 @@ impl Workspace {
                     }
                     match open_dir_nofollow(&dir, &name, rel.as_str()) {
                         Ok(sub) => pending.push((sub, Some(rel), depth + 1)),
-                        Err(e) => tracing::debug!(dir = %rel, error = %e, "skipping directory"),
+                        Err(e) => {
+                            tracing::debug!(dir = %LogSafe(&rel), error = %LogSafe(&e), "skipping directory");
+                        }
                     }
                 } else if file_type.is_file() {
                     if filter(&rel) {

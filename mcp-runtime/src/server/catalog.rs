@@ -91,7 +91,7 @@ impl Server {
             }
             Ok(Err(e)) => self.request_error(id, &mut ctx, target, digest, e),
             Err(_) => {
-                tracing::error!(prompt = %name, "prompt panicked");
+                tracing::error!(prompt = %crate::log_safe::LogSafe(&name), "prompt panicked");
                 error_reply(
                     Some(id),
                     ErrorObject::internal_error(format!("prompt `{name}` failed unexpectedly")),
@@ -167,7 +167,7 @@ impl Server {
             }
             Ok(Err(e)) => self.request_error(id, &mut ctx, target, digest, e),
             Err(_) => {
-                tracing::error!(uri = %uri, "resource read panicked");
+                tracing::error!(uri = %crate::log_safe::LogSafe(&uri), "resource read panicked");
                 error_reply(
                     Some(id),
                     ErrorObject::internal_error(format!("reading `{uri}` failed unexpectedly")),

@@ -217,7 +217,7 @@ impl Server {
             name: &call.name,
         };
         let Ok(outcome) = called else {
-            tracing::error!(tool = %call.name, "tool panicked");
+            tracing::error!(tool = %crate::log_safe::LogSafe(&call.name), "tool panicked");
             return error_reply(
                 Some(id),
                 ErrorObject::internal_error(format!(

@@ -68,6 +68,7 @@ use super::service::{
     RequestContext,
 };
 use crate::Principal;
+use crate::log_safe::LogSafe;
 
 const LOG_TARGET: &str = "mcp_runtime::transport::http";
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
@@ -523,8 +524,8 @@ async fn notification(
     };
     tracing::info!(
         target: LOG_TARGET,
-        method = %method,
-        principal = %principal,
+        method = %LogSafe(&method),
+        principal = %LogSafe(&principal),
         status = status.as_u16(),
         outcome,
         latency_us = micros(started),
@@ -548,9 +549,9 @@ impl RequestLog {
         self.done = true;
         tracing::info!(
             target: LOG_TARGET,
-            request_id = %self.id,
-            method = %self.method,
-            principal = %self.principal,
+            request_id = %LogSafe(&self.id),
+            method = %LogSafe(&self.method),
+            principal = %LogSafe(&self.principal),
             status = status.as_u16(),
             outcome,
             latency_us = micros(self.started),
@@ -564,9 +565,9 @@ impl Drop for RequestLog {
         if !self.done {
             tracing::info!(
                 target: LOG_TARGET,
-                request_id = %self.id,
-                method = %self.method,
-                principal = %self.principal,
+                request_id = %LogSafe(&self.id),
+                method = %LogSafe(&self.method),
+                principal = %LogSafe(&self.principal),
                 outcome = "cancelled",
                 latency_us = micros(self.started),
                 "mcp request: client disconnected"

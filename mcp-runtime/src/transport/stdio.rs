@@ -28,6 +28,7 @@ use super::service::{
     CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestContext,
 };
 use crate::Principal;
+use crate::log_safe::LogSafe;
 
 /// Tunables for [`serve`].
 #[derive(Debug, Clone)]
@@ -181,7 +182,7 @@ async fn dispatch(
     let message = match Message::parse(raw) {
         Ok(message) => message,
         Err(err) => {
-            tracing::debug!(error = %err, "stdio: unparsable line");
+            tracing::debug!(error = %LogSafe(&err), "stdio: unparsable line");
             let body =
                 envelope::error_body(None, envelope::PARSE_ERROR, "Parse error: invalid JSON");
             let _ = tx.send(body).await;
@@ -282,8 +283,8 @@ async fn dispatch(
         // The token doubles as "this request is over" for work the handler spawned.
         cancel.cancel();
         tracing::info!(
-            request_id = %key,
-            method = %method,
+            request_id = %LogSafe(&key),
+            method = %LogSafe(&method),
             outcome,
             latency_us = started.elapsed().as_micros() as u64,
             "stdio request"
@@ -305,7 +306,7 @@ fn cancel_request(notification: &Value, in_flight: &InFlight) {
         .unwrap_or_else(PoisonError::into_inner)
         .remove(&id_key(request_id));
     if let Some(token) = token {
-        tracing::debug!(request_id = %request_id, "stdio: request cancelled by client");
+        tracing::debug!(request_id = %LogSafe(request_id), "stdio: request cancelled by client");
         token.cancel();
     }
 }
