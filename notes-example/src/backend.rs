@@ -117,12 +117,17 @@ impl NotesBackend for Notes {
         "fs"
     }
 
+    // File-system work runs on Tokio's blocking pool, never on an async worker: a slow disk
+    // (or a hostile entry) then stalls one blocking thread, not the server.
     fn read_note_uri<'a>(
         &'a self,
         principal: &'a Principal,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(String, String), NotesError>> {
-        Box::pin(async move { Notes::read_note_uri(self, principal, uri) })
+        let (notes, principal, uri) = (self.clone(), principal.clone(), uri.to_owned());
+        Box::pin(blocking(move || {
+            Notes::read_note_uri(&notes, &principal, &uri)
+        }))
     }
 
     fn list<'a>(
@@ -130,11 +135,12 @@ impl NotesBackend for Notes {
         principal: &'a Principal,
         workspace_uri: &'a str,
     ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>> {
-        Box::pin(async move {
-            let ws = self.open(principal, workspace_uri)?;
-            let notes = ws.list()?;
-            Ok((ws.uri().clone(), notes))
-        })
+        let (notes, principal, uri) = (self.clone(), principal.clone(), workspace_uri.to_owned());
+        Box::pin(blocking(move || {
+            let ws = notes.open(&principal, &uri)?;
+            let listed = ws.list()?;
+            Ok((ws.uri().clone(), listed))
+        }))
     }
 
     fn delete_mutation(

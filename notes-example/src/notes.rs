@@ -173,9 +173,12 @@ impl NotesWorkspace {
     }
 
     /// The text of note `id` (at most [`MAX_NOTE_BYTES`]).
+    ///
+    /// Like deletion, reading follows no link (a note is a regular file reached through real
+    /// directories) and never blocks: a FIFO or device in a note's place is refused at once.
     pub fn read(&self, id: &str) -> Result<String, NotesError> {
         let rel = note_path(id)?;
-        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
+        Ok(self.ws.read_to_string_nofollow(&rel, MAX_NOTE_BYTES)?)
     }
 
     /// Notes whose title contains `needle`, case-insensitively, sorted by id.
@@ -225,10 +228,9 @@ impl NotesWorkspace {
         }
     }
 
-    /// The text of the note `id` (at most [`MAX_NOTE_BYTES`]).
+    /// The text of the note `id` (at most [`MAX_NOTE_BYTES`]); see [`read`](Self::read).
     pub fn read_note(&self, id: &str) -> Result<String, NotesError> {
-        let rel = note_path(id)?;
-        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
+        self.read(id)
     }
 
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.
@@ -247,7 +249,7 @@ impl NotesWorkspace {
     /// to the stem rather than hiding the note.
     fn title_of(&self, rel: &RelPath) -> String {
         self.ws
-            .read_to_string(rel, MAX_NOTE_BYTES)
+            .read_to_string_nofollow(rel, MAX_NOTE_BYTES)
             .ok()
             .and_then(|text| heading_title(&text))
             .unwrap_or_else(|| file_stem(rel).to_owned())

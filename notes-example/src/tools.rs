@@ -7,6 +7,8 @@
 
 use mcp_runtime::prelude::*;
 
+use mcp_runtime::scope::FsError;
+
 use crate::backend::NotesStore;
 use crate::notes::{Note, NotesError, title_matches};
 
@@ -140,14 +142,21 @@ pub async fn note(
 ) -> Result<String, ToolError> {
     match notes.read_note_uri(ctx.principal(), &uri).await {
         Ok((_, text)) => Ok(text),
-        // Unauthorized and missing look the same: the caller learns nothing about files it
-        // may not see.
+        // Unauthorized, unreachable and missing look the same: the caller learns nothing
+        // about files it may not see, not even that a link leads outside or that something
+        // other than a note sits at that path.
         Err(
             NotesError::NotInWorkspace { .. }
             | NotesError::Scope(_)
             | NotesError::NotANote { .. }
             | NotesError::InvalidId { .. }
-            | NotesError::Fs(mcp_runtime::scope::FsError::NotFound { .. }),
+            | NotesError::Fs(
+                FsError::NotFound { .. }
+                | FsError::Denied { .. }
+                | FsError::SymlinkRefused { .. }
+                | FsError::NotADirectory { .. }
+                | FsError::NotARegularFile { .. },
+            ),
         ) => Err(mcp_runtime::resource::not_found(&uri)),
         Err(e) => Err(e.into()),
     }
