@@ -235,9 +235,10 @@ impl NotesWorkspace {
 
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.
     ///
-    /// This is the convergent form a replay store's claim-plus-action needs: if a crash lands
-    /// between the unlink and the claim's commit, the retry finds nothing to do and succeeds
-    /// rather than deleting anything else.
+    /// This is the convergent form a replay store's claim-plus-action
+    /// ([`mcp_runtime::context::ClaimMutation::Standalone`]) needs. The server itself deletes
+    /// at most once instead (claim committed first, then [`delete`](Self::delete)), so that a
+    /// note re-created after a crash is never deleted by the old confirmation.
     pub fn delete_convergent(&self, id: &str) -> Result<String, NotesError> {
         match self.delete(id) {
             Err(NotesError::Fs(FsError::NotFound { .. })) => Ok(id.to_owned()),
@@ -435,6 +436,37 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("tps-2025.md"), root.join("tps.md")).unwrap();
         assert!(ws.delete("tps.md").is_err());
         assert!(outside.join("tps-2025.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_a_notes_place_is_neither_read_nor_deleted() {
+        let (dir, notes, alice, uri) = setup();
+        let path = dir.path().join("notes/tps.md");
+        fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let ws = notes.open(&alice, &uri).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = ws.clone();
+        std::thread::spawn(move || {
+            let read = reader.read("tps.md").map_err(|e| e.to_string());
+            let title = reader.title_if_note("tps.md").map_err(|e| e.to_string());
+            let _ = tx.send((read, title));
+        });
+        let (read, title) = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("reading a FIFO blocked");
+        assert!(read.unwrap_err().contains("not a regular file"));
+        assert_eq!(title.unwrap().as_deref(), Some("tps"), "titled by its stem");
+        assert!(matches!(
+            ws.delete("tps.md"),
+            Err(NotesError::Fs(FsError::NotARegularFile { .. }))
+        ));
+        assert!(fs::symlink_metadata(&path).is_ok());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! Neither tool trusts anything but its arguments and the authenticated principal: the
 //! workspace URI is authorized for that principal on every call (first leg and retry alike),
-//! and a deletion happens only inside the runtime's one-time claim of the signed confirmation.
+//! and a deletion happens only under the runtime's one-time claim of the signed confirmation.
 
 use mcp_runtime::prelude::*;
 
@@ -103,10 +103,11 @@ pub async fn notes_delete(
     };
     let choices =
         DeleteChoice::choices().note_id(hits.iter().map(|n| (n.id.clone(), n.title.clone())));
-    // The deletion runs under the one-time claim: files are unlinked while the claim's
-    // transaction is open (convergently); database notes are deleted *in* that transaction,
-    // after re-checking authorization, existence and the match. A second use of the same
-    // confirmation (on any instance) deletes nothing.
+    // The deletion is bound to the one-time claim: files are unlinked only after the claim
+    // has committed (at most once: a failure or crash in between uses the confirmation up and
+    // deletes nothing); database notes are deleted *in* the claim's transaction (exactly
+    // once), after re-checking authorization, existence and the match. A second use of the
+    // same confirmation (on any instance) deletes nothing.
     let principal = ctx.principal().clone();
     let (uri, needle) = (args.workspace_uri.clone(), args.title.clone());
     let outcome = ctx
