@@ -369,7 +369,8 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 
 /// Opens a store from a configuration string:
 ///
-/// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only);
+/// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
+///   principal may hold a tenth of the capacity);
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
 /// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL.
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
