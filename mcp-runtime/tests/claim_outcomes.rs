@@ -49,17 +49,22 @@ async fn change(
         Ok("changed".to_owned())
     };
     let outcome = if args.how == "commit" {
-        ctx.elicit_with_commit::<Confirm, _, _>("confirm", "Sure?", Default::default(), move |_| {
-            act()
+        ctx.elicit_with_commit::<Confirm, _, _>("confirm", "Sure?", (), move |c| {
+            if c.confirm {
+                act()
+            } else {
+                Ok("nothing".to_owned())
+            }
         })
         .await?
     } else {
-        ctx.elicit_with_mutation::<Confirm, _, _>(
-            "confirm",
-            "Sure?",
-            Default::default(),
-            move |_| ClaimMutation::AfterClaim(Box::new(act)),
-        )
+        ctx.elicit_with_mutation::<Confirm, _, _>("confirm", "Sure?", (), move |c| {
+            if c.confirm {
+                ClaimMutation::AfterClaim(Box::new(act))
+            } else {
+                ClaimMutation::Done("nothing".to_owned())
+            }
+        })
         .await?
     };
     match outcome {
