@@ -335,8 +335,9 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
     /// Claims `nonce` and runs `action` under the claim; both commit or neither does.
     ///
     /// `AlreadyUsed` means the action did not run. An action failure returns
-    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. See the
-    /// [module docs](self) for what a crash mid-way means.
+    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. A `COMMIT` failing after
+    /// the action succeeded returns [`ReplayError::ActionUnrecorded`]: the effect stands. See
+    /// the [module docs](self) for what a crash mid-way means.
     fn claim_with(
         &self,
         nonce: Nonce,
