@@ -67,8 +67,15 @@ pub enum ClaimMutation<R> {
     /// No change (e.g. the user did not tick "confirm"); the answer is still claimed once.
     Done(R),
     /// A standalone action run while the claim is held (see
-    /// [`ReplayStore::claim_with`]); make it convergent.
+    /// [`ReplayStore::claim_with`]); make it convergent. *At least once, converging to once*:
+    /// a crash between the action and the claim's `COMMIT` leaves the confirmation usable.
     Standalone(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
+    /// An action run only *after* the claim is durably committed, on Tokio's blocking pool:
+    /// *at most once*. If the action fails (or the process dies before it finishes), the
+    /// confirmation is used up and the failure is reported with that said, so the user asks
+    /// again; a confirmation never acts twice, nor on something re-created after a crash.
+    /// The right choice for a destructive effect outside the replay store's database.
+    AfterClaim(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
     /// Runs in the SQLite replay store's claim transaction.
     Sqlite(SqliteTxAction<R>),
     /// Runs in the PostgreSQL replay store's claim transaction.
@@ -86,6 +93,9 @@ impl<R: Send + 'static> ClaimMutation<R> {
             Self::Standalone(action) => {
                 ClaimMutation::Standalone(Box::new(move || action().map(f)))
             }
+            Self::AfterClaim(action) => {
+                ClaimMutation::AfterClaim(Box::new(move || action().map(f)))
+            }
             Self::Sqlite(action) => ClaimMutation::Sqlite(Box::new(move |tx| action(tx).map(f))),
             Self::Postgres(action) => ClaimMutation::Postgres(Box::new(move |tx| {
                 Box::pin(async move { action(tx).await.map(f) })
@@ -99,6 +109,7 @@ impl<R> std::fmt::Debug for ClaimMutation<R> {
         f.write_str(match self {
             Self::Done(_) => "ClaimMutation::Done",
             Self::Standalone(_) => "ClaimMutation::Standalone",
+            Self::AfterClaim(_) => "ClaimMutation::AfterClaim",
             Self::Sqlite(_) => "ClaimMutation::Sqlite",
             Self::Postgres(_) => "ClaimMutation::Postgres",
         })
@@ -422,7 +433,9 @@ impl ToolContext {
     /// claim, mutation and `COMMIT` are one transaction, and any failure rolls back both.
     ///
     /// `mutation` itself runs before the claim and must not change anything; the change goes in
-    /// the closure it returns.
+    /// the closure it returns. With [`ClaimMutation::AfterClaim`] the claim is committed first
+    /// and the action runs after it (at most once; a failure leaves the confirmation used and
+    /// says so).
     pub async fn elicit_with_mutation<F, R, M>(
         &mut self,
         key: &str,
@@ -456,6 +469,24 @@ impl ToolContext {
                         out
                     }
                     ClaimMutation::Standalone(action) => self.claim_with(action).await?,
+                    ClaimMutation::AfterClaim(action) => {
+                        // Durable first: if the claim fails, nothing has been done.
+                        self.claim().await?;
+                        match tokio::task::spawn_blocking(action).await {
+                            Ok(Ok(out)) => out,
+                            Ok(Err(e)) => {
+                                return Err(ToolError::tool(format!(
+                                    "{e}. This confirmation is now used up; call the tool again to ask again."
+                                )));
+                            }
+                            Err(e) => {
+                                tracing::error!(error = %e, "action after a committed claim did not finish");
+                                return Err(ToolError::tool(
+                                    "The confirmed action stopped unexpectedly, so whether it took effect is unknown; check before asking again. This confirmation is now used up.",
+                                ));
+                            }
+                        }
+                    }
                     ClaimMutation::Sqlite(action) => {
                         self.claim_in_tx(|slot| {
                             TxAction::Sqlite(Box::new(move |tx| {
@@ -850,7 +881,7 @@ impl ToolContext {
         match self
             .mrtr
             .store
-            .claim(state.nonce, state.expires_at_time())
+            .claim_for(&self.principal, state.nonce, state.expires_at_time())
             .await
         {
             Ok(ClaimOutcome::Claimed) => {
@@ -887,7 +918,12 @@ impl ToolContext {
         let outcome = self
             .mrtr
             .store
-            .claim_with(state.nonce, state.expires_at_time(), action)
+            .claim_with_for(
+                &self.principal,
+                state.nonce,
+                state.expires_at_time(),
+                action,
+            )
             .await;
         self.settle_claim(outcome, &slot)
     }
@@ -938,6 +974,28 @@ impl ToolContext {
             Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
                 "{e} (nothing was changed; the confirmation can be retried)"
             ))),
+            // The change was made; only its record failed. Report what happened (the value),
+            // and tell the operator the store is failing.
+            Err(ReplayError::ActionUnrecorded { cause }) => {
+                tracing::error!(
+                    reason = cause.reason(),
+                    error = %cause,
+                    "the action under a claim was carried out but the claim could not be committed"
+                );
+                self.mrtr.claimed = true;
+                let value = slot.lock().ok().and_then(|mut g| g.take());
+                value.ok_or_else(|| {
+                    ToolError::protocol(ErrorObject::internal_error(
+                        "the action was carried out but produced no value",
+                    ))
+                })
+            }
+            Err(ReplayError::CommitOutcomeUnknown { cause }) => {
+                tracing::error!(reason = cause.reason(), error = %cause, "claim commit outcome unknown");
+                Err(ToolError::tool(
+                    "The replay store lost its connection while committing, so whether the change was made is unknown; check before asking again.",
+                ))
+            }
             Err(e) => Err(store_failed(&e)),
         }
     }
@@ -1136,6 +1194,10 @@ fn already_used() -> ToolError {
 }
 
 fn store_failed(e: &ReplayError) -> ToolError {
+    if let ReplayError::PrincipalShareExhausted { .. } = e {
+        // The caller's own doing, and something it can act on: a tool error it can read.
+        return ToolError::tool(format!("{e}; nothing was changed"));
+    }
     ToolError::protocol(ErrorObject::internal_error(format!(
         "replay store unavailable ({}); nothing was changed, retry later",
         e.reason()

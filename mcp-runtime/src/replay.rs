@@ -24,6 +24,22 @@
 //! opposite order (commit, then act) would be unsafe: a crash after `COMMIT` would burn the
 //! nonce with the effect never applied and no way to retry. Write actions accordingly.
 //!
+//! If `COMMIT` fails after the action succeeded (a full disk, say), the store says so with
+//! [`ReplayError::ActionUnrecorded`]: the effect happened, the nonce is not recorded, and a
+//! caller must not report "nothing was changed".
+//!
+//! # At most once: claim, commit, then act
+//!
+//! For a destructive action whose effect lies outside the database, converging is not always
+//! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the
+//! world is restored in between (a deleted file re-created under the same name), a retry acts
+//! on the new object. The alternative is to make the claim durable *first* ([`ReplayStore::claim`])
+//! and act after it (what [`crate::context::ClaimMutation::AfterClaim`] does): a crash or a
+//! failure after the commit leaves the confirmation used and the effect not applied, which
+//! the caller reports ("not done; ask again"). That is *at most once*; the convergent
+//! claim-plus-action above is *at least once, converging to once*; a transaction (below) is
+//! *exactly once*.
+//!
 //! # Claim and mutation in one database transaction
 //!
 //! When the data a handler mutates lives in the *same database* as the replay store, the
@@ -169,12 +185,38 @@ pub enum ReplayError {
         /// The configured capacity.
         capacity: usize,
     },
+    /// The principal already holds its share of the memory store's unexpired claims; other
+    /// principals can still claim. Nothing was claimed.
+    #[error(
+        "you hold {share} unexpired confirmations, your share of the replay store; wait for them to expire (the state lifetime) before confirming more"
+    )]
+    PrincipalShareExhausted {
+        /// The per-principal share.
+        share: usize,
+    },
     /// The claim's action failed; the claim was rolled back and the nonce is still claimable.
     #[error("action run under the claim failed (claim rolled back): {0}")]
     ActionFailed(#[source] ActionError),
     /// The action panicked; the claim was rolled back.
     #[error("action run under the claim panicked (claim rolled back)")]
     ActionPanicked,
+    /// [`ReplayStore::claim_with`]'s action **succeeded** (its effect outside the database
+    /// stands), but committing the claim then failed: the nonce is not recorded as used.
+    /// Report the action as done; a retry of the same request re-runs the (convergent)
+    /// action.
+    #[error("the action under the claim was carried out, but recording the claim failed: {cause}")]
+    ActionUnrecorded {
+        /// Why the commit failed.
+        cause: Box<ReplayError>,
+    },
+    /// The connection was lost while committing a claim transaction: whether the claim (and
+    /// a [`ReplayStore::claim_in_tx`] action with it) took effect is unknown. Check the data
+    /// before acting again.
+    #[error("committing the claim transaction failed and its outcome is unknown: {cause}")]
+    CommitOutcomeUnknown {
+        /// What the commit reported.
+        cause: Box<ReplayError>,
+    },
     /// A SQLite error.
     #[error("SQLite replay store: {context}: {source}")]
     Sqlite {
@@ -236,8 +278,11 @@ impl ReplayError {
     pub fn reason(&self) -> &'static str {
         match self {
             Self::CapacityExhausted { .. } => "capacity_exhausted",
+            Self::PrincipalShareExhausted { .. } => "principal_share_exhausted",
             Self::ActionFailed(_) => "action_failed",
             Self::ActionPanicked => "action_panicked",
+            Self::ActionUnrecorded { .. } => "action_unrecorded",
+            Self::CommitOutcomeUnknown { .. } => "commit_outcome_unknown",
             Self::Sqlite { .. } => "sqlite",
             Self::SchemaTooNew { .. } => "schema_too_new",
             Self::Postgres { .. } => "postgres",
@@ -261,11 +306,38 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         expires_at: SystemTime,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
 
+    /// [`claim`](Self::claim) on behalf of `principal`, so a store that bounds claims per
+    /// principal (the memory store) can count it against that principal's share. The runtime
+    /// always claims through this method. By default, `claim`.
+    fn claim_for<'a>(
+        &'a self,
+        principal: &'a crate::Principal,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let _ = principal;
+        self.claim(nonce, expires_at)
+    }
+
+    /// [`claim_with`](Self::claim_with) on behalf of `principal` (see
+    /// [`claim_for`](Self::claim_for)). By default, `claim_with`.
+    fn claim_with_for<'a>(
+        &'a self,
+        principal: &'a crate::Principal,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let _ = principal;
+        self.claim_with(nonce, expires_at, action)
+    }
+
     /// Claims `nonce` and runs `action` under the claim; both commit or neither does.
     ///
     /// `AlreadyUsed` means the action did not run. An action failure returns
-    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. See the
-    /// [module docs](self) for what a crash mid-way means.
+    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. A `COMMIT` failing after
+    /// the action succeeded returns [`ReplayError::ActionUnrecorded`]: the effect stands. See
+    /// the [module docs](self) for what a crash mid-way means.
     fn claim_with(
         &self,
         nonce: Nonce,
@@ -298,7 +370,8 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 
 /// Opens a store from a configuration string:
 ///
-/// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only);
+/// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
+///   principal may hold a tenth of the capacity);
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
 /// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL.
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {

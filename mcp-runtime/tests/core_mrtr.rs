@@ -566,3 +566,58 @@ async fn concurrent_claims_across_instances_with_sqlite() {
     assert_eq!(ok, 1);
     assert_eq!(effects.count(), 1);
 }
+
+/// One principal looping through confirmations (first leg, decline, again) fills only its
+/// share of the memory replay store: it is told so, and every other principal still confirms.
+#[tokio::test]
+async fn a_decline_loop_does_not_lock_other_principals_out_of_the_memory_store() {
+    let effects = Effects::default();
+    let store = Arc::new(MemoryReplayStore::new(20));
+    let server = Server::builder(Implementation::new("test", "1.0"))
+        .tools(tools![DeleteTool])
+        .state(notes(&["groceries", "groceries-old"]))
+        .state(effects.clone())
+        .state_keys(StateKeyring::generate().unwrap())
+        .replay_store(store.clone())
+        .build()
+        .unwrap();
+    let args = json!({"title": "groc"});
+    let round = |who: Principal, responses: Value| {
+        let server = &server;
+        let args = args.clone();
+        async move {
+            let first = parse(
+                server
+                    .handle_bytes(&call(1, "delete", args.clone(), caps_form()), &who)
+                    .await,
+            );
+            let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+            parse(
+                server
+                    .handle_bytes(
+                        &retry(2, "delete", args, caps_form(), &state, responses),
+                        &who,
+                    )
+                    .await,
+            )
+        }
+    };
+    let decline = json!({"delete_choice": {"action": "decline"}});
+    let mallory = Principal::new("mallory");
+    let mut refused = 0;
+    for _ in 0..30 {
+        let r = round(mallory.clone(), decline.clone()).await;
+        if r["result"]["isError"] == true {
+            let text = r["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("your share"), "{r}");
+            refused += 1;
+        } else {
+            assert!(r["result"]["content"].is_array(), "{r}");
+        }
+    }
+    assert_eq!(refused, 30 - store.principal_share(), "mallory is bounded");
+    let r = round(alice(), accept("groceries")).await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    assert_eq!(effects.count(), 1, "alice's confirmation was carried out");
+}

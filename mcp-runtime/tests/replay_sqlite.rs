@@ -479,3 +479,78 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
         assert_eq!(version, 1, "each migration applied exactly once");
     }
 }
+
+/// Makes every `COMMIT` that includes a new claim fail (a deferred foreign key violated by a
+/// trigger on the claims table), as a full disk would; the `INSERT` itself succeeds.
+fn break_commits(path: &Path) {
+    let conn = mcp_runtime::replay::rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE breaker_parent (id INTEGER PRIMARY KEY);
+         CREATE TABLE breaker_child (
+             parent INTEGER REFERENCES breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
+         );
+         CREATE TRIGGER breaker AFTER INSERT ON replay_nonces
+         BEGIN INSERT INTO breaker_child VALUES (1); END;",
+    )
+    .unwrap();
+}
+
+/// A failed `COMMIT` is reported for what it is: after a standalone action it says the action
+/// was carried out (its effect stands); without an action, or with an in-transaction action
+/// (rolled back with the claim), it is a plain store error and nothing stays claimed.
+#[tokio::test]
+async fn a_failed_commit_says_whether_the_action_happened() {
+    use mcp_runtime::replay::TxAction;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("replay.db");
+    let store = SqliteReplayStore::open(&path).await.unwrap();
+    store.claim(nonce(9, 0), later()).await.map(|_| ()).unwrap();
+    break_commits(&path);
+
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let action: ClaimAction = Box::new(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    });
+    let err = store
+        .claim_with(nonce(9, 1), later(), action)
+        .await
+        .unwrap_err();
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert_eq!(err.reason(), "action_unrecorded", "{err}");
+    assert!(err.to_string().contains("was carried out"), "{err}");
+
+    let err = store.claim(nonce(9, 2), later()).await.unwrap_err();
+    assert_eq!(err.reason(), "sqlite", "{err}");
+
+    let action = TxAction::Sqlite(Box::new(|tx| {
+        tx.execute_batch("CREATE TABLE written_in_tx (x INTEGER)")
+            .map_err(ActionError::new)
+    }));
+    let err = store
+        .claim_in_tx(nonce(9, 3), later(), action)
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "sqlite", "{err}");
+
+    // Nothing of the failed commits stayed: every nonce is still claimable, the in-transaction
+    // write is gone.
+    let conn = mcp_runtime::replay::rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TRIGGER breaker").unwrap();
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'written_in_tx'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 0);
+    for i in 1..=3 {
+        assert_eq!(
+            store.claim(nonce(9, i), later()).await.unwrap(),
+            ClaimOutcome::Claimed,
+            "nonce {i}"
+        );
+    }
+}

@@ -289,3 +289,105 @@ proptest! {
         prop_assert_eq!(outside.len(), 2);
     }
 }
+
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Opens a FIFO for writing without blocking, which releases a reader stuck in `open(2)`.
+fn release_fifo_readers(path: &std::path::Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+}
+
+#[test]
+fn reads_refuse_a_fifo_at_once_and_follow_no_link_when_asked() {
+    let t = tree();
+    mkfifo(&t.base.join("ws/pipe.md"));
+    let ws = t.ws.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let follow = ws.read_to_string(&rel("pipe.md"), 100);
+        let nofollow = ws.read_to_string_nofollow(&rel("pipe.md"), 100);
+        let _ = tx.send((
+            follow.map_err(|e| e.to_string()),
+            nofollow.map_err(|e| e.to_string()),
+        ));
+    });
+    let outcome = rx.recv_timeout(std::time::Duration::from_secs(5));
+    release_fifo_readers(&t.base.join("ws/pipe.md"));
+    let (follow, nofollow) = outcome.expect("reading a FIFO blocked");
+    for result in [follow, nofollow] {
+        let err = result.unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+    assert_eq!(
+        t.ws.read_to_string_nofollow(&rel("a.md"), 100).unwrap(),
+        "alpha"
+    );
+    for link in ["in-file.md", "out-file.md", "abs-file.md", "notes/up.md"] {
+        let err = t.ws.read_nofollow(&rel(link), 100).unwrap_err();
+        assert!(
+            matches!(err, FsError::SymlinkRefused { .. }),
+            "{link}: {err}"
+        );
+    }
+    let err =
+        t.ws.read_nofollow(&rel("out-dir/secret.md"), 100)
+            .unwrap_err();
+    assert!(matches!(err, FsError::SymlinkRefused { .. }), "{err}");
+    assert!(matches!(
+        t.ws.read_nofollow(&rel("notes"), 10),
+        Err(FsError::NotARegularFile { .. })
+    ));
+    assert!(matches!(
+        t.ws.read_nofollow(&rel("a.md"), 4),
+        Err(FsError::TooLarge { limit: 4, .. })
+    ));
+}
+
+/// A note swapped for a FIFO between the check and the open must not block the reader: the
+/// swap is raced thousands of times against both kinds of read.
+#[test]
+fn a_file_swapped_for_a_fifo_mid_read_never_blocks() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let t = tree();
+    let w = t.base.join("ws");
+    let (swap, regular, fifo) = (w.join("swap.md"), w.join("regular"), w.join("fifo"));
+    std::fs::write(&regular, "text").unwrap();
+    mkfifo(&fifo);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (ws, reader_stop) = (t.ws.clone(), Arc::clone(&stop));
+    std::thread::spawn(move || {
+        let target = rel("swap.md");
+        let mut reads = 0u64;
+        while !reader_stop.load(Ordering::Relaxed) {
+            let _ = ws.read(&target, 100);
+            let _ = ws.read_nofollow(&target, 100);
+            reads += 1;
+        }
+        let _ = tx.send(reads);
+    });
+    for _ in 0..20_000 {
+        std::fs::rename(&regular, &swap).unwrap();
+        std::fs::rename(&swap, &regular).unwrap();
+        std::fs::rename(&fifo, &swap).unwrap();
+        std::fs::rename(&swap, &fifo).unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let finished = rx.recv_timeout(std::time::Duration::from_secs(5));
+    for path in [&swap, &fifo] {
+        release_fifo_readers(path);
+    }
+    let reads = finished.expect("a read blocked in open(2) on a FIFO swapped in for the file");
+    assert!(reads > 0);
+}

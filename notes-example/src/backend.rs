@@ -11,6 +11,15 @@
 //! adding a workspace is a grant, not a migration. Containment is then a key condition: every
 //! statement names the workspace URI, so a note id can only reach a row of that workspace.
 //!
+//! # Delivery guarantees of a confirmed deletion
+//!
+//! - **Files (`fs`): at most once.** The confirmation's claim is committed first, then the note
+//!   is unlinked ([`ClaimMutation::AfterClaim`]). A crash or failure between the two leaves
+//!   the confirmation used and the note in place; the reply (if any) says the note was not
+//!   deleted and to ask again. One confirmation never deletes twice, and never deletes a
+//!   note re-created under the same id.
+//! - **Databases (`sqlite`, `postgres`): exactly once**, as below.
+//!
 //! # Deletion in the claim's transaction
 //!
 //! The replay store lives in the same database (startup refuses anything else), so a deletion
@@ -117,12 +126,17 @@ impl NotesBackend for Notes {
         "fs"
     }
 
+    // File-system work runs on Tokio's blocking pool, never on an async worker: a slow disk
+    // (or a hostile entry) then stalls one blocking thread, not the server.
     fn read_note_uri<'a>(
         &'a self,
         principal: &'a Principal,
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(String, String), NotesError>> {
-        Box::pin(async move { Notes::read_note_uri(self, principal, uri) })
+        let (notes, principal, uri) = (self.clone(), principal.clone(), uri.to_owned());
+        Box::pin(blocking(move || {
+            Notes::read_note_uri(&notes, &principal, &uri)
+        }))
     }
 
     fn list<'a>(
@@ -130,13 +144,19 @@ impl NotesBackend for Notes {
         principal: &'a Principal,
         workspace_uri: &'a str,
     ) -> BoxFuture<'a, Result<(WorkspaceUri, Vec<Note>), NotesError>> {
-        Box::pin(async move {
-            let ws = self.open(principal, workspace_uri)?;
-            let notes = ws.list()?;
-            Ok((ws.uri().clone(), notes))
-        })
+        let (notes, principal, uri) = (self.clone(), principal.clone(), workspace_uri.to_owned());
+        Box::pin(blocking(move || {
+            let ws = notes.open(&principal, &uri)?;
+            let listed = ws.list()?;
+            Ok((ws.uri().clone(), listed))
+        }))
     }
 
+    /// At most once: the confirmation's claim is committed first, then the note is unlinked
+    /// (on the blocking pool, re-checking authorization, the match and containment at the
+    /// unlink). If the unlink fails or the process dies before it, the confirmation is used up
+    /// and nothing was deleted; the user is told so and asked to start again. A confirmation
+    /// never deletes twice, nor deletes a note re-created under the same id after a crash.
     fn delete_mutation(
         &self,
         principal: &Principal,
@@ -144,22 +164,33 @@ impl NotesBackend for Notes {
         needle: &str,
         id: String,
     ) -> ClaimMutation<String> {
+        crash_point(CrashPoint::BeforeClaim);
         let notes = self.clone();
         let (principal, uri, needle) = (
             principal.clone(),
             workspace_uri.to_owned(),
             needle.to_owned(),
         );
-        // The unlink lands outside any database, so it is convergent (already gone = done);
-        // containment is re-checked at the unlink itself.
-        ClaimMutation::Standalone(Box::new(move || {
-            let ws = notes.open(&principal, &uri).map_err(ActionError::new)?;
-            if let Some(title) = ws.title_if_note(&id).map_err(ActionError::new)?
-                && !title_matches(&title, &needle)
-            {
-                return Err(ActionError::new(NotesError::NoLongerMatches { id }));
+        ClaimMutation::AfterClaim(Box::new(move || {
+            crash_point(CrashPoint::AfterClaim);
+            let not_deleted =
+                |e: NotesError| ActionError::new(format!("The note {id:?} was not deleted: {e}"));
+            let ws = notes.open(&principal, &uri).map_err(not_deleted)?;
+            match ws.title_if_note(&id).map_err(not_deleted)? {
+                None => {
+                    return Err(ActionError::new(format!(
+                        "The note {id:?} was not deleted: it no longer exists"
+                    )));
+                }
+                Some(title) if !title_matches(&title, &needle) => {
+                    return Err(ActionError::new(format!(
+                        "The note {id:?} was not deleted: its title no longer matches {needle:?}"
+                    )));
+                }
+                Some(_) => {}
             }
-            ws.delete_convergent(&id).map_err(ActionError::new)?;
+            ws.delete(&id).map_err(not_deleted)?;
+            crash_point(CrashPoint::AfterUnlink);
             Ok(id)
         }))
     }
@@ -175,6 +206,41 @@ impl NotesBackend for Notes {
                     .into(),
             ))
         })
+    }
+}
+
+/// Where [`crash_point`] may abort the process: for tests of what a crash leaves behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CrashPoint {
+    /// After the user confirmed, before the confirmation is claimed.
+    BeforeClaim,
+    /// After the claim committed, before the note is unlinked.
+    AfterClaim,
+    /// After the unlink, before the reply.
+    AfterUnlink,
+}
+
+/// The environment variable naming a [`CrashPoint`] (`before-claim`, `after-claim`,
+/// `after-unlink`) at which a file-backend deletion aborts the process, as `kill -9` would.
+///
+/// **For tests only** (they kill a server at each point of a deletion and restart it); inert
+/// unless set. Never set it in production.
+pub const TEST_CRASH_ENV: &str = "NOTES_EXAMPLE_TEST_CRASH_AT";
+
+/// Aborts the process (no destructors, no flush: like `kill -9`) if [`TEST_CRASH_ENV`] names
+/// `point`.
+fn crash_point(point: CrashPoint) {
+    static CONFIGURED: std::sync::OnceLock<Option<CrashPoint>> = std::sync::OnceLock::new();
+    let configured =
+        CONFIGURED.get_or_init(|| match std::env::var(TEST_CRASH_ENV).ok().as_deref() {
+            Some("before-claim") => Some(CrashPoint::BeforeClaim),
+            Some("after-claim") => Some(CrashPoint::AfterClaim),
+            Some("after-unlink") => Some(CrashPoint::AfterUnlink),
+            _ => None,
+        });
+    if *configured == Some(point) {
+        eprintln!("notes-example: {TEST_CRASH_ENV} reached {point:?}; aborting");
+        std::process::abort();
     }
 }
 

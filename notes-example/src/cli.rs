@@ -86,6 +86,10 @@ pub struct ServeArgs {
     /// per process (then no other process can finish a flow this one began).
     #[arg(long, value_name = "PATH")]
     pub state_key_file: Option<PathBuf>,
+    /// Accept `--store memory` together with `--state-key-file`: used confirmations are then
+    /// forgotten on restart and replayable until they expire (refused without this flag).
+    #[arg(long)]
+    pub allow_volatile_store: bool,
     /// How long a confirmation request stays valid, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub state_ttl: u64,

@@ -173,9 +173,12 @@ impl NotesWorkspace {
     }
 
     /// The text of note `id` (at most [`MAX_NOTE_BYTES`]).
+    ///
+    /// Like deletion, reading follows no link (a note is a regular file reached through real
+    /// directories) and never blocks: a FIFO or device in a note's place is refused at once.
     pub fn read(&self, id: &str) -> Result<String, NotesError> {
         let rel = note_path(id)?;
-        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
+        Ok(self.ws.read_to_string_nofollow(&rel, MAX_NOTE_BYTES)?)
     }
 
     /// Notes whose title contains `needle`, case-insensitively, sorted by id.
@@ -225,17 +228,17 @@ impl NotesWorkspace {
         }
     }
 
-    /// The text of the note `id` (at most [`MAX_NOTE_BYTES`]).
+    /// The text of the note `id` (at most [`MAX_NOTE_BYTES`]); see [`read`](Self::read).
     pub fn read_note(&self, id: &str) -> Result<String, NotesError> {
-        let rel = note_path(id)?;
-        Ok(self.ws.read_to_string(&rel, MAX_NOTE_BYTES)?)
+        self.read(id)
     }
 
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.
     ///
-    /// This is the convergent form a replay store's claim-plus-action needs: if a crash lands
-    /// between the unlink and the claim's commit, the retry finds nothing to do and succeeds
-    /// rather than deleting anything else.
+    /// This is the convergent form a replay store's claim-plus-action
+    /// ([`mcp_runtime::context::ClaimMutation::Standalone`]) needs. The server itself deletes
+    /// at most once instead (claim committed first, then [`delete`](Self::delete)), so that a
+    /// note re-created after a crash is never deleted by the old confirmation.
     pub fn delete_convergent(&self, id: &str) -> Result<String, NotesError> {
         match self.delete(id) {
             Err(NotesError::Fs(FsError::NotFound { .. })) => Ok(id.to_owned()),
@@ -247,7 +250,7 @@ impl NotesWorkspace {
     /// to the stem rather than hiding the note.
     fn title_of(&self, rel: &RelPath) -> String {
         self.ws
-            .read_to_string(rel, MAX_NOTE_BYTES)
+            .read_to_string_nofollow(rel, MAX_NOTE_BYTES)
             .ok()
             .and_then(|text| heading_title(&text))
             .unwrap_or_else(|| file_stem(rel).to_owned())
@@ -433,6 +436,37 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("tps-2025.md"), root.join("tps.md")).unwrap();
         assert!(ws.delete("tps.md").is_err());
         assert!(outside.join("tps-2025.md").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_a_notes_place_is_neither_read_nor_deleted() {
+        let (dir, notes, alice, uri) = setup();
+        let path = dir.path().join("notes/tps.md");
+        fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let ws = notes.open(&alice, &uri).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = ws.clone();
+        std::thread::spawn(move || {
+            let read = reader.read("tps.md").map_err(|e| e.to_string());
+            let title = reader.title_if_note("tps.md").map_err(|e| e.to_string());
+            let _ = tx.send((read, title));
+        });
+        let (read, title) = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("reading a FIFO blocked");
+        assert!(read.unwrap_err().contains("not a regular file"));
+        assert_eq!(title.unwrap().as_deref(), Some("tps"), "titled by its stem");
+        assert!(matches!(
+            ws.delete("tps.md"),
+            Err(NotesError::Fs(FsError::NotARegularFile { .. }))
+        ));
+        assert!(fs::symlink_metadata(&path).is_ok());
     }
 
     #[test]

@@ -168,6 +168,14 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         (None, Some(db)) => db,
         (None, None) => default_store()?,
     };
+    let volatile = store == "memory" || store.starts_with("memory:");
+    if volatile && args.state_key_file.is_some() && !args.allow_volatile_store {
+        // Keys that outlive the process with claims that do not: after a restart every
+        // confirmation used before it verifies again and is not marked used.
+        return Err(ConfigError(
+            "--store memory forgets used confirmations on restart, but --state-key-file keeps them valid, so they could be replayed: use --store sqlite:PATH or postgres://..., or pass --allow-volatile-store to accept that".into(),
+        ));
+    }
     let mut ro = Vec::new();
     if let Some(path) = store.strip_prefix("sqlite:") {
         let path = Path::new(path.strip_prefix("//").unwrap_or(path));

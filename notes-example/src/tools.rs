@@ -3,9 +3,11 @@
 //!
 //! Neither tool trusts anything but its arguments and the authenticated principal: the
 //! workspace URI is authorized for that principal on every call (first leg and retry alike),
-//! and a deletion happens only inside the runtime's one-time claim of the signed confirmation.
+//! and a deletion happens only under the runtime's one-time claim of the signed confirmation.
 
 use mcp_runtime::prelude::*;
+
+use mcp_runtime::scope::FsError;
 
 use crate::backend::NotesStore;
 use crate::notes::{Note, NotesError, title_matches};
@@ -101,10 +103,11 @@ pub async fn notes_delete(
     };
     let choices =
         DeleteChoice::choices().note_id(hits.iter().map(|n| (n.id.clone(), n.title.clone())));
-    // The deletion runs under the one-time claim: files are unlinked while the claim's
-    // transaction is open (convergently); database notes are deleted *in* that transaction,
-    // after re-checking authorization, existence and the match. A second use of the same
-    // confirmation (on any instance) deletes nothing.
+    // The deletion is bound to the one-time claim: files are unlinked only after the claim
+    // has committed (at most once: a failure or crash in between uses the confirmation up and
+    // deletes nothing); database notes are deleted *in* the claim's transaction (exactly
+    // once), after re-checking authorization, existence and the match. A second use of the
+    // same confirmation (on any instance) deletes nothing.
     let principal = ctx.principal().clone();
     let (uri, needle) = (args.workspace_uri.clone(), args.title.clone());
     let outcome = ctx
@@ -140,14 +143,21 @@ pub async fn note(
 ) -> Result<String, ToolError> {
     match notes.read_note_uri(ctx.principal(), &uri).await {
         Ok((_, text)) => Ok(text),
-        // Unauthorized and missing look the same: the caller learns nothing about files it
-        // may not see.
+        // Unauthorized, unreachable and missing look the same: the caller learns nothing
+        // about files it may not see, not even that a link leads outside or that something
+        // other than a note sits at that path.
         Err(
             NotesError::NotInWorkspace { .. }
             | NotesError::Scope(_)
             | NotesError::NotANote { .. }
             | NotesError::InvalidId { .. }
-            | NotesError::Fs(mcp_runtime::scope::FsError::NotFound { .. }),
+            | NotesError::Fs(
+                FsError::NotFound { .. }
+                | FsError::Denied { .. }
+                | FsError::SymlinkRefused { .. }
+                | FsError::NotADirectory { .. }
+                | FsError::NotARegularFile { .. },
+            ),
         ) => Err(mcp_runtime::resource::not_found(&uri)),
         Err(e) => Err(e.into()),
     }

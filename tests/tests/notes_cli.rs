@@ -205,3 +205,58 @@ fn http_beyond_loopback_needs_an_auth_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A memory store forgets used confirmations on restart while a key file keeps them valid:
+/// refused unless the operator opts in.
+#[test]
+fn memory_store_with_a_key_file_needs_an_explicit_opt_in() {
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let key = fx.key_file.to_str().unwrap();
+    for store in ["memory", "memory:100"] {
+        let out = run(&[
+            "serve",
+            "--stdio",
+            "--no-sandbox",
+            "--store",
+            store,
+            "--state-key-file",
+            key,
+            "--workspace",
+            notes,
+        ]);
+        assert_usage_error(&out, "--allow-volatile-store");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("replayed"), "{stderr}");
+    }
+    // Opted in: it serves (stdin at EOF ends it cleanly).
+    let out = run(&[
+        "serve",
+        "--stdio",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--state-key-file",
+        key,
+        "--allow-volatile-store",
+        "--workspace",
+        notes,
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without a key file the keys die with the process, so memory is fine.
+    let out = run(&[
+        "serve",
+        "--stdio",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        notes,
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -76,3 +76,46 @@ async fn a_principal_without_the_workspace_cannot_read_it() {
     let uri = format!("{}/tps-report.md", fx.uri);
     assert_not_found(&client, &uri).await;
 }
+
+/// A link leading outside, a link leading inside, a directory and a FIFO named like a note are
+/// all "not found", with nothing in the message about why; none of them blocks the server.
+#[test]
+fn links_fifos_and_other_non_notes_read_as_not_found_promptly() {
+    use std::os::unix::fs::symlink;
+    let fx = NotesFixture::new().unwrap();
+    let secret = fx.root().join("secret.md");
+    std::fs::write(&secret, "# Secret\n").unwrap();
+    symlink(&secret, fx.notes.join("outside-link.md")).unwrap();
+    symlink("tps-report.md", fx.notes.join("inside-link.md")).unwrap();
+    std::fs::create_dir(fx.notes.join("folder.md")).unwrap();
+    let fifo = fx.notes.join("pipe.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut s = fx.spawn("alice", &[]).unwrap();
+    // Two FIFO reads in flight at once, then the rest: every answer arrives.
+    let pipe = format!("{}/pipe.md", fx.uri);
+    let params = json!({"_meta": meta(json!({})), "uri": pipe});
+    let first = s.send_request("resources/read", params.clone()).unwrap();
+    let second = s.send_request("resources/read", params).unwrap();
+    for id in [first, second] {
+        assert_not_found(&s.response(id).unwrap(), &pipe);
+    }
+    for name in ["outside-link.md", "inside-link.md", "folder.md"] {
+        let uri = format!("{}/{name}", fx.uri);
+        let r = read(&mut s, &uri);
+        assert_not_found(&r, &uri);
+        let message = r["error"]["message"].as_str().unwrap();
+        for leak in ["outside", "link", "refused", "regular"] {
+            assert!(
+                !message.replace(&uri, "").contains(leak),
+                "{name}: {message}"
+            );
+        }
+    }
+    let uri = format!("{}/tps-report.md", fx.uri);
+    let r = read(&mut s, &uri);
+    assert!(r["result"]["contents"][0]["text"].is_string(), "{r}");
+}

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 
 use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore};
+use crate::Principal;
 
 /// How often claims prune expired entries even when the store is not full.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
@@ -19,34 +20,93 @@ const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// evicting a live claim (evicting would silently re-enable a replay). Expired claims are also
 /// pruned at most once a minute during claims, and on [`ReplayStore::prune_expired`].
 ///
-/// `claim_with` inserts the claim, runs the action without holding the lock, and removes the
-/// claim again if the action fails or panics. While the action runs, concurrent claims of the
-/// same nonce see `AlreadyUsed` (the SQL stores make them wait for the outcome instead).
+/// Fair: claims made on behalf of a principal ([`ReplayStore::claim_for`],
+/// [`ReplayStore::claim_with_for`], which the runtime uses) count against that principal's
+/// share, by default a tenth of the capacity ([`with_principal_share`](Self::with_principal_share)
+/// changes it). A principal at its share gets [`ReplayError::PrincipalShareExhausted`] (after
+/// its expired claims are dropped), so one client looping through confirmations (a decline
+/// loop, say) cannot fill the store and lock every other principal out.
+///
+/// `claim_with` inserts the claim, runs the action on Tokio's blocking pool without holding
+/// the lock, and removes the claim again if the action fails or panics. While the action runs,
+/// concurrent claims of the same nonce see `AlreadyUsed` (the SQL stores make them wait for
+/// the outcome instead).
 #[derive(Debug)]
 pub struct MemoryReplayStore {
     capacity: usize,
+    share: usize,
     inner: Mutex<Inner>,
 }
 
 #[derive(Debug)]
 struct Inner {
-    claims: HashMap<Nonce, SystemTime>,
+    claims: HashMap<Nonce, (SystemTime, Option<Principal>)>,
+    /// Live claims per principal (those made with a principal).
+    held: HashMap<Principal, usize>,
     next_prune: SystemTime,
+}
+
+impl Inner {
+    /// Drops expired claims and their principals' counts.
+    fn prune(&mut self, now: SystemTime) -> usize {
+        let before = self.claims.len();
+        let held = &mut self.held;
+        self.claims.retain(|_, (exp, owner)| {
+            let keep = *exp > now;
+            if !keep && let Some(owner) = owner {
+                release(held, owner);
+            }
+            keep
+        });
+        self.next_prune = now + PRUNE_EVERY;
+        before - self.claims.len()
+    }
+
+    /// Forgets the claim of `nonce` (a failed action's).
+    fn remove(&mut self, nonce: &Nonce) {
+        if let Some((_, Some(owner))) = self.claims.remove(nonce) {
+            release(&mut self.held, &owner);
+        }
+    }
+}
+
+fn release(held: &mut HashMap<Principal, usize>, owner: &Principal) {
+    if let Some(count) = held.get_mut(owner) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            held.remove(owner);
+        }
+    }
 }
 
 impl MemoryReplayStore {
     /// Capacity used by `open_store("memory")`.
     pub const DEFAULT_CAPACITY: usize = 100_000;
 
-    /// An empty store holding at most `capacity` unexpired claims (at least 1).
+    /// An empty store holding at most `capacity` unexpired claims (at least 1), each principal
+    /// at most a tenth of them (at least 1).
     pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
         Self {
-            capacity: capacity.max(1),
+            capacity,
+            share: (capacity / 10).max(1),
             inner: Mutex::new(Inner {
                 claims: HashMap::new(),
+                held: HashMap::new(),
                 next_prune: SystemTime::now(),
             }),
         }
+    }
+
+    /// Sets how many unexpired claims one principal may hold (clamped to 1..=capacity).
+    pub fn with_principal_share(mut self, share: usize) -> Self {
+        self.share = share.clamp(1, self.capacity);
+        self
+    }
+
+    /// How many unexpired claims one principal may hold.
+    pub fn principal_share(&self) -> usize {
+        self.share
     }
 
     /// Number of claims currently stored (expired ones included until pruned).
@@ -60,30 +120,73 @@ impl MemoryReplayStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // The map is consistent after every statement, so a panic elsewhere while holding the
-        // lock cannot leave it half-updated; keep serving.
+        // The maps are consistent after every statement, so a panic elsewhere while holding the
+        // lock cannot leave them half-updated; keep serving.
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn claim_now(&self, nonce: Nonce, expires_at: SystemTime) -> Result<ClaimOutcome, ReplayError> {
+    fn claim_now(
+        &self,
+        principal: Option<&Principal>,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> Result<ClaimOutcome, ReplayError> {
         let now = SystemTime::now();
         let mut inner = self.lock();
         if inner.claims.contains_key(&nonce) {
             return Ok(ClaimOutcome::AlreadyUsed);
         }
-        if inner.claims.len() >= self.capacity || now >= inner.next_prune {
-            inner.claims.retain(|_, exp| *exp > now);
-            inner.next_prune = now + PRUNE_EVERY;
+        let held = |inner: &Inner| {
+            principal
+                .and_then(|p| inner.held.get(p))
+                .copied()
+                .unwrap_or(0)
+        };
+        let over_share = |inner: &Inner| principal.is_some() && held(inner) >= self.share;
+        if inner.claims.len() >= self.capacity || over_share(&inner) || now >= inner.next_prune {
+            inner.prune(now);
+        }
+        // The principal's own excess is refused first, so a principal over its share is told
+        // so even when the whole store is full because of it.
+        if over_share(&inner) {
+            return Err(ReplayError::PrincipalShareExhausted { share: self.share });
         }
         if inner.claims.len() >= self.capacity {
             return Err(ReplayError::CapacityExhausted {
                 capacity: self.capacity,
             });
         }
-        inner.claims.insert(nonce, expires_at);
+        inner.claims.insert(nonce, (expires_at, principal.cloned()));
+        if let Some(p) = principal {
+            *inner.held.entry(p.clone()).or_insert(0) += 1;
+        }
         Ok(ClaimOutcome::Claimed)
+    }
+
+    async fn claim_and_act(
+        &self,
+        principal: Option<&Principal>,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        if self.claim_now(principal, nonce, expires_at)? == ClaimOutcome::AlreadyUsed {
+            return Ok(ClaimOutcome::AlreadyUsed);
+        }
+        // The action may do file I/O: keep it off the async workers.
+        let outcome =
+            tokio::task::spawn_blocking(move || std::panic::catch_unwind(AssertUnwindSafe(action)))
+                .await;
+        let result = match outcome {
+            Ok(Ok(Ok(()))) => return Ok(ClaimOutcome::Claimed),
+            Ok(Ok(Err(e))) => Err(ReplayError::ActionFailed(e)),
+            Ok(Err(_)) => Err(ReplayError::ActionPanicked),
+            Err(e) => Err(ReplayError::Worker(e.to_string())),
+        };
+        self.lock().remove(&nonce);
+        result
     }
 }
 
@@ -93,7 +196,16 @@ impl ReplayStore for MemoryReplayStore {
         nonce: Nonce,
         expires_at: SystemTime,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async move { self.claim_now(nonce, expires_at) })
+        Box::pin(async move { self.claim_now(None, nonce, expires_at) })
+    }
+
+    fn claim_for<'a>(
+        &'a self,
+        principal: &'a Principal,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(async move { self.claim_now(Some(principal), nonce, expires_at) })
     }
 
     fn claim_with(
@@ -102,29 +214,23 @@ impl ReplayStore for MemoryReplayStore {
         expires_at: SystemTime,
         action: ClaimAction,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async move {
-            if self.claim_now(nonce, expires_at)? == ClaimOutcome::AlreadyUsed {
-                return Ok(ClaimOutcome::AlreadyUsed);
-            }
-            let outcome = std::panic::catch_unwind(AssertUnwindSafe(action));
-            let result = match outcome {
-                Ok(Ok(())) => return Ok(ClaimOutcome::Claimed),
-                Ok(Err(e)) => Err(ReplayError::ActionFailed(e)),
-                Err(_) => Err(ReplayError::ActionPanicked),
-            };
-            self.lock().claims.remove(&nonce);
-            result
-        })
+        Box::pin(self.claim_and_act(None, nonce, expires_at, action))
+    }
+
+    fn claim_with_for<'a>(
+        &'a self,
+        principal: &'a Principal,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_and_act(Some(principal), nonce, expires_at, action))
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
         Box::pin(async move {
-            let now = SystemTime::now();
-            let mut inner = self.lock();
-            let before = inner.claims.len();
-            inner.claims.retain(|_, exp| *exp > now);
-            inner.next_prune = now + PRUNE_EVERY;
-            Ok(u64::try_from(before - inner.claims.len()).unwrap_or(u64::MAX))
+            let pruned = self.lock().prune(SystemTime::now());
+            Ok(u64::try_from(pruned).unwrap_or(u64::MAX))
         })
     }
 }
@@ -282,5 +388,87 @@ mod tests {
             ClaimOutcome::AlreadyUsed
         );
         assert_eq!(ran.load(Ordering::SeqCst), 1);
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::*;
+
+    fn later() -> SystemTime {
+        SystemTime::now() + Duration::from_secs(300)
+    }
+
+    fn nonce(i: u32) -> Nonce {
+        let mut b = [7u8; 16];
+        b[..4].copy_from_slice(&i.to_le_bytes());
+        Nonce::from_bytes(b)
+    }
+
+    /// One principal looping through confirmations fills only its own share: every other
+    /// principal still claims, and the looping one gets its share back as its claims expire.
+    #[tokio::test]
+    async fn a_principal_at_its_share_does_not_lock_out_others() {
+        let store = MemoryReplayStore::new(10).with_principal_share(4);
+        let (mallory, alice) = (Principal::new("mallory"), Principal::new("alice"));
+        let past = SystemTime::now() - Duration::from_secs(1);
+        // One of mallory's claims is already expired: it is dropped first, not counted.
+        store.claim_for(&mallory, nonce(0), past).await.unwrap();
+        for i in 1..=4 {
+            assert_eq!(
+                store.claim_for(&mallory, nonce(i), later()).await.unwrap(),
+                ClaimOutcome::Claimed,
+                "claim {i}"
+            );
+        }
+        for i in 5..50 {
+            let err = store
+                .claim_for(&mallory, nonce(i), later())
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ReplayError::PrincipalShareExhausted { share: 4 }),
+                "{err}"
+            );
+            assert_eq!(err.reason(), "principal_share_exhausted");
+        }
+        // A decline loop through claim_with is bounded the same way.
+        let err = store
+            .claim_with_for(&mallory, nonce(99), later(), Box::new(|| Ok(())))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ReplayError::PrincipalShareExhausted { .. }),
+            "{err}"
+        );
+        for i in 100..104 {
+            assert_eq!(
+                store.claim_for(&alice, nonce(i), later()).await.unwrap(),
+                ClaimOutcome::Claimed
+            );
+        }
+        // Refused claims were not recorded; mallory's live ones still count as used.
+        assert_eq!(
+            store.claim_for(&alice, nonce(1), later()).await.unwrap(),
+            ClaimOutcome::AlreadyUsed
+        );
+        assert_eq!(store.len(), 8);
+        // A failed action gives the share back.
+        let bob = Principal::new("bob");
+        let store = MemoryReplayStore::new(10).with_principal_share(1);
+        let err = store
+            .claim_with_for(
+                &bob,
+                nonce(1),
+                later(),
+                Box::new(|| Err(crate::replay::ActionError::new("no"))),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
+        assert_eq!(
+            store.claim_for(&bob, nonce(2), later()).await.unwrap(),
+            ClaimOutcome::Claimed
+        );
     }
 }

@@ -252,6 +252,7 @@ impl PostgresReplayStore {
                 .map_err(pg("ending the claim transaction"))?;
             return Ok(ClaimOutcome::AlreadyUsed);
         }
+        let acted_outside = matches!(action, Under::Action(_));
         let failure = match action {
             Under::Action(action) => {
                 let result = tokio::task::spawn_blocking(move || {
@@ -282,7 +283,19 @@ impl PostgresReplayStore {
             }
             return Err(failure);
         }
-        tx.commit().await.map_err(pg("committing the claim"))?;
+        if let Err(e) = tx.commit().await {
+            // The server answered with an error: it rolled back. No answer (the connection
+            // broke): the commit may or may not have landed.
+            let answered = e.as_db_error().is_some();
+            let cause = Box::new(pg("committing the claim")(e));
+            return Err(if acted_outside {
+                ReplayError::ActionUnrecorded { cause }
+            } else if answered {
+                *cause
+            } else {
+                ReplayError::CommitOutcomeUnknown { cause }
+            });
+        }
         drop(client);
         self.maybe_prune().await;
         Ok(ClaimOutcome::Claimed)

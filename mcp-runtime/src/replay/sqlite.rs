@@ -188,6 +188,7 @@ impl Inner {
             // Dropping `tx` rolls back (nothing was written anyway).
             return Ok(ClaimOutcome::AlreadyUsed);
         }
+        let acted_outside = matches!(action, Under::Action(_));
         let outcome = match action {
             Under::Nothing => Ok(Ok(())),
             Under::Action(action) => std::panic::catch_unwind(AssertUnwindSafe(action)),
@@ -206,7 +207,18 @@ impl Inner {
             }
             return Err(failure);
         }
-        tx.commit().map_err(sqlite("committing the claim"))?;
+        if let Err(e) = tx.commit() {
+            // A failed COMMIT rolls the transaction back (an in-transaction action with it),
+            // but a standalone action's effect already happened: say so.
+            let cause = sqlite("committing the claim")(e);
+            return Err(if acted_outside {
+                ReplayError::ActionUnrecorded {
+                    cause: Box::new(cause),
+                }
+            } else {
+                cause
+            });
+        }
         Ok(ClaimOutcome::Claimed)
     }
 

@@ -158,6 +158,87 @@ pub(crate) fn open_dir_nofollow(parent: &Dir, name: &str, shown: &str) -> Result
     Ok(dir)
 }
 
+/// Options for opening a file to read: never block in `open(2)` (a FIFO opened for reading
+/// waits for a writer, forever if none comes), never acquire a controlling terminal, and, unless
+/// `follow_final_link`, refuse a final symbolic link (`O_NOFOLLOW`).
+fn read_options(follow_final_link: bool) -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
+        if !follow_final_link {
+            flags |= libc::O_NOFOLLOW;
+        }
+        options.custom_flags(flags);
+    }
+    #[cfg(not(unix))]
+    let _ = follow_final_link;
+    options
+}
+
+/// Classifies a failed open for reading: a link met under `O_NOFOLLOW` (`ELOOP`) and a socket
+/// (`ENXIO`) are refusals of what the entry is, not I/O failures.
+fn open_error(shown: &str, e: io::Error) -> FsError {
+    #[cfg(unix)]
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => {
+            return FsError::SymlinkRefused {
+                path: shown.to_owned(),
+            };
+        }
+        Some(libc::ENXIO) => {
+            return FsError::NotARegularFile {
+                path: shown.to_owned(),
+            };
+        }
+        _ => {}
+    }
+    FsError::from_io("opening", shown, e)
+}
+
+/// Reads an opened file after checking, on the handle itself, that it is a regular file (and,
+/// when `expected` is given, the very `(dev, ino)` that was inspected before opening) of at
+/// most `max_bytes` bytes.
+fn read_opened(
+    file: cap_std::fs::File,
+    shown: &str,
+    max_bytes: u64,
+    expected: Option<(u64, u64)>,
+) -> Result<Vec<u8>, FsError> {
+    let meta = file
+        .metadata()
+        .map_err(|e| FsError::from_io("inspecting", shown, e))?;
+    if !meta.is_file() {
+        return Err(FsError::NotARegularFile {
+            path: shown.to_owned(),
+        });
+    }
+    if expected.is_some_and(|id| id != (meta.dev(), meta.ino())) {
+        return Err(FsError::ChangedConcurrently {
+            path: shown.to_owned(),
+        });
+    }
+    if meta.len() > max_bytes {
+        return Err(FsError::TooLarge {
+            path: shown.to_owned(),
+            limit: max_bytes,
+        });
+    }
+    let mut buf = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| FsError::from_io("reading", shown, e))?;
+    if buf.len() as u64 > max_bytes {
+        return Err(FsError::TooLarge {
+            path: shown.to_owned(),
+            limit: max_bytes,
+        });
+    }
+    Ok(buf)
+}
+
 /// An authorized workspace: a directory handle all file operations are resolved beneath.
 ///
 /// Obtained from [`ScopePolicy::authorize`](super::ScopePolicy::authorize). Cheap to clone.
@@ -217,6 +298,9 @@ impl Workspace {
 ///   (including absolute links, even to inside paths) are skipped.
 /// - [`read`](Self::read) / [`read_to_string`](Self::read_to_string) follow the same rule: links
 ///   resolving inside are followed, anything leading out is refused ([`FsError::Denied`]).
+///   [`read_nofollow`](Self::read_nofollow) follows no link at all.
+/// - Every read opens without blocking and reads only regular files, so a FIFO or device in
+///   the workspace (or swapped in mid-operation) is refused at once instead of stalling.
 /// - [`remove_file`](Self::remove_file) and [`write_file`](Self::write_file) follow no symlink
 ///   at all: every parent directory is re-opened one real directory at a time, and the entry
 ///   itself must not be a link.
@@ -302,42 +386,61 @@ impl Workspace {
     }
 
     /// Reads a regular file of at most `max_bytes` bytes.
+    ///
+    /// The file is opened without blocking (`O_NONBLOCK`: a FIFO or device swapped in for the
+    /// file cannot stall the calling thread waiting for a writer) and then checked through the
+    /// opened handle (`fstat`): anything but a regular file is [`FsError::NotARegularFile`].
+    /// Symbolic links resolving inside the workspace are followed; see
+    /// [`read_nofollow`](Self::read_nofollow) for a read that follows none.
     pub fn read(&self, rel: &RelPath, max_bytes: u64) -> Result<Vec<u8>, FsError> {
         let shown = rel.as_str();
-        let err = |op| move |e| FsError::from_io(op, shown, e);
-        let before = self
+        let file = self
             .dir
-            .metadata(rel.as_path())
-            .map_err(err("inspecting"))?;
+            .open_with(rel.as_path(), &read_options(true))
+            .map_err(|e| open_error(shown, e))?;
+        read_opened(file, shown, max_bytes, None)
+    }
+
+    /// Reads a regular file of at most `max_bytes` bytes, following no symbolic link at all.
+    ///
+    /// Like [`remove_file`](Self::remove_file), every parent is re-opened one real directory at
+    /// a time and the entry itself must not be a link ([`FsError::SymlinkRefused`]); like
+    /// [`read`](Self::read), the open never blocks and only a regular file is read. The opened
+    /// handle must be the entry that was checked ([`FsError::ChangedConcurrently`] otherwise).
+    pub fn read_nofollow(&self, rel: &RelPath, max_bytes: u64) -> Result<Vec<u8>, FsError> {
+        let (parent, name) = self.open_parent(rel)?;
+        let parent = parent.as_ref().unwrap_or(&self.dir);
+        let shown = rel.as_str();
+        let before = parent
+            .symlink_metadata(name)
+            .map_err(|e| FsError::from_io("inspecting", shown, e))?;
+        if before.is_symlink() {
+            return Err(FsError::SymlinkRefused {
+                path: shown.to_owned(),
+            });
+        }
         if !before.is_file() {
             return Err(FsError::NotARegularFile {
                 path: shown.to_owned(),
             });
         }
-        if before.len() > max_bytes {
-            return Err(FsError::TooLarge {
-                path: shown.to_owned(),
-                limit: max_bytes,
-            });
-        }
-        let file = self.dir.open(rel.as_path()).map_err(err("opening"))?;
-        let after = file.metadata().map_err(err("inspecting"))?;
-        if !after.is_file() || (after.dev(), after.ino()) != (before.dev(), before.ino()) {
-            return Err(FsError::ChangedConcurrently {
-                path: shown.to_owned(),
-            });
-        }
-        let mut buf = Vec::new();
-        file.take(max_bytes.saturating_add(1))
-            .read_to_end(&mut buf)
-            .map_err(err("reading"))?;
-        if buf.len() as u64 > max_bytes {
-            return Err(FsError::TooLarge {
-                path: shown.to_owned(),
-                limit: max_bytes,
-            });
-        }
-        Ok(buf)
+        let file = parent
+            .open_with(name, &read_options(false))
+            .map_err(|e| open_error(shown, e))?;
+        read_opened(file, shown, max_bytes, Some((before.dev(), before.ino())))
+    }
+
+    /// Reads a regular UTF-8 text file of at most `max_bytes` bytes, following no link (see
+    /// [`read_nofollow`](Self::read_nofollow)).
+    pub fn read_to_string_nofollow(
+        &self,
+        rel: &RelPath,
+        max_bytes: u64,
+    ) -> Result<String, FsError> {
+        let bytes = self.read_nofollow(rel, max_bytes)?;
+        String::from_utf8(bytes).map_err(|_| FsError::NotUtf8 {
+            path: rel.as_str().to_owned(),
+        })
     }
 
     /// Reads a regular UTF-8 text file of at most `max_bytes` bytes.

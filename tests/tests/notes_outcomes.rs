@@ -1,0 +1,193 @@
+//! Truthful outcomes of a confirmed deletion on the file backend: a server killed at each
+//! point of a deletion and restarted on the same key file and SQLite store never deletes
+//! twice from one confirmation (nor a note re-created under the same id), and a replay store
+//! whose `COMMIT` fails never leaves the client told "nothing was changed" about a note that
+//! is gone.
+
+// Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::os::unix::fs::FileTypeExt;
+
+use mcp_runtime::replay::rusqlite;
+use mcp_tests::notes::*;
+use mcp_tests::{StdioServer, notes_binary};
+use serde_json::Value;
+
+const NOTE: &str = "tps-report-draft.md";
+const CONTENT: &str = "# TPS report (draft)\n";
+
+/// `serve --stdio` on the fixture's workspace, key file and SQLite store, crashing at
+/// `crash_at` (a `NOTES_EXAMPLE_TEST_CRASH_AT` value) if given.
+fn spawn(fx: &NotesFixture, crash_at: Option<&str>) -> StdioServer {
+    let notes = fx.notes.to_str().unwrap();
+    let key = fx.key_file.to_str().unwrap();
+    let args = [
+        "serve",
+        "--stdio",
+        "--no-sandbox",
+        "--principal",
+        "alice",
+        "--store",
+        fx.store.as_str(),
+        "--state-key-file",
+        key,
+        "--workspace",
+        notes,
+    ];
+    let env: Vec<(&str, &str)> = crash_at
+        .map(|point| vec![(notes_example::backend::TEST_CRASH_ENV, point)])
+        .unwrap_or_default();
+    StdioServer::spawn_with_env(&notes_binary().unwrap(), &args, &env).unwrap()
+}
+
+/// The first leg for the draft note: its state.
+fn ask(s: &mut StdioServer, args: &Value) -> String {
+    let first = first_leg(s, args).unwrap();
+    assert_eq!(offered_ids(&first), [NOTE], "{first}");
+    request_state(&first).unwrap()
+}
+
+fn recreate(fx: &NotesFixture) {
+    std::fs::write(fx.notes.join(NOTE), CONTENT).unwrap();
+}
+
+/// Kill at each point of a deletion, restart, replay the very same confirmation: one
+/// confirmation deletes at most one note, ever.
+#[test]
+fn a_server_killed_at_any_point_of_a_deletion_never_deletes_twice() {
+    for point in ["before-claim", "after-claim", "after-unlink"] {
+        let fx = NotesFixture::new().unwrap();
+        let args = fx.delete_args("tps report (draft)");
+        let mut crashing = spawn(&fx, Some(point));
+        let state = ask(&mut crashing, &args);
+        let died = answer(&mut crashing, &args, choose(NOTE, true), &state);
+        assert!(died.is_err(), "{point}: the server answered: {died:?}");
+        drop(crashing);
+
+        let deleted_by_crash = !fx.exists(NOTE);
+        assert_eq!(deleted_by_crash, point == "after-unlink", "{point}");
+        if deleted_by_crash {
+            // The same id, re-created: the old confirmation must not reach it.
+            recreate(&fx);
+        }
+
+        let mut restarted = spawn(&fx, None);
+        let retry = answer(&mut restarted, &args, choose(NOTE, true), &state).unwrap();
+        match point {
+            // Nothing was claimed: the confirmation is still good and deletes once.
+            "before-claim" => {
+                assert!(is_success(&retry), "{point}: {retry}");
+                assert!(!fx.exists(NOTE), "{point}");
+                recreate(&fx);
+            }
+            // Claimed (committed) before the crash: used up, whatever the unlink did.
+            _ => {
+                assert!(is_refusal(&retry), "{point}: {retry}");
+                assert!(text(&retry).contains("already used"), "{point}: {retry}");
+                assert!(fx.exists(NOTE), "{point}: a second deletion");
+            }
+        }
+        // And once more, for good measure: never a second deletion.
+        let again = answer(&mut restarted, &args, choose(NOTE, true), &state).unwrap();
+        assert!(is_refusal(&again), "{point}: {again}");
+        assert!(fx.exists(NOTE), "{point}: a second deletion");
+        // A fresh confirmation still works after all this.
+        let fresh = ask(&mut restarted, &args);
+        let done = answer(&mut restarted, &args, choose(NOTE, true), &fresh).unwrap();
+        assert!(is_success(&done), "{point}: {done}");
+        assert!(!fx.exists(NOTE), "{point}");
+    }
+}
+
+/// The SQLite file behind `fx.store`.
+fn store_path(fx: &NotesFixture) -> std::path::PathBuf {
+    fx.store.strip_prefix("sqlite:").unwrap().into()
+}
+
+/// Makes every `COMMIT` of a claim fail, as a full disk would, deterministically: each new
+/// claim also inserts a row violating a deferred foreign key, which SQLite checks at
+/// `COMMIT` only (the claim's `INSERT` itself succeeds).
+fn break_commits(fx: &NotesFixture) {
+    let conn = rusqlite::Connection::open(store_path(fx)).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE commit_breaker_parent (id INTEGER PRIMARY KEY);
+         CREATE TABLE commit_breaker_child (
+             parent INTEGER REFERENCES commit_breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
+         );
+         CREATE TRIGGER commit_breaker AFTER INSERT ON replay_nonces
+         BEGIN INSERT INTO commit_breaker_child VALUES (1); END;",
+    )
+    .unwrap();
+}
+
+fn repair_commits(fx: &NotesFixture) {
+    let conn = rusqlite::Connection::open(store_path(fx)).unwrap();
+    conn.execute_batch("DROP TRIGGER commit_breaker;").unwrap();
+}
+
+/// A claim whose `COMMIT` fails: the reply says nothing was changed, and nothing was.
+#[test]
+fn a_failed_claim_commit_is_reported_truthfully() {
+    let fx = NotesFixture::new().unwrap();
+    let args = fx.delete_args("tps report (draft)");
+    let mut s = spawn(&fx, None);
+    let state = ask(&mut s, &args);
+    break_commits(&fx);
+    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
+    assert!(is_refusal(&r), "{r}");
+    let said = text(&r);
+    assert!(said.contains("nothing was changed"), "{r}");
+    assert!(
+        fx.exists(NOTE),
+        "the reply said {said:?} but the note is gone"
+    );
+    // The store recovers: the confirmation was not used, so it still deletes, once.
+    repair_commits(&fx);
+    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
+    assert!(is_success(&r), "{r}");
+    assert!(text(&r).contains(NOTE), "{r}");
+    assert!(!fx.exists(NOTE));
+}
+
+/// A note swapped for a FIFO after the form was shown: the confirmed deletion answers at
+/// once that nothing was deleted, the FIFO is left alone, and the server keeps serving.
+/// (A swap landing between the retry's listing and the unlink is refused by the unlink's own
+/// check: `notes::tests::a_fifo_in_a_notes_place_is_neither_read_nor_deleted`.)
+#[test]
+fn a_note_swapped_for_a_fifo_is_not_deleted_and_does_not_stall_the_server() {
+    let fx = NotesFixture::new().unwrap();
+    let args = fx.delete_args("tps report (draft)");
+    let mut s = spawn(&fx, None);
+    let state = ask(&mut s, &args);
+    let path = fx.notes.join(NOTE);
+    std::fs::remove_file(&path).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
+    // The retry lists the notes again, and a FIFO is not a note: nothing to delete.
+    assert!(is_tool_error(&r), "{r}");
+    assert!(text(&r).contains("nothing was deleted"), "{r}");
+    assert!(
+        std::fs::symlink_metadata(&path)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    // Still serving: the listing answers (the FIFO is not a note).
+    let list = s
+        .request(
+            "tools/call",
+            mcp_tests::call_params(
+                "notes_list",
+                serde_json::json!({"workspaceUri": fx.uri}),
+                serde_json::json!({}),
+            ),
+        )
+        .unwrap();
+    assert!(is_success(&list), "{list}");
+    assert!(!list.to_string().contains(NOTE), "{list}");
+}
