@@ -79,8 +79,8 @@ async fn a_principal_without_the_workspace_cannot_read_it() {
 
 /// A link leading outside, a link leading inside, a directory and a FIFO named like a note are
 /// all "not found", with nothing in the message about why; none of them blocks the server.
-#[test]
-fn links_fifos_and_other_non_notes_read_as_not_found_promptly() {
+#[tokio::test]
+async fn links_fifos_and_other_non_notes_read_as_not_found_promptly() {
     use std::os::unix::fs::symlink;
     let fx = NotesFixture::new().unwrap();
     let secret = fx.root().join("secret.md");
@@ -94,20 +94,21 @@ fn links_fifos_and_other_non_notes_read_as_not_found_promptly() {
         .status()
         .unwrap();
     assert!(made.success());
-    let mut s = fx.spawn("alice", &[]).unwrap();
+    let client = fx.client("alice", &[]).unwrap();
     // Two FIFO reads in flight at once, then the rest: every answer arrives.
     let pipe = format!("{}/pipe.md", fx.uri);
-    let params = json!({"_meta": meta(json!({})), "uri": pipe});
-    let first = s.send_request("resources/read", params.clone()).unwrap();
-    let second = s.send_request("resources/read", params).unwrap();
-    for id in [first, second] {
-        assert_not_found(&s.response(id).unwrap(), &pipe);
-    }
+    tokio::join!(
+        assert_not_found(&client, &pipe),
+        assert_not_found(&client, &pipe)
+    );
     for name in ["outside-link.md", "inside-link.md", "folder.md"] {
         let uri = format!("{}/{name}", fx.uri);
-        let r = read(&mut s, &uri);
-        assert_not_found(&r, &uri);
-        let message = r["error"]["message"].as_str().unwrap();
+        assert_not_found(&client, &uri).await;
+        let err = client.read_resource(&uri).await.unwrap_err();
+        let ClientError::InvalidParams(error) = &err else {
+            panic!("{uri}: expected -32602, got {err}");
+        };
+        let message = error.message();
         for leak in ["outside", "link", "refused", "regular"] {
             assert!(
                 !message.replace(&uri, "").contains(leak),
@@ -116,6 +117,9 @@ fn links_fifos_and_other_non_notes_read_as_not_found_promptly() {
         }
     }
     let uri = format!("{}/tps-report.md", fx.uri);
-    let r = read(&mut s, &uri);
-    assert!(r["result"]["contents"][0]["text"].is_string(), "{r}");
+    let read = client.read_resource(&uri).await.unwrap();
+    assert!(
+        matches!(&read.contents[0], ResourceContents::Text(_)),
+        "{read:?}"
+    );
 }
