@@ -7,6 +7,7 @@
 //!   [`auth`]entication, `Origin` checks and header/body validation.
 
 pub mod auth;
+mod edge;
 mod envelope;
 mod headers;
 pub mod http;
@@ -15,8 +16,8 @@ pub mod stdio;
 pub(crate) mod tools_call;
 
 pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
-pub use headers::{OriginAllowlist, OriginPatternError};
-pub use http::{BoundHttpServer, HttpConfig, HttpServer};
+pub use headers::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
+pub use http::{BodyError, BoundHttpServer, HttpConfig, HttpServer, read_body, serve_router};
 pub use service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader, Reply,
     ReplyKind, RequestContext,
