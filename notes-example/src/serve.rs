@@ -14,7 +14,7 @@ use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
 use mcp_runtime::state::StateKeyring;
 use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService,
+    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService, serve_router,
 };
 
 use crate::backend::{NotesSpec, NotesStore, UriGrants};
@@ -30,8 +30,8 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP at `/mcp`.
     Http {
-        /// The address to bind.
-        addr: std::net::SocketAddr,
+        /// The address to bind, limits and allowed hosts.
+        config: Box<HttpConfig>,
         /// Bearer tokens, or `None` to run every request as the default principal (loopback
         /// only).
         tokens: Option<BearerTokens>,
@@ -207,7 +207,11 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
                     )));
                 }
             };
-            Transport::Http { addr, tokens }
+            let config = args.http_config(addr).map_err(ConfigError)?;
+            Transport::Http {
+                config: Box::new(config),
+                tokens,
+            }
         }
     };
 
@@ -308,17 +312,15 @@ async fn serve(prepared: Prepared) -> i32 {
                 }
             }
         }
-        Transport::Http { addr, tokens } => {
+        Transport::Http { config, tokens } => {
+            let config = *config;
+            let addr = config.bind;
             let auth: Arc<dyn Authenticator> = match tokens {
                 Some(tokens) => Arc::new(tokens),
                 None => {
                     tracing::warn!(principal = %prepared.principal, "no --auth-file: every HTTP request runs as the default principal (loopback only)");
                     Arc::new(AllowAnonymous(prepared.principal))
                 }
-            };
-            let config = HttpConfig {
-                bind: addr,
-                ..HttpConfig::default()
             };
             // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
             // front of the sessionless modern router and uses the same authenticator.
@@ -327,7 +329,7 @@ async fn serve(prepared: Prepared) -> i32 {
                 Arc::clone(&auth),
                 LegacyHttpConfig::from_http(&config),
             );
-            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
+            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config.clone());
             let router = match http.router() {
                 Ok(router) => legacy.wrap(router.merge(connect::routes(connect.clone(), auth))),
                 Err(e) => {
@@ -351,9 +353,14 @@ async fn serve(prepared: Prepared) -> i32 {
                 }
                 Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
             }
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(mcp_runtime::transport::http::shutdown_signal())
-                .await;
+            // The hardened edge: header/idle/body deadlines, connection cap, body budget, Host.
+            let served = serve_router(
+                listener,
+                router,
+                &config,
+                mcp_runtime::transport::http::shutdown_signal(),
+            )
+            .await;
             match served {
                 Ok(()) => 0,
                 Err(e) => {
