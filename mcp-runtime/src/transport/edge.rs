@@ -390,9 +390,11 @@ impl Metered {
     fn finish(&mut self) {
         if !self.done {
             self.done = true;
-            if self.slot.phase.load(Ordering::Relaxed) == BODY {
-                self.slot.enter(BUSY, Instant::now());
-            }
+            // BUSY has no deadline, so no clock read: `since` keeps the request's start.
+            let _ =
+                self.slot
+                    .phase
+                    .compare_exchange(BODY, BUSY, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 }

@@ -487,10 +487,13 @@ struct HostPattern {
 )]
 pub struct HostPatternError(String);
 
-/// Splits `name[:port]` into the lowercase name and the port text; `None` when malformed.
-fn split_host(value: &str) -> Option<(String, Option<&str>)> {
-    let (name, port) = if let Some(after) = value.strip_prefix('[') {
-        let (inside, tail) = after.split_once(']')?;
+/// Splits `name[:port]` into the name (as written) and the port text; `None` when malformed.
+/// Borrowing only: this runs on every request.
+fn split_host(value: &str) -> Option<(&str, Option<&str>)> {
+    let (name, port) = if value.starts_with('[') {
+        let end = value.find(']')?;
+        let (name, tail) = value.split_at(end + 1);
+        let inside = &name[1..end];
         if inside.is_empty()
             || !inside
                 .bytes()
@@ -502,7 +505,7 @@ fn split_host(value: &str) -> Option<(String, Option<&str>)> {
             "" => None,
             t => Some(t.strip_prefix(':')?),
         };
-        (format!("[{inside}]"), port)
+        (name, port)
     } else {
         let (name, port) = match value.split_once(':') {
             Some((name, port)) => (name, Some(port)),
@@ -515,9 +518,9 @@ fn split_host(value: &str) -> Option<(String, Option<&str>)> {
         if !valid {
             return None;
         }
-        (name.to_owned(), port)
+        (name, port)
     };
-    Some((name.to_ascii_lowercase(), port))
+    Some((name, port))
 }
 
 impl HostAllowlist {
@@ -559,7 +562,10 @@ impl HostAllowlist {
                     None | Some("*") => None,
                     Some(port) => Some(port.parse::<u16>().map_err(|_| err())?),
                 };
-                Ok(HostPattern { name, port })
+                Ok(HostPattern {
+                    name: name.to_ascii_lowercase(),
+                    port,
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
@@ -589,7 +595,7 @@ impl HostAllowlist {
         };
         patterns
             .iter()
-            .any(|p| p.name == name && (p.port.is_none() || p.port == port))
+            .any(|p| p.name.eq_ignore_ascii_case(name) && (p.port.is_none() || p.port == port))
     }
 }
 
