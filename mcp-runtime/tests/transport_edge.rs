@@ -160,6 +160,23 @@ async fn half_sent_headers_are_closed_at_the_header_timeout() {
 }
 
 #[tokio::test]
+async fn oversized_headers_are_431() {
+    let server = start(HttpConfig {
+        max_header_bytes: 8 * 1024,
+        ..config()
+    })
+    .await;
+    let big = format!("X-Big: {}\r\n", "h".repeat(20 * 1024));
+    let response =
+        read_response(send(server.addr, &echo_request(1, "127.0.0.1", &big, false)).await).await;
+    assert_eq!(response.status, 431);
+    let small = format!("X-Small: {}\r\n", "h".repeat(2 * 1024));
+    let response =
+        read_response(send(server.addr, &echo_request(2, "127.0.0.1", &small, false)).await).await;
+    assert_eq!(response.status, 200);
+}
+
+#[tokio::test]
 async fn idle_keep_alive_connection_is_closed_at_the_idle_timeout() {
     let server = start(HttpConfig {
         idle_timeout: Duration::from_millis(400),
