@@ -5,9 +5,11 @@
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
 //! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
 //!   [`auth`]entication, `Origin` checks and header/body validation.
+//! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
+//!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
 pub mod auth;
-mod edge;
+pub mod edge;
 mod envelope;
 mod headers;
 pub mod http;

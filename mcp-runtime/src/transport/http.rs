@@ -206,6 +206,9 @@ impl HttpServer {
 
     /// The axum router serving the MCP endpoint, for embedding in a larger application.
     ///
+    /// Serve the result with [`serve_router`]: the `Host` check, the header, idle and body
+    /// deadlines, the connection cap and the body budget live there, not in the router.
+    ///
     /// # Errors
     /// [`InvalidPath`] when [`HttpConfig::path`] cannot be routed.
     pub fn router(&self) -> Result<Router, InvalidPath> {
