@@ -33,7 +33,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
+use futures::task::AtomicWaker;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -49,8 +50,7 @@ use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tower::ServiceExt as _;
 
 use super::envelope;
@@ -212,8 +212,8 @@ impl Edge {
             phase: AtomicU8::new(HEAD),
             since: AtomicU64::new(self.millis(Instant::now())),
             charged: AtomicUsize::new(0),
-            evicted: AtomicBool::new(false),
-            evict: Notify::new(),
+            control: AtomicU8::new(RUN),
+            waker: AtomicWaker::new(),
         });
         self.conns
             .lock()
@@ -229,19 +229,36 @@ impl Edge {
         let victim = conns
             .iter()
             .filter(|s| {
-                !s.evicted.load(Ordering::Relaxed) && s.phase.load(Ordering::Acquire) != BUSY
+                s.control.load(Ordering::Relaxed) != EVICT
+                    && s.phase.load(Ordering::Acquire) != BUSY
             })
             .min_by_key(|s| s.since.load(Ordering::Relaxed));
         match victim {
             Some(slot) => {
-                slot.evicted.store(true, Ordering::Relaxed);
-                slot.evict.notify_one();
+                slot.signal(EVICT);
                 true
             }
             None => false,
         }
     }
+
+    /// Asks every connection to finish its current request and close.
+    fn drain_all(&self) {
+        for slot in self
+            .conns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            slot.signal(DRAIN);
+        }
+    }
 }
+
+/// What the accept loop asks of a connection; a higher value overrides a lower one.
+const RUN: u8 = 0;
+const DRAIN: u8 = 1;
+const EVICT: u8 = 2;
 
 /// One connection's bookkeeping.
 struct Slot {
@@ -251,8 +268,11 @@ struct Slot {
     since: AtomicU64,
     /// Body bytes charged to the edge's budget by the current request.
     charged: AtomicUsize,
-    evicted: AtomicBool,
-    evict: Notify,
+    /// `RUN`, `DRAIN` or `EVICT`, read by the connection's task (woken through `waker`).
+    /// Atomics rather than a `Notify`: the task polls this on every wake, and a `Notify` takes a
+    /// lock on each poll.
+    control: AtomicU8,
+    waker: AtomicWaker,
 }
 
 /// What the connection's watchdog should do next.
@@ -262,6 +282,11 @@ enum Check {
 }
 
 impl Slot {
+    fn signal(&self, what: u8) {
+        self.control.fetch_max(what, Ordering::AcqRel);
+        self.waker.wake();
+    }
+
     fn enter(&self, phase: u8, at: Instant) {
         self.since.store(self.edge.millis(at), Ordering::Relaxed);
         self.phase.store(phase, Ordering::Release);
@@ -301,6 +326,26 @@ impl Slot {
         match limit.checked_sub(waited) {
             Some(left) if !left.is_zero() => Check::Wait(left.min(step)),
             _ => Check::Close,
+        }
+    }
+}
+
+/// Completes when the accept loop asks more of the connection than `seen`.
+struct Control<'a> {
+    slot: &'a Slot,
+    seen: u8,
+}
+
+impl Future for Control<'_> {
+    type Output = u8;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
+        self.slot.waker.register(cx.waker());
+        let asked = self.slot.control.load(Ordering::Acquire);
+        if asked > self.seen {
+            Poll::Ready(asked)
+        } else {
+            Poll::Pending
         }
     }
 }
@@ -657,7 +702,6 @@ pub async fn serve_router(
         .unwrap_or(u32::MAX)
         .min(u32::try_from(Semaphore::MAX_PERMITS).unwrap_or(u32::MAX));
     let permits = Arc::new(Semaphore::new(slots as usize));
-    let stop = CancellationToken::new();
     tracing::info!(target: LOG_TARGET, addr = %local, max_connections = slots, "HTTP server listening");
 
     tokio::pin!(shutdown);
@@ -713,12 +757,11 @@ pub async fn serve_router(
             slot,
             router.clone(),
             Arc::clone(&builder),
-            stop.clone(),
             permit,
         ));
     }
     drop(listener);
-    stop.cancel();
+    edge.drain_all();
     // Every connection holds a permit until it ends.
     let _all = permits.acquire_many(slots).await;
     Ok(())
@@ -742,7 +785,6 @@ async fn connection(
     slot: Arc<Slot>,
     router: Router,
     builder: Arc<http1::Builder>,
-    stop: CancellationToken,
     _permit: OwnedSemaphorePermit,
 ) {
     let _registered = Registered(Arc::clone(&slot));
@@ -758,7 +800,7 @@ async fn connection(
     tokio::pin!(conn);
     let check = tokio::time::sleep(slot.edge.header_timeout.min(slot.edge.idle_timeout));
     tokio::pin!(check);
-    let mut draining = false;
+    let mut seen = RUN;
     loop {
         tokio::select! {
             biased;
@@ -768,12 +810,12 @@ async fn connection(
                 }
                 return;
             }
-            () = slot.evict.notified() => {
-                tracing::debug!(target: LOG_TARGET, "stalled connection closed to make room");
-                return;
-            }
-            () = stop.cancelled(), if !draining => {
-                draining = true;
+            asked = Control { slot: &slot, seen } => {
+                if asked == EVICT {
+                    tracing::debug!(target: LOG_TARGET, "stalled connection closed to make room");
+                    return;
+                }
+                seen = asked;
                 conn.as_mut().graceful_shutdown();
             }
             () = check.as_mut() => match slot.check() {
