@@ -730,7 +730,7 @@ async fn keep_alive_connection_serves_several_requests() {
     for id in 1..=3 {
         let body = serde_json::to_vec(&request(json!(id), "echo", Value::Null)).unwrap();
         let mut head = format!(
-            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n",
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n",
             body.len()
         );
         for (k, v) in mcp_headers("echo", None) {

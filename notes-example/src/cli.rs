@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use mcp_runtime::transport::{HostAllowlist, HttpConfig};
 
 /// Exit code for bad flags and unusable configuration.
 pub const EXIT_USAGE: i32 = 2;
@@ -37,7 +38,7 @@ pub enum Command {
     /// Run the demo (the same as giving no command).
     Demo,
     /// Serve MCP over stdio or Streamable HTTP.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Load the Markdown notes of DIR into a database backend (seed data for a fleet).
     Import(ImportArgs),
     /// Print a fresh state-key line (`KID:BASE64KEY`) for a --state-key-file.
@@ -96,7 +97,8 @@ pub struct ServeArgs {
     /// Do not confine the process with Landlock.
     #[arg(long)]
     pub no_sandbox: bool,
-    /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line.
+    /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line. Must not be accessible
+    /// by group or others (`chmod 600 PATH`).
     #[arg(long, value_name = "PATH")]
     pub auth_file: Option<PathBuf>,
     /// HTTP only: the base URL browsers reach this server at (e.g. https://notes.example.com
@@ -109,6 +111,30 @@ pub struct ServeArgs {
     /// "did not answer in time"; nothing is changed.
     #[arg(long, value_name = "SECONDS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub legacy_input_timeout_secs: u64,
+    /// HTTP only: a `Host` the server answers to, `NAME` (any port) or `NAME:PORT`; others get
+    /// 421. Repeatable. Default: loopback names on a loopback address, any host otherwise.
+    #[arg(long = "allowed-host", value_name = "HOST[:PORT]")]
+    pub allowed_hosts: Vec<String>,
+    /// HTTP only: most connections open at once; at the cap the longest-stalled one is closed
+    /// to make room. Default 1024.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: Option<u64>,
+    /// HTTP only: seconds a client has to send a request's headers. Default 10.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_secs: Option<u64>,
+    /// HTTP only: seconds an idle keep-alive connection is kept. Default 60.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub idle_timeout_secs: Option<u64>,
+    /// HTTP only: seconds a client has to send a request's body. Default 30.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout_secs: Option<u64>,
+    /// HTTP only: largest request head (request line and headers) in bytes. Default 65536.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1024..=16_777_216))]
+    pub max_header_bytes: Option<u64>,
+    /// HTTP only: most request-body bytes buffered at once, all connections together; beyond
+    /// it requests get 503. Default 67108864 (64 MiB).
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..=17_179_869_184))]
+    pub max_buffered_body_bytes: Option<u64>,
 }
 
 /// Options of `notes-example import`.
@@ -137,8 +163,15 @@ workspaces, is refused.
 
 Auth file (--http): UTF-8, one `PRINCIPAL TOKEN` per line, `#` comments. Tokens are at least 32 \
 characters of [A-Za-z0-9-._~+/] (e.g. `openssl rand -base64 32`); clients send \
-`Authorization: Bearer TOKEN` and run as PRINCIPAL. Keep the file mode 0600. Without \
---auth-file, HTTP serves only on loopback and every request runs as the default principal.
+`Authorization: Bearer TOKEN` and run as PRINCIPAL. The file must be mode 0600 (a file group or \
+others can read is refused). Without --auth-file, HTTP serves only on loopback and every \
+request runs as the default principal.
+
+HTTP limits: headers within --header-timeout-secs (10), bodies within --body-timeout-secs (30), \
+idle keep-alive connections closed after --idle-timeout-secs (60), at most --max-connections \
+(1024) connections (the longest-stalled one is closed to make room) and \
+--max-buffered-body-bytes (64 MiB) of request bodies buffered at once. Requests naming a Host \
+other than --allowed-host (default: loopback names on a loopback address) get 421.
 
 Several processes given the same --store and --state-key-file act as one stateless server: any \
 of them can finish a confirmation another one started, and each confirmation is used once.
@@ -170,7 +203,58 @@ impl ServeArgs {
         if self.public_url.is_some() && self.http.is_none() {
             return Err("--public-url only applies to --http (stdio serves no web page)".into());
         }
+        if self.http.is_none() {
+            let http_only = [
+                (!self.allowed_hosts.is_empty(), "--allowed-host"),
+                (self.max_connections.is_some(), "--max-connections"),
+                (self.header_timeout_secs.is_some(), "--header-timeout-secs"),
+                (self.idle_timeout_secs.is_some(), "--idle-timeout-secs"),
+                (self.body_timeout_secs.is_some(), "--body-timeout-secs"),
+                (self.max_header_bytes.is_some(), "--max-header-bytes"),
+                (
+                    self.max_buffered_body_bytes.is_some(),
+                    "--max-buffered-body-bytes",
+                ),
+            ];
+            if let Some((_, flag)) = http_only.iter().find(|(given, _)| *given) {
+                return Err(format!("{flag} only applies to --http"));
+            }
+        }
         Ok(())
+    }
+
+    /// The HTTP limits and allowed hosts these flags set, over [`HttpConfig`]'s defaults.
+    ///
+    /// # Errors
+    /// A one-line message for a malformed `--allowed-host`.
+    pub fn http_config(&self, bind: SocketAddr) -> Result<HttpConfig, String> {
+        let defaults = HttpConfig::default();
+        let size = |v: Option<u64>, default: usize| {
+            v.map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX))
+        };
+        let secs = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_secs);
+        let allowed_hosts = if self.allowed_hosts.is_empty() {
+            None
+        } else {
+            Some(
+                HostAllowlist::parse(&self.allowed_hosts)
+                    .map_err(|e| format!("--allowed-host: {e}"))?,
+            )
+        };
+        Ok(HttpConfig {
+            bind,
+            allowed_hosts,
+            max_connections: size(self.max_connections, defaults.max_connections),
+            header_read_timeout: secs(self.header_timeout_secs, defaults.header_read_timeout),
+            idle_timeout: secs(self.idle_timeout_secs, defaults.idle_timeout),
+            body_timeout: secs(self.body_timeout_secs, defaults.body_timeout),
+            max_header_bytes: size(self.max_header_bytes, defaults.max_header_bytes),
+            max_buffered_body_bytes: size(
+                self.max_buffered_body_bytes,
+                defaults.max_buffered_body_bytes,
+            ),
+            ..defaults
+        })
     }
 
     /// Splits every `--workspace` into (principal, dir), bare dirs going to `default`.

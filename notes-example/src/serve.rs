@@ -14,7 +14,8 @@ use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
 use mcp_runtime::state::StateKeyring;
 use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService,
+    AllowAnonymous, Authenticator, BearerTokens, HostAllowlist, HttpConfig, HttpServer, McpService,
+    serve_router,
 };
 
 use crate::backend::{NotesSpec, NotesStore, UriGrants};
@@ -30,8 +31,8 @@ pub enum Transport {
     Stdio,
     /// Streamable HTTP at `/mcp`.
     Http {
-        /// The address to bind.
-        addr: std::net::SocketAddr,
+        /// The address to bind, limits and allowed hosts.
+        config: Box<HttpConfig>,
         /// Bearer tokens, or `None` to run every request as the default principal (loopback
         /// only).
         tokens: Option<BearerTokens>,
@@ -219,7 +220,11 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
                     )));
                 }
             };
-            Transport::Http { addr, tokens }
+            let config = args.http_config(addr).map_err(ConfigError)?;
+            Transport::Http {
+                config: Box::new(config),
+                tokens,
+            }
         }
     };
     let public_url = match (&args.public_url, args.http) {
@@ -234,6 +239,21 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         }
         (None, _) => None,
     };
+    // Behind a proxy that keeps the public `Host`, a loopback bind must also answer to the
+    // public URL's host (the default allows loopback names only).
+    let mut transport = transport;
+    if let (Transport::Http { config, .. }, Some(url)) = (&mut transport, &public_url)
+        && config.allowed_hosts.is_none()
+        && config.bind.ip().is_loopback()
+        && let Some(host) = url
+            .parse::<axum::http::Uri>()
+            .ok()
+            .and_then(|u| u.host().map(str::to_owned))
+    {
+        let hosts = HostAllowlist::parse(["localhost", "127.0.0.1", "[::1]", host.as_str()])
+            .map_err(|e| ConfigError(format!("--public-url: {e}")))?;
+        config.allowed_hosts = Some(hosts);
+    }
 
     Ok(Prepared {
         transport,
@@ -346,17 +366,15 @@ async fn serve(prepared: Prepared) -> i32 {
                 }
             }
         }
-        Transport::Http { addr, tokens } => {
+        Transport::Http { config, tokens } => {
+            let config = *config;
+            let addr = config.bind;
             let auth: Arc<dyn Authenticator> = match tokens {
                 Some(tokens) => Arc::new(tokens),
                 None => {
                     tracing::warn!(principal = %prepared.principal, "no --auth-file: every HTTP request runs as the default principal (loopback only)");
                     Arc::new(AllowAnonymous(prepared.principal))
                 }
-            };
-            let config = HttpConfig {
-                bind: addr,
-                ..HttpConfig::default()
             };
             let origins = config.allowed_origins.clone();
             // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
@@ -366,7 +384,7 @@ async fn serve(prepared: Prepared) -> i32 {
                 ..LegacyHttpConfig::from_http(&config)
             };
             let legacy = LegacyHttp::new(server, Arc::clone(&auth), legacy_config);
-            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config);
+            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config.clone());
             let router = match http.router() {
                 Ok(router) => {
                     legacy.wrap(router.merge(connect::routes(connect.clone(), auth, origins)))
@@ -397,9 +415,14 @@ async fn serve(prepared: Prepared) -> i32 {
                 }
                 Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
             }
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(mcp_runtime::transport::http::shutdown_signal())
-                .await;
+            // The hardened edge: header/idle/body deadlines, connection cap, body budget, Host.
+            let served = serve_router(
+                listener,
+                router,
+                &config,
+                mcp_runtime::transport::http::shutdown_signal(),
+            )
+            .await;
             match served {
                 Ok(()) => 0,
                 Err(e) => {

@@ -213,6 +213,11 @@ impl StdioServer {
         })
     }
 
+    /// The server's process id (e.g. to read `/proc/PID/status`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()

@@ -186,6 +186,11 @@ fn http_beyond_loopback_needs_an_auth_file() {
     assert_usage_error(&out, "--auth-file");
     let weak = fx.root().join("auth");
     std::fs::write(&weak, "alice short-token\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&weak, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     let out = run(&[
         "serve",
         "--http",
@@ -259,4 +264,79 @@ fn memory_store_with_a_key_file_needs_an_explicit_opt_in() {
         notes,
     ]);
     assert_eq!(out.status.code(), Some(0));
+}
+
+#[cfg(unix)]
+#[test]
+fn auth_file_readable_by_others_is_refused_with_chmod_advice() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let auth = fx.root().join("auth");
+    std::fs::write(
+        &auth,
+        "alice alice-token-0123456789abcdefghijklmnopqrstuv\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&auth, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let args = [
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        notes,
+        "--auth-file",
+        auth.to_str().unwrap(),
+    ];
+    let out = run(&args);
+    assert_usage_error(&out, &format!("chmod 600 {}", auth.display()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("alice-token"), "{stderr}");
+}
+
+#[test]
+fn http_limit_flags_need_http_and_sane_values() {
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let out = run(&[
+        "serve",
+        "--stdio",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        notes,
+        "--max-connections",
+        "10",
+    ]);
+    assert_usage_error(&out, "--max-connections");
+    for (flag, value) in [
+        ("--max-connections", "0"),
+        ("--header-timeout-secs", "0"),
+        ("--idle-timeout-secs", "0"),
+        ("--body-timeout-secs", "0"),
+        ("--allowed-host", "http://x"),
+    ] {
+        let out = run(&[
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-sandbox",
+            "--store",
+            "memory",
+            "--workspace",
+            notes,
+            flag,
+            value,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -71,12 +71,10 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, RETRY_AFTER,
-    WWW_AUTHENTICATE,
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_types::{JsonObject, PROTOCOL_VERSION_KEY, RequestId};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -371,32 +369,18 @@ fn refuse(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> R
 
 async fn read_body(inner: &Inner, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     let limit = inner.config.max_body_bytes;
-    let too_large = || {
-        refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            None,
-            -32600,
-            &format!("Request body larger than {limit} bytes"),
-        )
-    };
-    let declared = headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limit as u64) {
-        return Err(too_large());
-    }
-    match tokio::time::timeout(
-        inner.config.request_timeout,
-        Limited::new(body, limit).collect(),
-    )
-    .await
-    {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.is::<LengthLimitError>() => Err(too_large()),
-        Ok(Err(_)) => Err(StatusCode::BAD_REQUEST.into_response()),
-        Err(_) => Err(StatusCode::REQUEST_TIMEOUT.into_response()),
-    }
+    crate::transport::read_body(body, headers, limit, inner.config.request_timeout)
+        .await
+        .map_err(|err| {
+            let status = err.status();
+            let mut response = refuse(status, None, -32600, &err.to_string());
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            response
+        })
 }
 
 fn unauthorized(rejection: AuthRejection) -> Response {
@@ -405,6 +389,14 @@ fn unauthorized(rejection: AuthRejection) -> Response {
         AuthRejection::InvalidToken => HeaderValue::from_static(
             r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
         ),
+        AuthRejection::Malformed => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32600,
+                "Bad Request: send exactly one Authorization header",
+            );
+        }
     };
     let mut response = StatusCode::UNAUTHORIZED.into_response();
     response.headers_mut().insert(WWW_AUTHENTICATE, challenge);

@@ -40,14 +40,18 @@ use crate::Principal;
 /// The shortest bearer token [`BearerTokens`] accepts.
 pub const MIN_TOKEN_LEN: usize = 32;
 
-/// Why a request was not authenticated. Both become 401 with a `WWW-Authenticate: Bearer`
-/// challenge; the variant picks the challenge's `error` parameter.
+/// Why a request was not authenticated. `Missing` and `InvalidToken` become 401 with a
+/// `WWW-Authenticate: Bearer` challenge (the variant picks the challenge's `error` parameter);
+/// `Malformed` becomes 400.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthRejection {
     /// No usable `Authorization: Bearer` credentials were sent.
     Missing,
     /// Credentials were sent but are not valid.
     InvalidToken,
+    /// The credentials are ambiguous: more than one `Authorization` header. Refused rather than
+    /// guessing which one a proxy or the client meant.
+    Malformed,
 }
 
 /// Decides which principal an HTTP request runs as.
@@ -130,6 +134,16 @@ pub enum AuthFileError {
         line: usize,
         /// 1-based line number of the first occurrence.
         first: usize,
+    },
+    /// The file may be read (or written) by group or others; tokens must stay private.
+    #[error(
+        "auth file {path} is accessible by group or others (mode {mode:o}); restrict it with `chmod 600 {path}`"
+    )]
+    Permissions {
+        /// The file.
+        path: String,
+        /// Its permission bits.
+        mode: u32,
     },
     /// No tokens at all: such a server would refuse every request.
     #[error("auth file contains no tokens; add lines of the form `principal token`")]
@@ -242,26 +256,34 @@ impl BearerTokens {
 
     /// Loads an auth file (see the module docs for the format).
     ///
+    /// On Unix the file must be private to its owner: like ssh with a private key, a file that
+    /// group or others may access is refused, before it is read.
+    ///
     /// # Errors
-    /// [`AuthFileError::Io`] when the file cannot be read, otherwise as [`BearerTokens::parse`].
+    /// [`AuthFileError::Io`] when the file cannot be read, [`AuthFileError::Permissions`] when
+    /// its mode lets group or others in, otherwise as [`BearerTokens::parse`].
     pub fn load(path: impl AsRef<Path>) -> Result<Self, AuthFileError> {
+        use std::io::Read as _;
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| AuthFileError::Io {
+        let io = |source| AuthFileError::Io {
             path: path.display().to_string(),
             source,
-        })?;
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            if let Ok(meta) = std::fs::metadata(path)
-                && meta.permissions().mode() & 0o077 != 0
-            {
-                tracing::warn!(
-                    path = %path.display(),
-                    "auth file is readable by group or others; restrict it with `chmod 600`"
-                );
+            // The mode of the file actually opened, not of whatever the path names later.
+            let mode = file.metadata().map_err(io)?.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(AuthFileError::Permissions {
+                    path: path.display().to_string(),
+                    mode,
+                });
             }
         }
+        let mut text = String::new();
+        file.read_to_string(&mut text).map_err(io)?;
         Self::parse(&text)
     }
 
@@ -290,21 +312,33 @@ impl BearerTokens {
     }
 }
 
-/// Extracts the credentials of an `Authorization: Bearer <token>` header (scheme is
-/// case-insensitive per RFC 9110).
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
+/// Extracts the credentials of the one `Authorization: Bearer <token>` header (scheme is
+/// case-insensitive per RFC 9110). Two `Authorization` headers are `Malformed`, whatever they
+/// hold.
+pub fn bearer(headers: &HeaderMap) -> Result<&str, AuthRejection> {
+    let mut values = headers.get_all(AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(if headers.contains_key(AUTHORIZATION) {
+            AuthRejection::Malformed
+        } else {
+            AuthRejection::Missing
+        });
+    };
+    let value = value.to_str().map_err(|_| AuthRejection::Missing)?;
+    let (scheme, token) = value.split_once(' ').ok_or(AuthRejection::Missing)?;
     if !scheme.eq_ignore_ascii_case("bearer") {
-        return None;
+        return Err(AuthRejection::Missing);
     }
     let token = token.trim();
-    (!token.is_empty()).then_some(token)
+    if token.is_empty() {
+        return Err(AuthRejection::Missing);
+    }
+    Ok(token)
 }
 
 impl Authenticator for BearerTokens {
     fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, AuthRejection> {
-        let token = bearer(headers).ok_or(AuthRejection::Missing)?;
+        let token = bearer(headers)?;
         self.lookup(token).ok_or(AuthRejection::InvalidToken)
     }
 }
@@ -376,10 +410,60 @@ mod tests {
     }
 
     #[test]
+    fn two_authorization_headers_are_malformed() {
+        let tokens = BearerTokens::parse(&format!("alice {ALICE}\nbob {BOB}")).unwrap();
+        let mut h = headers(&format!("Bearer {ALICE}"));
+        h.append(
+            AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {BOB}")).unwrap(),
+        );
+        assert_eq!(tokens.authenticate(&h), Err(AuthRejection::Malformed));
+        // Even two copies of one valid token: a request must not carry two credentials.
+        let mut h = headers(&format!("Bearer {ALICE}"));
+        h.append(
+            AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {ALICE}")).unwrap(),
+        );
+        assert_eq!(tokens.authenticate(&h), Err(AuthRejection::Malformed));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn auth_file_readable_by_others_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens");
+        std::fs::write(&path, format!("ci {BOB}\n")).unwrap();
+        for mode in [0o644, 0o640, 0o604, 0o660, 0o602] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let err = BearerTokens::load(&path).unwrap_err();
+            assert!(
+                matches!(err, AuthFileError::Permissions { .. }),
+                "{mode:o}: {err}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("chmod 600 {}", path.display())),
+                "{text}"
+            );
+            assert!(!text.contains(BOB));
+        }
+        for mode in [0o600, 0o400] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            assert!(BearerTokens::load(&path).is_ok(), "{mode:o}");
+        }
+    }
+
+    #[test]
     fn loads_from_file_and_reports_missing_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tokens");
         std::fs::write(&path, format!("ci {BOB}\n")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
         let tokens = BearerTokens::load(&path).unwrap();
         assert_eq!(tokens.lookup(BOB).unwrap().as_str(), "ci");
         let err = BearerTokens::load(dir.path().join("absent")).unwrap_err();

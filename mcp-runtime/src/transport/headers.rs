@@ -461,6 +461,144 @@ impl OriginAllowlist {
     }
 }
 
+/// Which `Host` values the server answers to (defence against DNS rebinding, next to
+/// [`OriginAllowlist`]).
+///
+/// A request whose `Host` (or absolute-form target) names no allowed host gets 421 before any
+/// route runs. Patterns are `name` (any port) or `name:port`; names compare case-insensitively;
+/// IPv6 addresses are written in brackets (`[::1]`).
+#[derive(Debug, Clone)]
+pub struct HostAllowlist {
+    /// `None`: any host.
+    patterns: Option<Vec<HostPattern>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostPattern {
+    name: String,
+    /// `None`: any port.
+    port: Option<u16>,
+}
+
+/// A malformed host pattern.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "invalid host pattern `{0}`: expected a host name or address with an optional port, e.g. mcp.example.com, mcp.example.com:8443 or [::1]"
+)]
+pub struct HostPatternError(String);
+
+/// Splits `name[:port]` into the name (as written) and the port text; `None` when malformed.
+/// Borrowing only: this runs on every request.
+fn split_host(value: &str) -> Option<(&str, Option<&str>)> {
+    let (name, port) = if value.starts_with('[') {
+        let end = value.find(']')?;
+        let (name, tail) = value.split_at(end + 1);
+        let inside = &name[1..end];
+        if inside.is_empty()
+            || !inside
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+        {
+            return None;
+        }
+        let port = match tail {
+            "" => None,
+            t => Some(t.strip_prefix(':')?),
+        };
+        (name, port)
+    } else {
+        let (name, port) = match value.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (value, None),
+        };
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+        if !valid {
+            return None;
+        }
+        (name, port)
+    };
+    Some((name, port))
+}
+
+impl HostAllowlist {
+    /// Loopback names on any port: `localhost`, `127.0.0.1`, `[::1]`.
+    pub fn loopback() -> Self {
+        Self {
+            patterns: Some(
+                ["localhost", "127.0.0.1", "[::1]"]
+                    .into_iter()
+                    .map(|name| HostPattern {
+                        name: name.to_owned(),
+                        port: None,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Any host. For servers bound beyond loopback whose names are not known, or behind a proxy
+    /// that checks `Host` itself.
+    pub fn any() -> Self {
+        Self { patterns: None }
+    }
+
+    /// Exactly the given patterns: `name` (any port) or `name:port`.
+    ///
+    /// # Errors
+    /// [`HostPatternError`] naming the first malformed pattern.
+    pub fn parse<S: AsRef<str>>(
+        patterns: impl IntoIterator<Item = S>,
+    ) -> Result<Self, HostPatternError> {
+        let patterns = patterns
+            .into_iter()
+            .map(|p| {
+                let p = p.as_ref().trim();
+                let err = || HostPatternError(p.to_owned());
+                let (name, port) = split_host(p).ok_or_else(err)?;
+                let port = match port {
+                    None | Some("*") => None,
+                    Some(port) => Some(port.parse::<u16>().map_err(|_| err())?),
+                };
+                Ok(HostPattern {
+                    name: name.to_ascii_lowercase(),
+                    port,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            patterns: Some(patterns),
+        })
+    }
+
+    /// Whether every host is allowed.
+    pub fn is_any(&self) -> bool {
+        self.patterns.is_none()
+    }
+
+    /// Whether a request naming this `Host` value may proceed.
+    pub fn allows(&self, host: &str) -> bool {
+        let Some(patterns) = &self.patterns else {
+            return true;
+        };
+        let Some((name, port)) = split_host(host) else {
+            return false;
+        };
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u16>() {
+                Ok(p) => Some(p),
+                Err(_) => return false,
+            },
+        };
+        patterns
+            .iter()
+            .any(|p| p.name.eq_ignore_ascii_case(name) && (p.port.is_none() || p.port == port))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +753,42 @@ mod tests {
         assert!(!custom.allows("http://dev.local:8081"));
         assert!(OriginAllowlist::parse(["app.example.com"]).is_err());
         assert!(OriginAllowlist::any().allows("http://anything"));
+    }
+
+    #[test]
+    fn hosts() {
+        let local = HostAllowlist::loopback();
+        for ok in [
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1:1",
+            "[::1]",
+            "[::1]:9",
+        ] {
+            assert!(local.allows(ok), "{ok}");
+        }
+        for bad in [
+            "evil.com",
+            "localhost.evil.com",
+            "127.0.0.2",
+            "localhost:99999",
+            "localhost:x",
+            "user@localhost",
+            "",
+            "[::1",
+            "localhost:80:80",
+        ] {
+            assert!(!local.allows(bad), "{bad}");
+        }
+        let custom = HostAllowlist::parse(["mcp.example.com", "api.example.com:8443"]).unwrap();
+        assert!(custom.allows("mcp.example.com"));
+        assert!(custom.allows("MCP.example.com:443"));
+        assert!(custom.allows("api.example.com:8443"));
+        assert!(!custom.allows("api.example.com"));
+        assert!(!custom.allows("localhost"));
+        assert!(HostAllowlist::parse(["http://x"]).is_err());
+        assert!(HostAllowlist::parse(["x:99999"]).is_err());
+        assert!(HostAllowlist::any().allows("anything"));
     }
 
     mod props {

@@ -8,12 +8,19 @@
 //! | `Origin` present and not allowed ([`OriginAllowlist`]) | DNS-rebinding defence | 403 | JSON-RPC error `-32600`, no id |
 //! | verb is not POST | legacy GET stream / DELETE session | 405, `Allow: POST` | empty |
 //! | [`Authenticator`] | missing or unknown credentials | 401, `WWW-Authenticate: Bearer realm="mcp"[, error="invalid_token"]` | empty |
+//! | [`Authenticator`] | ambiguous credentials (two `Authorization` headers) | 400 | `-32600`, no id |
 //! | body size ([`HttpConfig::max_body_bytes`]) | too large | 413 | `-32600`, no id |
+//! | body arrival ([`HttpConfig::body_timeout`]) | not received in time | 408 | `-32600`, no id |
+//! | body budget ([`HttpConfig::max_buffered_body_bytes`]) | too many bodies in flight | 503, `Retry-After: 1` | `-32600`, no id |
 //! | JSON parse | not JSON / not UTF-8 | 400 | `-32700`, no id |
 //! | JSON-RPC shape | batch, response, `id: null`, no `method` | 400 | `-32600` (id echoed if usable) |
 //! | headers vs body (§13.2) | missing/malformed/different `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 | `-32020` (id echoed) |
 //! | `Accept` | lists neither JSON nor SSE | 406 | `-32600` (id echoed) |
 //! | the service | see [`ReplyKind::http_status`] | 200 / 400 / 404 | the service's response |
+//!
+//! Before any of this, the connection edge ([`serve_router`]) refuses a `Host` that is not
+//! allowed (421) and two `Authorization` headers (400), and bounds header, idle and body waits,
+//! connections and buffered bytes (see its module's table).
 //!
 //! Responses:
 //! - An accepted notification gets `202 Accepted` with an empty body. Notifications' headers are
@@ -47,13 +54,11 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use axum::serve::ListenerExt;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE,
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
 };
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -61,8 +66,9 @@ use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
 use super::auth::{AuthRejection, Authenticator};
+pub use super::edge::{BodyError, read_body, serve_router};
 use super::envelope::{self, Kind};
-use super::headers::{self, OriginAllowlist};
+use super::headers::{self, HostAllowlist, OriginAllowlist};
 use super::service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
     RequestContext,
@@ -75,7 +81,7 @@ const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 
-/// Tunables for the HTTP transport.
+/// Tunables for the HTTP transport and its connection edge ([`serve_router`]).
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// Where to listen. Default `127.0.0.1:8080`: loopback, as the spec recommends for local
@@ -91,6 +97,28 @@ pub struct HttpConfig {
     pub allowed_origins: OriginAllowlist,
     /// How many notifications may queue per request before the handler waits. Default 64.
     pub notification_buffer: usize,
+    /// Which `Host` values the server answers to (421 otherwise). `None` (the default): loopback
+    /// names (`localhost`, `127.0.0.1`, `[::1]`, any port) when the listener is on a loopback
+    /// address, any host otherwise.
+    pub allowed_hosts: Option<HostAllowlist>,
+    /// A request's headers must arrive within this long of its first byte (or of the
+    /// connection's opening); otherwise the connection is closed. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// A keep-alive connection with no request in progress is closed after this long.
+    /// Default 60 s.
+    pub idle_timeout: Duration,
+    /// A request body must arrive within this long of its headers (408 on `/mcp`), separately
+    /// from [`HttpConfig::request_timeout`]. Default 30 s.
+    pub body_timeout: Duration,
+    /// Most connections open at once. At the cap, the connection that has waited on its client
+    /// the longest is closed to make room; busy ones are never closed for room. Keep it below
+    /// the process's open-file limit (`ulimit -n`). Default 1024.
+    pub max_connections: usize,
+    /// Largest request head (request line plus headers), in bytes; 431 beyond. Default 64 KiB.
+    pub max_header_bytes: usize,
+    /// Most request-body bytes buffered at once across all connections; a body read that would
+    /// exceed it fails (503 with `Retry-After` on `/mcp`). Default 64 MiB.
+    pub max_buffered_body_bytes: usize,
 }
 
 impl Default for HttpConfig {
@@ -102,6 +130,41 @@ impl Default for HttpConfig {
             request_timeout: Duration::from_secs(120),
             allowed_origins: OriginAllowlist::loopback(),
             notification_buffer: 64,
+            allowed_hosts: None,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(30),
+            max_connections: 1024,
+            max_header_bytes: 64 * 1024,
+            max_buffered_body_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// A limit in [`HttpConfig`] that cannot work (zero).
+#[derive(Debug, thiserror::Error)]
+#[error("invalid HTTP limit: {0} must be greater than zero")]
+pub struct InvalidLimit(&'static str);
+
+impl HttpConfig {
+    /// Checks that every limit can be met: timeouts, caps and sizes must be non-zero.
+    ///
+    /// # Errors
+    /// [`InvalidLimit`] naming the first zero limit.
+    pub fn check_limits(&self) -> Result<(), InvalidLimit> {
+        let zero = [
+            (self.header_read_timeout.is_zero(), "header_read_timeout"),
+            (self.idle_timeout.is_zero(), "idle_timeout"),
+            (self.body_timeout.is_zero(), "body_timeout"),
+            (self.request_timeout.is_zero(), "request_timeout"),
+            (self.max_connections == 0, "max_connections"),
+            (self.max_header_bytes == 0, "max_header_bytes"),
+            (self.max_buffered_body_bytes == 0, "max_buffered_body_bytes"),
+            (self.max_body_bytes == 0, "max_body_bytes"),
+        ];
+        match zero.into_iter().find(|(is_zero, _)| *is_zero) {
+            Some((_, name)) => Err(InvalidLimit(name)),
+            None => Ok(()),
         }
     }
 }
@@ -144,6 +207,9 @@ impl HttpServer {
 
     /// The axum router serving the MCP endpoint, for embedding in a larger application.
     ///
+    /// Serve the result with [`serve_router`]: the `Host` check, the header, idle and body
+    /// deadlines, the connection cap and the body budget live there, not in the router.
+    ///
     /// # Errors
     /// [`InvalidPath`] when [`HttpConfig::path`] cannot be routed.
     pub fn router(&self) -> Result<Router, InvalidPath> {
@@ -156,6 +222,7 @@ impl HttpServer {
             auth: Arc::clone(&self.auth),
             max_body_bytes: self.config.max_body_bytes,
             request_timeout: self.config.request_timeout,
+            body_timeout: self.config.body_timeout,
             origins: self.config.allowed_origins.clone(),
             notification_buffer: self.config.notification_buffer.max(1),
         });
@@ -172,8 +239,15 @@ impl HttpServer {
         let router = self
             .router()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        self.config
+            .check_limits()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(self.config.bind).await?;
-        Ok(BoundHttpServer { listener, router })
+        Ok(BoundHttpServer {
+            listener,
+            router,
+            config: self.config,
+        })
     }
 }
 
@@ -181,6 +255,7 @@ impl HttpServer {
 pub struct BoundHttpServer {
     listener: TcpListener,
     router: Router,
+    config: HttpConfig,
 }
 
 impl BoundHttpServer {
@@ -201,7 +276,8 @@ impl BoundHttpServer {
     }
 
     /// Serves until `shutdown` completes, then stops accepting and lets in-flight requests
-    /// finish (each is bounded by the request timeout).
+    /// finish (each is bounded by the request timeout). Connections get the limits of the
+    /// [`HttpConfig`] (see [`serve_router`]).
     ///
     /// # Errors
     /// An I/O error from the listener.
@@ -209,19 +285,7 @@ impl BoundHttpServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<()> {
-        if let Ok(addr) = self.listener.local_addr() {
-            tracing::info!(target: LOG_TARGET, %addr, "MCP HTTP server listening");
-        }
-        // Small JSON-RPC responses must not wait on Nagle's algorithm (tens of ms per reply on
-        // keep-alive connections).
-        let listener = self.listener.tap_io(|tcp| {
-            if let Err(err) = tcp.set_nodelay(true) {
-                tracing::debug!(target: LOG_TARGET, error = %err, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
+        serve_router(self.listener, self.router, &self.config, shutdown).await
     }
 }
 
@@ -256,6 +320,7 @@ struct Shared {
     auth: Arc<dyn Authenticator>,
     max_body_bytes: usize,
     request_timeout: Duration,
+    body_timeout: Duration,
     origins: OriginAllowlist,
     notification_buffer: usize,
 }
@@ -371,12 +436,20 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     // 3. Authentication, before the body is read.
     let principal = match shared.auth.authenticate(&parts.headers) {
         Ok(principal) => principal,
+        Err(AuthRejection::Malformed) => {
+            let body = envelope::error_body(
+                None,
+                envelope::INVALID_REQUEST,
+                "Bad Request: send exactly one Authorization header",
+            );
+            return reject(StatusCode::BAD_REQUEST, Some(body), started, "auth");
+        }
         Err(rejection) => {
             let challenge = match rejection {
-                AuthRejection::Missing => HeaderValue::from_static(r#"Bearer realm="mcp""#),
                 AuthRejection::InvalidToken => HeaderValue::from_static(
                     r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
                 ),
+                _ => HeaderValue::from_static(r#"Bearer realm="mcp""#),
             };
             let mut response = reject(StatusCode::UNAUTHORIZED, None, started, "auth");
             response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
@@ -384,42 +457,31 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         }
     };
 
-    // 4. Body size: refuse early on a declared length, enforce while reading otherwise.
-    let too_large = || {
-        let body = envelope::error_body(
-            None,
-            envelope::INVALID_REQUEST,
-            &format!("Request body larger than {} bytes", shared.max_body_bytes),
-        );
-        reject(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            Some(body),
-            started,
-            "body size",
-        )
-    };
-    let declared = parts
-        .headers
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > shared.max_body_bytes as u64) {
-        return too_large();
-    }
-    // One timer for the whole request (body upload plus handling); it is only registered
-    // with the runtime if something actually has to wait on it.
+    // 4. The body: bounded in size, due within the body deadline (and the request's), and,
+    // under `serve_router`, charged to the server-wide budget. One timer covers the whole
+    // request; it is only registered with the runtime if something actually has to wait on it.
     let deadline = tokio::time::sleep(shared.request_timeout);
     tokio::pin!(deadline);
-    let collected = tokio::select! {
-        biased;
-        collected = Limited::new(body, shared.max_body_bytes).collect() => Some(collected),
-        () = deadline.as_mut() => None,
-    };
-    let raw = match collected {
-        Some(Ok(collected)) => collected.to_bytes(),
-        Some(Err(err)) if err.is::<LengthLimitError>() => return too_large(),
-        Some(Err(_)) => return reject(StatusCode::BAD_REQUEST, None, started, "body read"),
-        None => return reject(StatusCode::REQUEST_TIMEOUT, None, started, "body timeout"),
+    let body_timeout = shared.body_timeout.min(shared.request_timeout);
+    let raw = match read_body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
+        Ok(raw) => raw,
+        Err(err) => {
+            let reason = match err {
+                BodyError::TooLarge { .. } => "body size",
+                BodyError::TimedOut { .. } => "body timeout",
+                BodyError::Busy => "body budget",
+                BodyError::Broken => "body read",
+            };
+            let busy = matches!(err, BodyError::Busy);
+            let body = envelope::error_body(None, envelope::INVALID_REQUEST, &err.to_string());
+            let mut response = reject(err.status(), Some(body), started, reason);
+            if busy {
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            return response;
+        }
     };
 
     // 5. Parse once; the parsed value travels on to the service.
