@@ -757,6 +757,17 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         )
     };
 
+    // Only forms with run-time choices can offer an empty select; the others keep the
+    // trait's accept-everything default.
+    let check_choices = if choice_fields.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            fn check_choices(choices: &Self::Choices) -> ::core::result::Result<(), #f::FormError> {
+                #f::check_offered(&__mcp_form_fields(choices))
+            }
+        }
+    };
     Ok(quote! {
         #choices_items
         const _: () = {
@@ -767,6 +778,10 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             impl #f::ElicitForm for #name {
                 type Choices = #choices_ty;
                 fn choices() -> Self::Choices { #choices_fn }
+                #check_choices
+                fn explain(error: &#f::FormError, choices: &Self::Choices) -> ::std::string::String {
+                    #f::explain(&__mcp_form_fields(choices), error)
+                }
                 fn requested_schema(choices: &Self::Choices) -> #f::RequestedSchema {
                     #f::requested_schema(&__mcp_form_fields(choices))
                 }
