@@ -120,6 +120,11 @@ impl StateMap {
         self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
+    /// Whether state of the type `type_id` was registered.
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.0.contains_key(&type_id)
+    }
+
     fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
         self.0
             .get(&TypeId::of::<T>())
