@@ -294,13 +294,31 @@ const SECRET_PAIRS: &[(&str, &str, &str, &str)] = &[
     ("card", "num", "card number", "card data"),
     ("card", "no", "card number", "card data"),
     ("security", "code", "security code", "card data"),
-    ("social", "security", "social security number", "a national identity number"),
+    (
+        "social",
+        "security",
+        "social security number",
+        "a national identity number",
+    ),
 ];
 
 /// Words that make a following `token(s)` a count rather than a credential (`max_tokens`).
 const TOKEN_QUANTIFIERS: &[&str] = &[
-    "max", "min", "maximum", "minimum", "num", "number", "total", "count", "limit", "remaining",
-    "used", "input", "output", "prompt", "completion",
+    "max",
+    "min",
+    "maximum",
+    "minimum",
+    "num",
+    "number",
+    "total",
+    "count",
+    "limit",
+    "remaining",
+    "used",
+    "input",
+    "output",
+    "prompt",
+    "completion",
 ];
 
 /// Returns what a field name looks like if it names a secret, else `None`.
@@ -337,8 +355,8 @@ pub(crate) fn secret_word(name: &str) -> Option<SecretMatch> {
     if let Some(last) = words.last()
         && (last == "token" || last == "tokens")
     {
-        let quantified = words.len() >= 2
-            && TOKEN_QUANTIFIERS.contains(&words[words.len() - 2].as_str());
+        let quantified =
+            words.len() >= 2 && TOKEN_QUANTIFIERS.contains(&words[words.len() - 2].as_str());
         if !quantified {
             return Some(SecretMatch {
                 term: "token",

@@ -234,7 +234,9 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
                 let v = format_ident!("__state{}", i);
                 prelude
                     .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                state_needs.push(quote_spanned!(t.span()=> __ms::StateNeed::of::<#t> as fn() -> __ms::StateNeed));
+                state_needs.push(
+                    quote_spanned!(t.span()=> __ms::StateNeed::of::<#t> as fn() -> __ms::StateNeed),
+                );
                 call_args.push(quote!(#v));
             }
             Param::Args(t) => {

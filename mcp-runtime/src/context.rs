@@ -503,9 +503,8 @@ impl ToolContext {
         }
         // A select with nothing to pick cannot be answered: refuse it here, with the field's
         // name, rather than send `"enum": []` and wait for an answer that cannot come.
-        F::check_choices(choices).map_err(|e| {
-            ToolError::tool(format!("cannot ask for the form under `{key}`: {e}"))
-        })?;
+        F::check_choices(choices)
+            .map_err(|e| ToolError::tool(format!("cannot ask for the form under `{key}`: {e}")))?;
         // The binding comes from the form's declaration, not from a built schema: a retry
         // that only checks its answer never builds the schema at all.
         let digest = form_binding_digest::<F>(key, choices).map_err(|e| {

@@ -311,7 +311,9 @@ pub enum FormProblem {
     },
     /// A select was given no options to offer (empty run-time choices): found before the form
     /// is shown, never on the wire.
-    #[error("was given no choices to offer; check for an empty list before asking, and answer without a form when there is nothing to choose")]
+    #[error(
+        "was given no choices to offer; check for an empty list before asking, and answer without a form when there is nothing to choose"
+    )]
     NoChoices,
     /// The field's declared default breaks its own constraints (a bug in the form declaration).
     #[error("the form's default value is invalid: {0}")]
@@ -1001,12 +1003,12 @@ pub fn explain(fields: &[FieldSpec<'_>], error: &FormError) -> String {
         FormProblem::WrongType { expected, .. } => {
             format!("{label} needs {expected}; please answer it again.")
         }
-        FormProblem::TooShort { min, len } => format!(
-            "{label} must be at least {min} characters long; the answer had {len}."
-        ),
-        FormProblem::TooLong { max, len } => format!(
-            "{label} must be at most {max} characters long; the answer had {len}."
-        ),
+        FormProblem::TooShort { min, len } => {
+            format!("{label} must be at least {min} characters long; the answer had {len}.")
+        }
+        FormProblem::TooLong { max, len } => {
+            format!("{label} must be at most {max} characters long; the answer had {len}.")
+        }
         FormProblem::BadFormat { format } => {
             let what = match *format {
                 "email" => "an email address",
