@@ -100,6 +100,10 @@ pub enum BuildError {
     /// A tool cannot be served as declared (e.g. its arguments' schema root is not an object).
     #[error("{0}")]
     ToolDeclaration(String),
+    /// A prompt or resource cannot be served as declared (e.g. a prompt argument that is not
+    /// a string).
+    #[error("{0}")]
+    Declaration(String),
     /// A tool extracts `State<T>` of a type never registered with `.state(..)`.
     #[error(
         "tool `{tool}` takes `State<{type_name}>`, but no state of that type was registered; \
@@ -274,7 +278,21 @@ impl ServerBuilder {
         if let Some(problem) = self.resources.problems().first() {
             return Err(BuildError::Resource(problem.clone()));
         }
-        // Mistakes in a tool's declaration fail here, at start-up, not on every call.
+        // Mistakes in a declaration fail here, at start-up, not on every call.
+        let declared = self
+            .prompts
+            .iter()
+            .filter_map(|p| p.declaration_error())
+            .chain(
+                self.resources
+                    .statics()
+                    .chain(self.resources.templates())
+                    .filter_map(|r| r.declaration_error()),
+            )
+            .next();
+        if let Some(e) = declared {
+            return Err(BuildError::Declaration(e.to_owned()));
+        }
         for tool in self.router.iter() {
             if let Some(e) = tool.declaration_error() {
                 return Err(BuildError::ToolDeclaration(e.to_owned()));

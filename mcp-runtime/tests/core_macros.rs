@@ -157,3 +157,28 @@ fn build_refuses_a_tool_whose_state_was_never_registered() {
         .build()
         .unwrap();
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct CountArgs {
+    /// How many (prompt arguments are strings, so this cannot be sent)
+    count: u32,
+}
+
+/// Counts, with an argument no client can send.
+#[prompt]
+async fn counted(args: CountArgs) -> String {
+    args.count.to_string()
+}
+
+#[test]
+fn build_refuses_a_prompt_whose_argument_is_not_a_string() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .prompts(prompts![counted])
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "prompt `counted` is misdeclared: prompt argument `count` must be a `String` or \
+         `Option<String>` (prompt arguments are strings)"
+    );
+}
