@@ -74,10 +74,11 @@ pub trait ElicitForm: Sized + Send + 'static {
 
     /// Explains a rejected answer in words for the person who gave it, using the field's
     /// label (`title`, else description, else wire name). The runtime puts it in front of the
-    /// message when it asks again. The default is the error's `Display`.
+    /// message when it asks again. The default, for hand-written forms, explains it the same
+    /// way with the wire name as the label ([`explain`] with no field declarations).
     fn explain(error: &FormError, choices: &Self::Choices) -> String {
         let _ = choices;
-        error.to_string()
+        explain(&[], error)
     }
 
     /// [`ElicitForm::from_content`] for the typed content map of an `ElicitResult`.
@@ -1041,7 +1042,10 @@ pub fn explain(fields: &[FieldSpec<'_>], error: &FormError) -> String {
         FormProblem::DuplicateItem { value } => {
             format!("{} was selected twice for {label}.", quoted(value))
         }
-        other => format!("{label} {other}."),
+        FormProblem::NoChoices => format!("{label} has no options to choose from."),
+        FormProblem::InvalidDefault(_) => format!(
+            "{label} has an invalid default value in this form (a server bug); please fill it in."
+        ),
     }
 }
 
