@@ -344,6 +344,10 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
                             &__static().prompt
                         }
 
+                        fn declaration_error(&self) -> ::core::option::Option<&str> {
+                            __static().error.as_deref()
+                        }
+
                         fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                             &__static().capabilities
                         }
@@ -417,6 +421,10 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
                     impl __ms::ResourceHandler for #ident {
                         fn descriptor(&self) -> &__ms::ResourceDescriptor {
                             &__static().descriptor
+                        }
+
+                        fn declaration_error(&self) -> ::core::option::Option<&str> {
+                            __static().error.as_deref()
                         }
 
                         fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {

@@ -21,6 +21,8 @@ struct FieldAttrs {
     max_items: Option<(Span, u64)>,
     default: Option<syn::Expr>,
     choices: Option<Span>,
+    /// `#[form(not_secret)]`: the name looks secret but is not (a documented override).
+    not_secret: bool,
 }
 
 fn lit_u64(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Span, u64)> {
@@ -67,10 +69,12 @@ fn parse_field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttr
                 "maximum" => out.maximum = Some(meta.value()?.parse()?),
                 "default" => out.default = Some(meta.value()?.parse()?),
                 "choices" => out.choices = Some(meta.path.span()),
+                "not_secret" => out.not_secret = true,
                 _ => {
                     return Err(meta.error(
                         "unknown `form` attribute; expected one of title, description, rename, format, \
-                         min_length, max_length, minimum, maximum, min_items, max_items, default, choices",
+                         min_length, max_length, minimum, maximum, min_items, max_items, default, choices, \
+                         not_secret",
                     ));
                 }
             }
@@ -245,42 +249,122 @@ fn classify(ty: &syn::Type, choices: bool) -> Result<Shape, syn::Error> {
     })
 }
 
-/// Returns the secret-looking word in a field name, if any.
-pub(crate) fn secret_word(name: &str) -> Option<&'static str> {
-    const SINGLE: &[&str] = &[
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "apikey",
-        "credential",
-        "passphrase",
-    ];
-    const PAIRS: &[(&str, &str, &str)] = &[
-        ("api", "key", "api_key"),
-        ("private", "key", "private_key"),
-        ("secret", "key", "secret_key"),
-        ("access", "key", "access_key"),
-    ];
-    let w = util::words(name);
-    for word in &w {
-        for s in SINGLE {
-            if word == s || word.strip_suffix('s') == Some(s) {
-                return Some(s);
+/// What a secret-looking field name was taken for, and the word(s) that matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SecretMatch {
+    /// The listed term that matched (`"password"`, `"card number"`, …).
+    pub(crate) term: &'static str,
+    /// What the term denotes, for the error message ("a password", "card data", …).
+    pub(crate) kind: &'static str,
+}
+
+/// Words that mark a field as secret wherever they appear as a whole word (plural too).
+/// Documented on `#[derive(ElicitForm)]`; keep the two lists in step.
+const SECRET_WORDS: &[(&str, &str)] = &[
+    ("password", "a password"),
+    ("passwd", "a password"),
+    ("passphrase", "a password"),
+    ("secret", "a secret"),
+    ("credential", "a credential"),
+    ("apikey", "an API key"),
+    ("pin", "a PIN"),
+    ("otp", "a one-time code"),
+    ("totp", "a one-time code"),
+    ("cvv", "card data"),
+    ("cvv2", "card data"),
+    ("cvc", "card data"),
+    ("iban", "a bank account number"),
+    ("ssn", "a national identity number"),
+];
+
+/// Closed compounds ending in one of these (`newpassword`, `dbpasswd`) are secret too; the
+/// ending matters because the head of an English compound comes last (`passwordless` is not).
+const SECRET_ENDINGS: &[&str] = &["password", "passwd", "passphrase"];
+
+/// Two-word secrets: the first word, then the second (plural too).
+const SECRET_PAIRS: &[(&str, &str, &str, &str)] = &[
+    ("api", "key", "api key", "an API key"),
+    ("private", "key", "private key", "a private key"),
+    ("secret", "key", "secret key", "a secret key"),
+    ("access", "key", "access key", "an access key"),
+    ("signing", "key", "signing key", "a signing key"),
+    ("encryption", "key", "encryption key", "an encryption key"),
+    ("ssh", "key", "ssh key", "a private key"),
+    ("card", "number", "card number", "card data"),
+    ("card", "num", "card number", "card data"),
+    ("card", "no", "card number", "card data"),
+    ("security", "code", "security code", "card data"),
+    (
+        "social",
+        "security",
+        "social security number",
+        "a national identity number",
+    ),
+];
+
+/// Words that make a following `token(s)` a count rather than a credential (`max_tokens`).
+const TOKEN_QUANTIFIERS: &[&str] = &[
+    "max",
+    "min",
+    "maximum",
+    "minimum",
+    "num",
+    "number",
+    "total",
+    "count",
+    "limit",
+    "remaining",
+    "used",
+    "input",
+    "output",
+    "prompt",
+    "completion",
+];
+
+/// Returns what a field name looks like if it names a secret, else `None`.
+///
+/// The name is split into words (`snake_case`, `kebab-case` and `camelCase`) and matched word
+/// by word, so `secretary`, `tokenizer` and `passwordless` pass while `otp_code`, `cardNumber`
+/// and `access_token` do not. `token(s)` counts only as the last word (the head noun: an
+/// `access_token`, not a `token_count`) and not after a quantity word (`max_tokens`).
+pub(crate) fn secret_word(name: &str) -> Option<SecretMatch> {
+    let words = util::words(name);
+    let singular = |w: &str| -> String { w.strip_suffix('s').unwrap_or(w).to_owned() };
+    for w in &words {
+        for (term, kind) in SECRET_WORDS {
+            if w == term || singular(w) == *term {
+                return Some(SecretMatch { term, kind });
+            }
+        }
+        for term in SECRET_ENDINGS {
+            if w.ends_with(term) || singular(w).ends_with(term) {
+                return Some(SecretMatch {
+                    term,
+                    kind: "a password",
+                });
             }
         }
     }
-    for pair in w.windows(2) {
-        for (a, b, n) in PAIRS {
-            if pair[0] == *a && (pair[1] == *b || pair[1] == format!("{b}s")) {
-                return Some(n);
+    for pair in words.windows(2) {
+        for (a, b, term, kind) in SECRET_PAIRS {
+            if pair[0] == *a && (pair[1] == *b || singular(&pair[1]) == *b) {
+                return Some(SecretMatch { term, kind });
             }
         }
     }
-    let lower = name.to_lowercase();
-    ["password", "passwd"]
-        .into_iter()
-        .find(|p| lower.contains(p))
+    if let Some(last) = words.last()
+        && (last == "token" || last == "tokens")
+    {
+        let quantified =
+            words.len() >= 2 && TOKEN_QUANTIFIERS.contains(&words[words.len() - 2].as_str());
+        if !quantified {
+            return Some(SecretMatch {
+                term: "token",
+                kind: "an access token",
+            });
+        }
+    }
+    None
 }
 
 pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
@@ -372,12 +456,19 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             (None, None) => rust_name.clone(),
         };
         for candidate in [&rust_name, &wire] {
-            if let Some(word) = secret_word(candidate) {
+            if attrs.not_secret {
+                break;
+            }
+            if let Some(m) = secret_word(candidate) {
                 errors.spanned(
                     ident,
                     format!(
-                        "form mode must not carry secrets; use URL elicitation (ctx.elicit_url) for \
-                         sensitive input (field name contains `{word}`)"
+                        "form mode must not carry secrets: `{candidate}` looks like {kind} (it \
+                         contains `{term}`), and form answers pass through the client and its \
+                         logs; collect it in URL mode with `ctx.elicit_url(..)` instead, on a \
+                         page of your own. If the field is not secret, mark it `#[form(not_secret)]`",
+                        kind = m.kind,
+                        term = m.term,
                     ),
                 );
                 break;
@@ -684,6 +775,17 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         )
     };
 
+    // Only forms with run-time choices can offer an empty select; the others keep the
+    // trait's accept-everything default.
+    let check_choices = if choice_fields.is_empty() {
+        quote!()
+    } else {
+        quote! {
+            fn check_choices(choices: &Self::Choices) -> ::core::result::Result<(), #f::FormError> {
+                #f::check_offered(&__mcp_form_fields(choices))
+            }
+        }
+    };
     Ok(quote! {
         #choices_items
         const _: () = {
@@ -694,6 +796,10 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             impl #f::ElicitForm for #name {
                 type Choices = #choices_ty;
                 fn choices() -> Self::Choices { #choices_fn }
+                #check_choices
+                fn explain(error: &#f::FormError, choices: &Self::Choices) -> ::std::string::String {
+                    #f::explain(&__mcp_form_fields(choices), error)
+                }
                 fn requested_schema(choices: &Self::Choices) -> #f::RequestedSchema {
                     #f::requested_schema(&__mcp_form_fields(choices))
                 }
@@ -730,32 +836,77 @@ mod tests {
     use super::secret_word;
 
     #[test]
-    fn secrets_are_detected_as_words() {
+    fn secret_names_are_refused() {
         for n in [
             "password",
             "user_password",
+            "newPassword",
+            "mypassword",
             "Passwd",
+            "passphrase",
             "client_secret",
+            "secrets",
             "access_token",
+            "refreshToken",
+            "token",
+            "github_tokens",
             "api_key",
             "apiKey",
             "APIKEY",
             "private_key",
+            "ssh_keys",
             "credentials",
             "db_credential",
-            "mypassword",
+            "pin",
+            "pin_code",
+            "otp",
+            "otp_code",
+            "totp",
+            "cvv",
+            "cvc",
+            "iban",
+            "ssn",
+            "card_number",
+            "cardNumber",
+            "card_no",
+            "security_code",
         ] {
-            assert!(secret_word(n).is_some(), "{n}");
+            assert!(secret_word(n).is_some(), "{n} should be refused");
         }
+    }
+
+    #[test]
+    fn ordinary_names_pass() {
         for n in [
-            "secretary",
+            "max_tokens",
+            "maxTokens",
+            "num_tokens",
+            "token_count",
             "tokenizer_name",
+            "passwordless",
+            "passwordless_login",
+            "secretary",
             "title",
             "keyboard",
+            "key",
+            "sort_key",
             "apiary",
             "note_id",
+            "spin",
+            "pinned",
+            "option",
+            "card_title",
+            "phone_number",
         ] {
-            assert!(secret_word(n).is_none(), "{n}");
+            assert_eq!(secret_word(n), None, "{n} should pass");
         }
+    }
+
+    #[test]
+    fn the_match_names_what_was_found() {
+        let m = secret_word("card_number").unwrap();
+        assert_eq!((m.term, m.kind), ("card number", "card data"));
+        let m = secret_word("otp_code").unwrap();
+        assert_eq!(m.term, "otp");
     }
 }

@@ -61,7 +61,47 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()
 }
 
-/// Derives `ElicitForm` for a struct of flat named fields (see `mcp_runtime::form`).
+/// Derives `ElicitForm` for a struct of flat named fields (see `mcp_runtime::form`, and the
+/// guide at the `mcp_runtime` crate root).
+///
+/// Each field is one form input: `String` (text), an integer type (`integer` with the type's
+/// range as `minimum`/`maximum`), `f32`/`f64` (`number`), `bool` (`boolean`), a
+/// `#[derive(ElicitChoice)]` enum (single select), `Vec<E>` of one (multi select), or
+/// `String`/`Vec<String>` with `#[form(choices)]` (options given at run time). `Option<T>`
+/// makes a field optional; the doc comment is its description. Every answer is re-checked on
+/// the server against the form that was sent.
+///
+/// | Attribute | Applies to | Schema keyword emitted | Server-side check added |
+/// |---|---|---|---|
+/// | `title = ".."` | any field | `title` | none (the label; also names the field when an answer is re-asked) |
+/// | `description = ".."` (default: doc comment) | any field | `description` | none |
+/// | `rename = ".."` | any field | the property key | the answer is read under that key |
+/// | `format = "email"` / `"uri"` / `"date"` / `"date-time"` | `String` (free text) | `format` | the value must parse as that format |
+/// | `min_length = N` | `String` (free text) | `minLength` | at least N characters |
+/// | `max_length = N` | `String` (free text) | `maxLength` | at most N characters |
+/// | `minimum = x` | integers, `f32`, `f64` | `minimum` | at least x (integers: also within the type) |
+/// | `maximum = x` | integers, `f32`, `f64` | `maximum` | at most x (integers: also within the type) |
+/// | `min_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `minItems` | at least N selected |
+/// | `max_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `maxItems` | at most N selected |
+/// | `default = literal` | `String`, numbers, `bool`, enums, `String` + `choices` | `default` | used when absent (the field is then not required); the default must pass the field's checks |
+/// | `choices` | `String` (single), `Vec<String>` (multi) | `enum` / `oneOf`, or `items.enum` / `items.anyOf`, filled at run time | the value must be one offered; no duplicates; an empty list is refused before the form is sent |
+/// | `not_secret` | any field | none | none: turns off the secret-name check for this field |
+///
+/// Container attributes: `rename_all = ".."` (`camelCase`, `snake_case`, `kebab-case`,
+/// `lowercase`, `PascalCase`, `SCREAMING_SNAKE_CASE`) and `crate = "path"`.
+///
+/// **Secrets.** Form mode must not carry passwords, keys, tokens or card data; use URL
+/// elicitation (`ctx.elicit_url`) for them. A field name is split into words (snake, kebab
+/// and camel case) and refused at compile time when a word is `password`, `passwd`,
+/// `passphrase`, `secret`, `credential`, `apikey`, `pin`, `otp`, `totp`, `cvv`, `cvv2`, `cvc`,
+/// `iban` or `ssn` (or a plural); when a word ends in `password`, `passwd` or `passphrase`;
+/// when two words read `api key`, `private key`, `secret key`, `access key`, `signing key`,
+/// `encryption key`, `ssh key`, `card number` (`num`, `no`), `security code` or `social
+/// security`; or when the last word is `token(s)` not preceded by a quantity word (`max`,
+/// `min`, `num`, `total`, `count`, `limit`, `remaining`, `used`, `input`, `output`, `prompt`,
+/// `completion`, …). So `access_token`, `otp_code` and `card_number` are refused while
+/// `max_tokens`, `token_count` and `passwordless` pass. Mark a false positive
+/// `#[form(not_secret)]`.
 #[proc_macro_derive(ElicitForm, attributes(form))]
 pub fn derive_elicit_form(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -225,6 +225,7 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let mut call_args = Vec::new();
     let mut input_schema = quote!(__ms::no_input_schema);
     let mut args_check = quote!(__ms::no_args(&args)?;);
+    let mut state_needs = Vec::new();
     for (i, p) in params.iter().enumerate() {
         match p {
             Param::Ctx { mutable: true } => call_args.push(quote!(ctx)),
@@ -233,6 +234,9 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
                 let v = format_ident!("__state{}", i);
                 prelude
                     .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
+                state_needs.push(
+                    quote_spanned!(t.span()=> __ms::StateNeed::of::<#t> as fn() -> __ms::StateNeed),
+                );
                 call_args.push(quote!(#v));
             }
             Param::Args(t) => {
@@ -290,6 +294,7 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
                         requires: &[#(__ms::Requirement::#requires),*],
                         input_schema: #input_schema,
                         output_schema: #output_schema,
+                        state: &[#(#state_needs),*],
                     })
                 })
             }
@@ -301,6 +306,14 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
 
                 fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                     &__tool_static().capabilities
+                }
+
+                fn declaration_error(&self) -> ::core::option::Option<&str> {
+                    __tool_static().error.as_deref()
+                }
+
+                fn state_needs(&self) -> &[__ms::StateNeed] {
+                    &__tool_static().state
                 }
 
                 #[allow(unused_variables)]

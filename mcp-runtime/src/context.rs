@@ -131,6 +131,11 @@ impl StateMap {
         self.0.insert(TypeId::of::<T>(), Arc::new(value));
     }
 
+    /// Whether state of the type `type_id` was registered.
+    pub(crate) fn contains(&self, type_id: TypeId) -> bool {
+        self.0.contains_key(&type_id)
+    }
+
     fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
         self.0
             .get(&TypeId::of::<T>())
@@ -527,6 +532,10 @@ impl ToolContext {
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
             ));
         }
+        // A select with nothing to pick cannot be answered: refuse it here, with the field's
+        // name, rather than send `"enum": []` and wait for an answer that cannot come.
+        F::check_choices(choices)
+            .map_err(|e| ToolError::tool(format!("cannot ask for the form under `{key}`: {e}")))?;
         // The binding comes from the form's declaration, not from a built schema: a retry
         // that only checks its answer never builds the schema at all.
         let digest = form_binding_digest::<F>(key, choices).map_err(|e| {
@@ -534,8 +543,10 @@ impl ToolContext {
                 "form description failed to serialise: {e}"
             )))
         })?;
-        let request =
-            || InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)));
+        let message = message.into();
+        let request = |message: String| {
+            InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)))
+        };
         match self.lookup(key, digest)? {
             Lookup::Earlier(record) => {
                 let response = record.get("r").unwrap_or(&Value::Null);
@@ -553,14 +564,21 @@ impl ToolContext {
             Lookup::Fresh => match decode_elicit::<F>(self.mrtr.response(key), choices) {
                 Ok(Some(Elicitation::Cancelled)) => Ok(Resolved::Ready(Elicitation::Cancelled)),
                 Ok(Some(answer)) => Ok(Resolved::Claim(answer, FreshAnswer::new(digest))),
-                // Malformed or invalid content: ask again; the state stays retryable.
-                Ok(None) | Err(_) => {
-                    self.register(key, digest, request());
+                // Invalid content: ask again, saying what was wrong (the message is not part
+                // of the binding, so the state stays retryable against the same form).
+                Err(e) => {
+                    let reason = F::explain(&e, choices);
+                    self.register(key, digest, request(format!("{reason}\n\n{message}")));
+                    Ok(Resolved::Pending)
+                }
+                // Malformed response: ask again as before.
+                Ok(None) => {
+                    self.register(key, digest, request(message));
                     Ok(Resolved::Pending)
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request());
+                self.register(key, digest, request(message));
                 Ok(Resolved::Pending)
             }
         }

@@ -60,6 +60,27 @@ pub trait ElicitForm: Sized + Send + 'static {
         serde_json::to_writer(out, &Self::requested_schema(choices)).map_err(std::io::Error::from)
     }
 
+    /// Checks `choices` before the form is shown: every `#[form(choices)]` field must offer
+    /// at least one option, since a select with nothing in it cannot be answered. The runtime
+    /// calls it before it asks, and fails the call with a tool error instead of sending
+    /// `"enum": []`. The default (forms without run-time choices) accepts everything.
+    ///
+    /// # Errors
+    /// [`FormProblem::NoChoices`] naming the first field without options.
+    fn check_choices(choices: &Self::Choices) -> Result<(), FormError> {
+        let _ = choices;
+        Ok(())
+    }
+
+    /// Explains a rejected answer in words for the person who gave it, using the field's
+    /// label (`title`, else description, else wire name). The runtime puts it in front of the
+    /// message when it asks again. The default, for hand-written forms, explains it the same
+    /// way with the wire name as the label ([`explain`] with no field declarations).
+    fn explain(error: &FormError, choices: &Self::Choices) -> String {
+        let _ = choices;
+        explain(&[], error)
+    }
+
     /// [`ElicitForm::from_content`] for the typed content map of an `ElicitResult`.
     fn from_elicit_content(
         content: &mcp_types::ElicitContent,
@@ -289,6 +310,12 @@ pub enum FormProblem {
         /// The repeated value.
         value: String,
     },
+    /// A select was given no options to offer (empty run-time choices): found before the form
+    /// is shown, never on the wire.
+    #[error(
+        "was given no choices to offer; check for an empty list before asking, and answer without a form when there is nothing to choose"
+    )]
+    NoChoices,
     /// The field's declared default breaks its own constraints (a bug in the form declaration).
     #[error("the form's default value is invalid: {0}")]
     InvalidDefault(Box<FormProblem>),
@@ -923,6 +950,102 @@ pub fn check_field(
             None if spec.required => Err(FormError::new(spec.name, FormProblem::Missing)),
             None => Ok(None),
         },
+    }
+}
+
+/// Refuses a form whose selects offer nothing (the [`ElicitForm::check_choices`] of derived
+/// forms): the first field with an empty option list.
+///
+/// # Errors
+/// [`FormProblem::NoChoices`] naming that field.
+pub fn check_offered(fields: &[FieldSpec<'_>]) -> Result<(), FormError> {
+    for f in fields {
+        let empty = match &f.kind {
+            FieldKind::Select { options, .. } | FieldKind::MultiSelect { options, .. } => {
+                options.is_empty()
+            }
+            _ => false,
+        };
+        if empty {
+            return Err(FormError::new(f.name, FormProblem::NoChoices));
+        }
+    }
+    Ok(())
+}
+
+/// Longest stretch of a submitted value quoted back in an explanation.
+const QUOTE_MAX_CHARS: usize = 60;
+
+/// `value` in typographic quotes, shortened when long and with control characters dropped,
+/// so an explanation stays one readable line whatever was submitted.
+fn quoted(value: &str) -> String {
+    let mut out = String::from("\u{2018}");
+    let mut chars = value.chars().filter(|c| !c.is_control());
+    out.extend(chars.by_ref().take(QUOTE_MAX_CHARS));
+    if chars.next().is_some() {
+        out.push('\u{2026}');
+    }
+    out.push('\u{2019}');
+    out
+}
+
+/// Explains `error` in words for the person who filled in the form (the
+/// [`ElicitForm::explain`] of derived forms): the field is named by its label (`title`, else
+/// description, else wire name) and the problem said as an instruction, e.g.
+/// "‘shopping.md’ is not one of the options offered for “Note to delete”."
+pub fn explain(fields: &[FieldSpec<'_>], error: &FormError) -> String {
+    let spec = fields.iter().find(|f| f.name == error.field);
+    let label = spec
+        .and_then(|f| f.title.or(f.description))
+        .unwrap_or(error.field.as_str());
+    let label = format!("\u{201c}{}\u{201d}", label.trim_end_matches('.'));
+    match &error.problem {
+        FormProblem::Missing => format!("Please fill in {label}; it is required."),
+        FormProblem::WrongType { expected, .. } => {
+            format!("{label} needs {expected}; please answer it again.")
+        }
+        FormProblem::TooShort { min, len } => {
+            format!("{label} must be at least {min} characters long; the answer had {len}.")
+        }
+        FormProblem::TooLong { max, len } => {
+            format!("{label} must be at most {max} characters long; the answer had {len}.")
+        }
+        FormProblem::BadFormat { format } => {
+            let what = match *format {
+                "email" => "an email address",
+                "uri" => "a web address (URI)",
+                "date" => "a date (YYYY-MM-DD)",
+                "date-time" => "a date and time (e.g. 2026-07-28T09:30:00Z)",
+                other => other,
+            };
+            format!("{label} must be {what}.")
+        }
+        FormProblem::NotInteger { value } => {
+            format!("{label} must be a whole number, not {}.", quoted(value))
+        }
+        FormProblem::BelowMinimum { minimum, value } => {
+            format!("{label} must be at least {minimum}, not {}.", quoted(value))
+        }
+        FormProblem::AboveMaximum { maximum, value } => {
+            format!("{label} must be at most {maximum}, not {}.", quoted(value))
+        }
+        FormProblem::NotAChoice { value, .. } => format!(
+            "{} is not one of the options offered for {label}; please pick one of them.",
+            quoted(value)
+        ),
+        FormProblem::TooFewItems { min, .. } => {
+            format!("Please select at least {min} option(s) for {label}.")
+        }
+        FormProblem::TooManyItems { max, .. } => {
+            format!("Please select at most {max} option(s) for {label}.")
+        }
+        FormProblem::DuplicateItem { value } => {
+            format!("{} was selected twice for {label}.", quoted(value))
+        }
+        FormProblem::NoChoices => format!("{label} has no options to choose from."),
+        FormProblem::InvalidDefault(_) => format!(
+            "{label} has an invalid default value in this form (a server bug); please fill it in."
+        ),
     }
 }
 

@@ -1,7 +1,5 @@
-//! A stateless MCP 2026-07-28 server runtime.
-//!
-//! Any instance can finish a flow another instance began, using nothing but the retry request,
-//! the shared signing key and the shared replay store.
+// The crate documentation is the tool author's guide; every example in it is a doctest.
+#![doc = include_str!("guide.md")]
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]

@@ -12,7 +12,8 @@ pub use serde_json;
 pub mod form {
     pub use crate::form::{
         CheckedForm, Choice, ElicitChoice, ElicitForm, FieldKind, FieldSpec, FieldValue,
-        FormContent, FormError, StaticChoice, check_all, requested_schema, write_fields_binding,
+        FormContent, FormError, StaticChoice, check_all, check_offered, explain, requested_schema,
+        write_fields_binding,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 

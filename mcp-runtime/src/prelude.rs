@@ -7,7 +7,9 @@ pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
 pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};
 pub use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 pub use crate::server::{Limits, Server, ServerBuilder};
-pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler, ToolResult};
+pub use crate::tool::{
+    IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler, ToolResult,
+};
 pub use crate::{ElicitChoice, ElicitForm, prompt, resource, tool};
 pub use crate::{prompts, resources, tools};
 pub use mcp_types::{

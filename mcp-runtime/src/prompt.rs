@@ -25,6 +25,13 @@ pub trait PromptHandler: Send + Sync + 'static {
     /// Client capabilities this prompt may need (answered with `-32021` when missing).
     fn required_capabilities(&self) -> &ClientCapabilities;
 
+    /// Why this prompt cannot be served as declared (e.g. an argument that is not a string), or `None`.
+    /// `Server::builder(..).build()` refuses it, so the mistake surfaces at start-up rather
+    /// than on every `prompts/get`.
+    fn declaration_error(&self) -> Option<&str> {
+        None
+    }
+
     /// Renders the prompt. `args` is `params.arguments` (string values; empty when absent).
     ///
     /// Errors: [`ToolError::invalid_arguments`] → `-32602`; [`ToolError::tool`] → `-32603`

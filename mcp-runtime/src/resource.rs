@@ -52,6 +52,13 @@ pub trait ResourceHandler: Send + Sync + 'static {
     /// Client capabilities a read may need (answered with `-32021` when missing).
     fn required_capabilities(&self) -> &ClientCapabilities;
 
+    /// Why this resource cannot be served as declared (e.g. a template variable struct that does not fit the URI), or `None`.
+    /// `Server::builder(..).build()` refuses it, so the mistake surfaces at start-up rather
+    /// than on every read.
+    fn declaration_error(&self) -> Option<&str> {
+        None
+    }
+
     /// `ttlMs` and `cacheScope` of a read result. Default: not cacheable (`0`) and `private`,
     /// the safe choice when contents may depend on who asks.
     fn cache_hints(&self) -> (u64, CacheScope) {

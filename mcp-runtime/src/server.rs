@@ -97,6 +97,24 @@ pub enum BuildError {
     /// A tool's `x-mcp-header` annotation breaks the spec's rules.
     #[error("invalid x-mcp-header: {0}")]
     ParamHeader(String),
+    /// A tool cannot be served as declared (e.g. its arguments' schema root is not an object).
+    #[error("{0}")]
+    ToolDeclaration(String),
+    /// A prompt or resource cannot be served as declared (e.g. a prompt argument that is not
+    /// a string).
+    #[error("{0}")]
+    Declaration(String),
+    /// A tool extracts `State<T>` of a type never registered with `.state(..)`.
+    #[error(
+        "tool `{tool}` takes `State<{type_name}>`, but no state of that type was registered; \
+         add `.state(value)` of type `{type_name}` to the server builder"
+    )]
+    MissingState {
+        /// The tool.
+        tool: String,
+        /// The state type it needs.
+        type_name: &'static str,
+    },
     /// A cached result failed to serialise.
     #[error("cannot serialise the {0} result: {1}")]
     Serialize(&'static str, serde_json::Error),
@@ -259,6 +277,36 @@ impl ServerBuilder {
         }
         if let Some(problem) = self.resources.problems().first() {
             return Err(BuildError::Resource(problem.clone()));
+        }
+        // Mistakes in a declaration fail here, at start-up, not on every call.
+        let declared = self
+            .prompts
+            .iter()
+            .filter_map(|p| p.declaration_error())
+            .chain(
+                self.resources
+                    .statics()
+                    .chain(self.resources.templates())
+                    .filter_map(|r| r.declaration_error()),
+            )
+            .next();
+        if let Some(e) = declared {
+            return Err(BuildError::Declaration(e.to_owned()));
+        }
+        for tool in self.router.iter() {
+            if let Some(e) = tool.declaration_error() {
+                return Err(BuildError::ToolDeclaration(e.to_owned()));
+            }
+            if let Some(need) = tool
+                .state_needs()
+                .iter()
+                .find(|need| !self.app_state.contains(need.type_id))
+            {
+                return Err(BuildError::MissingState {
+                    tool: tool.descriptor().name.clone(),
+                    type_name: need.type_name,
+                });
+            }
         }
         let keyring = match self.keyring {
             Some(k) => k,

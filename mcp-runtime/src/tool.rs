@@ -23,6 +23,21 @@ pub trait ToolHandler: Send + Sync + 'static {
     /// lacks any of them.
     fn required_capabilities(&self) -> &ClientCapabilities;
 
+    /// Why this tool cannot be served as declared (for example, an arguments type whose
+    /// schema root is not an object), or `None`. `Server::builder(..).build()` refuses a tool
+    /// that reports one, so the mistake surfaces at start-up rather than on every call.
+    fn declaration_error(&self) -> Option<&str> {
+        None
+    }
+
+    /// The application state types the tool extracts (`State<T>` parameters).
+    /// `Server::builder(..).build()` refuses the server when one was never registered with
+    /// `.state(..)`. `#[tool]` fills it in; a hand-written tool that reads
+    /// [`ToolContext::state`] should list its types here too.
+    fn state_needs(&self) -> &[StateNeed] {
+        &[]
+    }
+
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
     fn call<'a>(
         &'a self,
@@ -215,6 +230,25 @@ impl<T: Serialize> IntoCallToolResult for Json<T> {
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(value);
         Ok(result)
+    }
+}
+
+/// One application state type a tool needs (see [`ToolHandler::state_needs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateNeed {
+    /// `TypeId::of::<T>()`.
+    pub type_id: std::any::TypeId,
+    /// `std::any::type_name::<T>()`, for the error message.
+    pub type_name: &'static str,
+}
+
+impl StateNeed {
+    /// The need for state of type `T`.
+    pub fn of<T: 'static>() -> Self {
+        StateNeed {
+            type_id: std::any::TypeId::of::<T>(),
+            type_name: std::any::type_name::<T>(),
+        }
     }
 }
 

@@ -153,6 +153,71 @@ async fn a_value_outside_the_offered_choices_is_asked_again() {
         again.responses().is_empty(),
         "a new round starts with no answers"
     );
+    // The new round says what was wrong, by the field's label, before the original message.
+    let form = again.form::<Pick>("pick").unwrap();
+    assert_eq!(
+        form.message(),
+        "\u{2018}plum\u{2019} is not one of the options offered for \u{201c}Which one\u{201d}; \
+         please pick one of them.\n\nPick one"
+    );
+    assert_eq!(form.choice_values("item"), ["apple", "pear"]);
+}
+
+#[tokio::test]
+async fn an_out_of_range_answer_is_asked_again_with_the_reason() {
+    let client = Client::in_process(server(), Principal::new("me"));
+    let mut round = client
+        .call("order", items())
+        .await
+        .unwrap()
+        .pending()
+        .unwrap();
+    round
+        .accept(
+            "pick",
+            &Pick {
+                item: "pear".into(),
+                count: 12,
+            },
+        )
+        .unwrap();
+    let mut again = round.retry().await.unwrap().pending().unwrap();
+    let message = again.form::<Pick>("pick").unwrap().message().to_owned();
+    assert_eq!(
+        message,
+        "\u{201c}How many\u{201d} must be at most 9, not \u{2018}12\u{2019}.\n\nPick one"
+    );
+    // A valid answer to the re-asked form carries the flow on.
+    again
+        .accept(
+            "pick",
+            &Pick {
+                item: "pear".into(),
+                count: 2,
+            },
+        )
+        .unwrap();
+    let next = again.retry().await.unwrap().pending().unwrap();
+    assert_eq!(next.keys(), ["confirm"]);
+    assert_eq!(next.form::<Confirm>("confirm").unwrap().message(), "Sure?");
+}
+
+#[tokio::test]
+async fn empty_run_time_choices_are_a_tool_error_not_an_empty_enum() {
+    let client = Client::in_process(server(), Principal::new("me"));
+    let done = client
+        .call("order", serde_json::json!({"items": []}))
+        .await
+        .unwrap()
+        .complete()
+        .unwrap();
+    assert!(done.is_error(), "{}", done.text());
+    assert_eq!(
+        done.text(),
+        "cannot ask for the form under `pick`: form field `item`: was given no choices to offer; \
+         check for an empty list before asking, and answer without a form when there is nothing \
+         to choose"
+    );
 }
 
 #[tokio::test]

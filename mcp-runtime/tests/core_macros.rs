@@ -113,3 +113,72 @@ async fn tool_macro_flow() {
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(deleted.0.load(Ordering::SeqCst), 1);
 }
+
+/// An arguments type whose schema root is not an object (a bare string).
+#[derive(Deserialize, JsonSchema)]
+struct NotAnObject(String);
+
+/// Takes a newtype around a string as its arguments, which no client can send.
+#[tool]
+async fn bare_string(args: NotAnObject) -> ToolResult<String> {
+    Ok(args.0)
+}
+
+#[test]
+fn build_refuses_a_tool_whose_arguments_are_not_an_object() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![bare_string])
+        .build()
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("tool `bare_string` is misdeclared: the arguments type"),
+        "{msg}"
+    );
+    assert!(msg.contains("must be a struct with named fields"), "{msg}");
+}
+
+#[test]
+fn build_refuses_a_tool_whose_state_was_never_registered() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![notes_delete])
+        .build()
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with("tool `notes_delete` takes `State<core_macros::Deleted>`"),
+        "{msg}"
+    );
+    assert!(msg.contains("add `.state(value)`"), "{msg}");
+    // Registered, the same server builds.
+    Server::builder(Implementation::new("t", "0"))
+        .tools(tools![notes_delete])
+        .state(Deleted::default())
+        .build()
+        .unwrap();
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CountArgs {
+    /// How many (prompt arguments are strings, so this cannot be sent)
+    count: u32,
+}
+
+/// Counts, with an argument no client can send.
+#[prompt]
+async fn counted(args: CountArgs) -> String {
+    args.count.to_string()
+}
+
+#[test]
+fn build_refuses_a_prompt_whose_argument_is_not_a_string() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .prompts(prompts![counted])
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "prompt `counted` is misdeclared: prompt argument `count` must be a `String` or \
+         `Option<String>` (prompt arguments are strings)"
+    );
+}

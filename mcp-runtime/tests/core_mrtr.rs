@@ -193,15 +193,33 @@ async fn cancel_leaves_the_state_retryable() {
 async fn malformed_content_is_asked_again_and_stays_retryable() {
     let (server, effects, _) = setup();
     let (state, requests) = first_leg(&server).await;
-    for bad in [
-        json!({"delete_choice": {"action": "accept", "content": {"note_id": "todo", "confirm": true}}}),
-        json!({"delete_choice": {"action": "accept", "content": {"note_id": "groceries"}}}),
-        json!({"delete_choice": {"action": "maybe"}}),
-        json!({"delete_choice": "yes"}),
+    // Invalid answers are asked again with the reason in front of the original message;
+    // malformed responses are asked again unchanged. The form itself is the same either way.
+    let original = requests["delete_choice"]["params"]["message"]
+        .as_str()
+        .unwrap();
+    for (bad, reason) in [
+        (
+            json!({"delete_choice": {"action": "accept", "content": {"note_id": "todo", "confirm": true}}}),
+            // This hand-written form reports every problem as "missing"; the default
+            // `explain` names the field by its wire name.
+            Some("Please fill in \u{201c}note_id\u{201d}; it is required."),
+        ),
+        (
+            json!({"delete_choice": {"action": "accept", "content": {"note_id": "groceries"}}}),
+            Some("Please fill in \u{201c}confirm\u{201d}; it is required."),
+        ),
+        (json!({"delete_choice": {"action": "maybe"}}), None),
+        (json!({"delete_choice": "yes"}), None),
     ] {
         let r = send_retry(&server, &state, bad.clone()).await;
         assert_eq!(r["result"]["resultType"], "input_required", "{bad} -> {r}");
-        assert_eq!(r["result"]["inputRequests"], requests);
+        let mut expected = requests.clone();
+        if let Some(reason) = reason {
+            expected["delete_choice"]["params"]["message"] =
+                json!(format!("{reason}\n\n{original}"));
+        }
+        assert_eq!(r["result"]["inputRequests"], expected, "{bad}");
     }
     assert_eq!(effects.count(), 0);
     // Both the original state and a re-issued one carry the same nonce: only one can be used.

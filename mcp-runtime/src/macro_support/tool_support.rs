@@ -10,7 +10,7 @@ use mcp_types::{
 use serde_json::Value;
 
 pub use crate::context::ToolContext;
-pub use crate::tool::{IntoCallToolResult, Json, State, ToolError, ToolHandler};
+pub use crate::tool::{IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler};
 
 /// Arguments types of `#[tool]` functions.
 #[diagnostic::on_unimplemented(
@@ -88,6 +88,8 @@ pub struct ToolSpec {
     pub input_schema: fn() -> Result<JsonObject, String>,
     /// Produces `outputSchema` (for `Json<T>` returns).
     pub output_schema: Option<fn() -> JsonObject>,
+    /// The `State<T>` types the function extracts.
+    pub state: &'static [fn() -> StateNeed],
 }
 
 /// The built, cached form of a [`ToolSpec`].
@@ -99,8 +101,11 @@ pub struct ToolStatic {
     pub capabilities: ClientCapabilities,
     /// `{field: type, optional?: type}` summary used in invalid-argument messages.
     pub expected: String,
-    /// Why the descriptor could not be built as declared (reported on every call).
+    /// Why the descriptor could not be built as declared (refused by `build()`, and
+    /// reported on every call of a server built without that check).
     pub error: Option<String>,
+    /// The `State<T>` types the function extracts.
+    pub state: Vec<StateNeed>,
 }
 
 impl ToolStatic {
@@ -138,6 +143,7 @@ impl ToolStatic {
             capabilities: capabilities(spec.requires),
             expected,
             error: error.map(|e| format!("tool `{}` is misdeclared: {e}", spec.name)),
+            state: spec.state.iter().map(|need| need()).collect(),
         }
     }
 

@@ -1,0 +1,19 @@
+// Form mode refuses secret-looking field names, word by word; names that only look alike
+// (`max_tokens`, `passwordless`) pass, and `#[form(not_secret)]` overrides a false positive.
+use mcp_runtime::ElicitForm;
+
+#[derive(ElicitForm)]
+struct Checkout {
+    pin: String,
+    otp_code: String,
+    cvv: String,
+    card_number: String,
+    access_token: String,
+    // None of these is reported:
+    max_tokens: u32,
+    passwordless: bool,
+    #[form(not_secret)]
+    pin_note: bool,
+}
+
+fn main() {}
