@@ -14,8 +14,7 @@ use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
 use mcp_runtime::state::StateKeyring;
 use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HostAllowlist, HttpConfig, HttpServer, McpService,
-    serve_router,
+    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService, serve_router,
 };
 
 use crate::backend::{NotesSpec, NotesStore, UriGrants};
@@ -239,20 +238,11 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         }
         (None, _) => None,
     };
-    // Behind a proxy that keeps the public `Host`, a loopback bind must also answer to the
-    // public URL's host (the default allows loopback names only).
+    // The edge serves the public URL's host too (a proxy may keep it) when no --allowed-host
+    // is given.
     let mut transport = transport;
-    if let (Transport::Http { config, .. }, Some(url)) = (&mut transport, &public_url)
-        && config.allowed_hosts.is_none()
-        && config.bind.ip().is_loopback()
-        && let Some(host) = url
-            .parse::<axum::http::Uri>()
-            .ok()
-            .and_then(|u| u.host().map(str::to_owned))
-    {
-        let hosts = HostAllowlist::parse(["localhost", "127.0.0.1", "[::1]", host.as_str()])
-            .map_err(|e| ConfigError(format!("--public-url: {e}")))?;
-        config.allowed_hosts = Some(hosts);
+    if let Transport::Http { config, .. } = &mut transport {
+        config.public_url = public_url.clone();
     }
 
     Ok(Prepared {

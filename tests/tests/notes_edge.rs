@@ -352,6 +352,20 @@ fn host_is_checked_on_every_route() {
     assert_eq!(status, 200);
     let (status, _) = raw_exchange(addr, &post_raw("/mcp", "localhost", &modern_h, &modern_b));
     assert_eq!(status, 421);
+
+    // --public-url on a loopback bind: a proxy keeping the public Host is served, loopback
+    // names still are, anything else is not.
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start(&fx, &["--public-url", "https://Notes.Example.com/base"]);
+    for (host, want) in [
+        ("notes.example.com", 200),
+        ("notes.example.com:443", 200),
+        ("localhost", 200),
+        ("attacker.example", 421),
+    ] {
+        let (status, _) = raw_exchange(addr, &post_raw("/mcp", host, &modern_h, &modern_b));
+        assert_eq!(status, want, "--public-url, Host {host}");
+    }
 }
 
 #[test]

@@ -676,7 +676,10 @@ pub async fn serve_router(
     let local = listener.local_addr()?;
     let hosts = match &config.allowed_hosts {
         Some(hosts) => hosts.clone(),
-        None if local.ip().is_loopback() => HostAllowlist::loopback(),
+        None if local.ip().is_loopback() => match config.public_host() {
+            Some(public) => HostAllowlist::loopback().with_name(&public),
+            None => HostAllowlist::loopback(),
+        },
         None => HostAllowlist::any(),
     };
     let edge = Arc::new(Edge {

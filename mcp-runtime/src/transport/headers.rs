@@ -573,6 +573,18 @@ impl HostAllowlist {
         })
     }
 
+    /// This list plus `name` on any port; [`HostAllowlist::any`] stays as it is.
+    #[must_use]
+    pub fn with_name(mut self, name: &str) -> Self {
+        if let Some(patterns) = &mut self.patterns {
+            patterns.push(HostPattern {
+                name: name.to_ascii_lowercase(),
+                port: None,
+            });
+        }
+        self
+    }
+
     /// Whether every host is allowed.
     pub fn is_any(&self) -> bool {
         self.patterns.is_none()

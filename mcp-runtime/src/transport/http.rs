@@ -119,6 +119,13 @@ pub struct HttpConfig {
     /// Most request-body bytes buffered at once across all connections; a body read that would
     /// exceed it fails (503 with `Retry-After` on `/mcp`). Default 64 MiB.
     pub max_buffered_body_bytes: usize,
+    /// The base URL clients and browsers reach this server at, e.g. `https://mcp.example.com`
+    /// behind a TLS proxy. Links an application mints for people (URL-mode elicitation pages)
+    /// should start with it, never with [`HttpConfig::bind`], which may be private or
+    /// unspecified (`0.0.0.0`). With `allowed_hosts` left at `None`, its host is served too, so
+    /// a proxy that keeps the public `Host` reaches a loopback-bound server. Checked by
+    /// [`HttpConfig::check_limits`]: `http` or `https`, with a host. Default `None`.
+    pub public_url: Option<String>,
 }
 
 impl Default for HttpConfig {
@@ -137,21 +144,52 @@ impl Default for HttpConfig {
             max_connections: 1024,
             max_header_bytes: 64 * 1024,
             max_buffered_body_bytes: 64 * 1024 * 1024,
+            public_url: None,
         }
     }
 }
 
-/// A limit in [`HttpConfig`] that cannot work (zero).
+/// A setting in [`HttpConfig`] that cannot work.
 #[derive(Debug, thiserror::Error)]
-#[error("invalid HTTP limit: {0} must be greater than zero")]
-pub struct InvalidLimit(&'static str);
+pub enum InvalidLimit {
+    /// A timeout, cap or size of zero.
+    #[error("invalid HTTP limit: {0} must be greater than zero")]
+    Zero(&'static str),
+    /// [`HttpConfig::public_url`] is not an `http`/`https` URL with a host.
+    #[error(
+        "invalid public URL {0:?}: write http(s)://HOST[:PORT][/PATH], e.g. https://mcp.example.com"
+    )]
+    PublicUrl(String),
+}
 
 impl HttpConfig {
-    /// Checks that every limit can be met: timeouts, caps and sizes must be non-zero.
+    /// The host of [`HttpConfig::public_url`] (IPv6 in brackets), if it is set and valid.
+    pub fn public_host(&self) -> Option<String> {
+        let uri = self
+            .public_url
+            .as_deref()?
+            .trim()
+            .parse::<http::Uri>()
+            .ok()?;
+        let scheme = uri.scheme_str()?;
+        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+            return None;
+        }
+        let host = uri.host()?;
+        (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    }
+
+    /// Checks that every limit can be met (timeouts, caps and sizes must be non-zero) and that
+    /// a [`HttpConfig::public_url`] is usable.
     ///
     /// # Errors
-    /// [`InvalidLimit`] naming the first zero limit.
+    /// [`InvalidLimit`] naming the first unusable setting.
     pub fn check_limits(&self) -> Result<(), InvalidLimit> {
+        if let Some(url) = &self.public_url
+            && self.public_host().is_none()
+        {
+            return Err(InvalidLimit::PublicUrl(url.clone()));
+        }
         let zero = [
             (self.header_read_timeout.is_zero(), "header_read_timeout"),
             (self.idle_timeout.is_zero(), "idle_timeout"),
@@ -163,7 +201,7 @@ impl HttpConfig {
             (self.max_body_bytes == 0, "max_body_bytes"),
         ];
         match zero.into_iter().find(|(is_zero, _)| *is_zero) {
-            Some((_, name)) => Err(InvalidLimit(name)),
+            Some((_, name)) => Err(InvalidLimit::Zero(name)),
             None => Ok(()),
         }
     }
@@ -881,6 +919,30 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(ACCEPT, HeaderValue::from_str(v).unwrap());
         accepts(&h)
+    }
+
+    #[test]
+    fn public_url_gives_its_host_and_is_checked() {
+        let with = |url: &str| HttpConfig {
+            public_url: Some(url.to_owned()),
+            ..HttpConfig::default()
+        };
+        let ok = with("https://MCP.example.com:8443/base");
+        assert_eq!(ok.public_host().as_deref(), Some("mcp.example.com"));
+        assert!(ok.check_limits().is_ok());
+        assert_eq!(
+            with("http://[::1]:9/").public_host().as_deref(),
+            Some("[::1]")
+        );
+        for bad in ["ftp://x", "not a url", "/relative", "https://"] {
+            let config = with(bad);
+            assert!(config.public_host().is_none(), "{bad}");
+            assert!(
+                matches!(config.check_limits(), Err(InvalidLimit::PublicUrl(_))),
+                "{bad}"
+            );
+        }
+        assert!(HttpConfig::default().public_host().is_none());
     }
 
     #[test]
