@@ -95,7 +95,7 @@ pub use round::{FormRequest, Round, Step};
 pub use stdio::StdioTransport;
 pub use transport::{InProcess, Outgoing, Transport};
 
-use param_headers::HeaderRule;
+use mcp_types::ParamHeaderRule as HeaderRule;
 
 use crate::{Principal, Server};
 

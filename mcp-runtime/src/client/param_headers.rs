@@ -3,77 +3,15 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use mcp_types::{JsonObject, Tool};
+use mcp_types::{
+    JsonObject, ParamHeaderRule as HeaderRule, ParamHeaderRuleError, Tool, param_header_rules,
+};
 use serde_json::Value;
-
-/// One mirrored argument: the header name (without `Mcp-Param-`) and the property path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct HeaderRule {
-    pub(crate) name: String,
-    pub(crate) path: Vec<String>,
-}
 
 /// The header rules of `tool`, or why the tool breaks the `x-mcp-header` rules (such a tool
 /// is dropped from the client's tool list: its calls could not be sent correctly).
-pub(crate) fn rules(tool: &Tool) -> Result<Vec<HeaderRule>, String> {
-    let mut out = Vec::new();
-    walk(tool.input_schema.as_object(), &mut Vec::new(), &mut out)?;
-    let mut seen = std::collections::HashSet::new();
-    for rule in &out {
-        if !seen.insert(rule.name.to_ascii_lowercase()) {
-            return Err(format!(
-                "x-mcp-header {:?} appears twice (names are case-insensitive)",
-                rule.name
-            ));
-        }
-    }
-    Ok(out)
-}
-
-/// Walks `properties` only: `x-mcp-header` anywhere else (items, composition, `$ref`) is not
-/// reachable and therefore not mirrored.
-fn walk(
-    schema: &JsonObject,
-    path: &mut Vec<String>,
-    out: &mut Vec<HeaderRule>,
-) -> Result<(), String> {
-    let Some(Value::Object(props)) = schema.get("properties") else {
-        return Ok(());
-    };
-    for (key, prop) in props {
-        let Value::Object(prop) = prop else { continue };
-        path.push(key.clone());
-        if let Some(name) = prop.get("x-mcp-header") {
-            let Value::String(name) = name else {
-                return Err(format!("x-mcp-header on {path:?} is not a string"));
-            };
-            if name.is_empty() || !name.bytes().all(is_tchar) {
-                return Err(format!(
-                    "x-mcp-header {name:?} on {path:?} is not an HTTP token"
-                ));
-            }
-            match prop.get("type").and_then(Value::as_str) {
-                Some("string" | "integer" | "boolean") => {}
-                other => {
-                    return Err(format!(
-                        "x-mcp-header {name:?} sits on a property of type {other:?}; only string, integer and boolean are allowed"
-                    ));
-                }
-            }
-            out.push(HeaderRule {
-                name: name.clone(),
-                path: path.clone(),
-            });
-        }
-        walk(prop, path, out)?;
-        path.pop();
-    }
-    Ok(())
-}
-
-/// RFC 9110 `tchar`.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+pub(crate) fn rules(tool: &Tool) -> Result<Vec<HeaderRule>, ParamHeaderRuleError> {
+    param_header_rules(tool.input_schema.as_object())
 }
 
 /// The `(name, value)` headers for `arguments` under `rules`; absent and `null` values send no
