@@ -82,6 +82,30 @@ pub fn notes_binary() -> Result<PathBuf, Error> {
     binary("notes-example", "notes-example")
 }
 
+/// Spawns `notes-example` with `args` (which include `serve --http ADDR`) and waits until it
+/// prints the address it listens on, so `ADDR` may use port 0.
+///
+/// # Errors
+/// The spawn error, or the server's stderr if it did not start listening within
+/// [`RESPONSE_TIMEOUT`].
+pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Error> {
+    let server = StdioServer::spawn(&notes_binary()?, args)?;
+    let deadline = Instant::now() + RESPONSE_TIMEOUT;
+    loop {
+        let stderr = server.stderr();
+        if let Some(rest) = stderr.split("listening on http://").nth(1)
+            && let Some(addr) = rest.split('/').next()
+            && let Ok(addr) = addr.parse()
+        {
+            return Ok((server, addr));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("notes-example did not start listening: {stderr}").into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Client capabilities declaring form elicitation.
 pub fn form_caps() -> Value {
     json!({"elicitation": {"form": {}}})

@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, call_params, form_caps, http_post, meta, notes_binary, retry_params};
+use mcp_tests::{
+    StdioServer, call_params, form_caps, http_post, meta, retry_params, spawn_notes_http,
+};
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
@@ -33,17 +35,7 @@ fn start(fx: &NotesFixture, extra: &[&str]) -> (StdioServer, SocketAddr) {
         fx.key_file.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let stderr = server.stderr();
-        if let Some(rest) = stderr.split("listening on http://").nth(1) {
-            let addr = rest.split('/').next().unwrap();
-            return (server, addr.parse().unwrap());
-        }
-        assert!(Instant::now() < deadline, "server did not start: {stderr}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    spawn_notes_http(&args).unwrap()
 }
 
 fn rpc(id: i64, method: &str, params: Value) -> Value {
@@ -392,16 +384,7 @@ fn two_authorization_headers_are_400_on_every_era() {
         "--state-key-file",
         fx.key_file.to_str().unwrap(),
     ];
-    let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let addr: SocketAddr = loop {
-        let stderr = server.stderr();
-        if let Some(rest) = stderr.split("listening on http://").nth(1) {
-            break rest.split('/').next().unwrap().parse().unwrap();
-        }
-        assert!(Instant::now() < deadline, "server did not start: {stderr}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let (_server, addr) = spawn_notes_http(&args).unwrap();
     let host = addr.to_string();
     let one = format!("Authorization: Bearer {ALICE}\r\n");
     let two = format!("{one}Authorization: Bearer {ALICE}\r\n");

@@ -5,10 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, call_params, form_caps, http_post, meta, notes_binary, retry_params};
+use mcp_tests::{
+    StdioServer, call_params, form_caps, http_post, meta, retry_params, spawn_notes_http,
+};
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
@@ -47,17 +48,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         "--state-key-file",
         fx.key_file.to_str().unwrap(),
     ];
-    let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let stderr = server.stderr();
-        if let Some(rest) = stderr.split("listening on http://").nth(1) {
-            let addr = rest.split('/').next().unwrap();
-            return (server, addr.parse().unwrap());
-        }
-        assert!(Instant::now() < deadline, "server did not start: {stderr}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    spawn_notes_http(&args).unwrap()
 }
 
 fn rpc(id: i64, method: &str, params: Value) -> Value {

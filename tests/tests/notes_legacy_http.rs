@@ -12,7 +12,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, call_params, form_caps, http_post, notes_binary};
+use mcp_tests::{StdioServer, call_params, form_caps, http_post, spawn_notes_http};
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
@@ -47,17 +47,7 @@ fn start_with(fx: &NotesFixture, extra: &[&str]) -> (StdioServer, SocketAddr) {
         fx.key_file.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let server = StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let stderr = server.stderr();
-        if let Some(rest) = stderr.split("http://").nth(1) {
-            let addr = rest.split('/').next().unwrap();
-            return (server, addr.parse().unwrap());
-        }
-        assert!(Instant::now() < deadline, "server did not start: {stderr}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    spawn_notes_http(&args).unwrap()
 }
 
 /// One HTTP response read incrementally: status, headers, then (chunked) body events.
