@@ -8,14 +8,18 @@
 
 pub mod auth;
 mod envelope;
+#[cfg(feature = "http")]
 mod headers;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod service;
 pub mod stdio;
 pub(crate) mod tools_call;
 
 pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
+#[cfg(feature = "http")]
 pub use headers::{OriginAllowlist, OriginPatternError};
+#[cfg(feature = "http")]
 pub use http::{BoundHttpServer, HttpConfig, HttpServer};
 pub use service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader, Reply,
