@@ -67,6 +67,8 @@
 mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
@@ -80,6 +82,8 @@ pub use crate::state::Nonce;
 pub use memory::MemoryReplayStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{PgTxAction, PgTxMutation, PostgresReplayStore};
+#[cfg(feature = "redis")]
+pub use redis::RedisReplayStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteReplayStore, SqliteTxAction};
 
@@ -243,6 +247,15 @@ pub enum ReplayError {
         #[source]
         source: tokio_postgres::Error,
     },
+    /// Redis did not answer, or answered with an error.
+    #[cfg(feature = "redis")]
+    #[error("Redis replay store: {context}: {detail}")]
+    Redis {
+        /// What was being done.
+        context: &'static str,
+        /// What went wrong (the driver's error chain, or the missed deadline).
+        detail: String,
+    },
     /// No PostgreSQL connection could be obtained from the pool.
     #[error("PostgreSQL replay store: cannot get a connection: {0}")]
     Pool(String),
@@ -295,6 +308,8 @@ impl ReplayError {
             Self::SchemaTooNew { .. } => "schema_too_new",
             #[cfg(feature = "postgres")]
             Self::Postgres { .. } => "postgres",
+            #[cfg(feature = "redis")]
+            Self::Redis { .. } => "redis",
             Self::Pool(_) => "pool",
             Self::Worker(_) => "worker",
             Self::InvalidSpec { .. } => "invalid_spec",
@@ -383,7 +398,8 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 /// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
 ///   principal may hold a tenth of the capacity);
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
-/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL.
+/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL;
+/// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`).
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
     let spec = spec.trim();
     let invalid = |hint| ReplayError::InvalidSpec {
@@ -427,14 +443,23 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError>
             feature: "postgres",
         });
     }
+    if spec.starts_with("redis://") {
+        #[cfg(feature = "redis")]
+        return Ok(Arc::new(RedisReplayStore::connect(spec).await?));
+        #[cfg(not(feature = "redis"))]
+        return Err(ReplayError::NotCompiledIn {
+            store: "redis",
+            feature: "redis",
+        });
+    }
     Err(invalid(
-        "expected `memory`, `memory:N`, `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`",
+        "expected `memory`, `memory:N`, `sqlite:PATH`, `postgres://USER@HOST:PORT/DB` or `redis://HOST:PORT/DB`",
     ))
 }
 
 /// `error` and its sources, joined with `: ` (driver errors keep the useful part, such as
 /// "connection refused", in their sources).
-#[cfg(feature = "postgres")]
+#[cfg(any(feature = "postgres", feature = "redis"))]
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -494,7 +519,7 @@ mod tests {
 
     #[tokio::test]
     async fn open_store_errors_say_what_to_write() {
-        for bad in ["", "redis://x", "memory:0", "memory:lots", "sqlite:"] {
+        for bad in ["", "mysql://x", "memory:0", "memory:lots", "sqlite:"] {
             let err = open_store(bad).await.unwrap_err();
             assert_eq!(err.reason(), "invalid_spec", "{bad}");
             let message = err.to_string();
