@@ -214,3 +214,110 @@ async fn open_store_understands_redis_urls_and_hides_passwords() {
         ClaimOutcome::AlreadyUsed
     );
 }
+
+/// A private `redis-server` on a free loopback port, without persistence; killed on drop.
+struct PrivateRedis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl PrivateRedis {
+    /// Starts one on `port` (0: any free port), or `None` when `redis-server` is not installed.
+    fn start(port: u16) -> Option<Self> {
+        let port = if port == 0 {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        } else {
+            port
+        };
+        let child = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        let server = Self { child, port };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "redis-server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Redis going away under a connected store: every operation fails fast with a Redis error
+/// and no action runs; once Redis is back, the store reconnects by itself.
+#[tokio::test]
+async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
+    let Some(mut redis) = PrivateRedis::start(0) else {
+        assert!(
+            std::env::var_os("MCP_REQUIRE_REDIS").is_none(),
+            "MCP_REQUIRE_REDIS is set but redis-server is not installed"
+        );
+        println!("skipped: redis-server is not installed");
+        return;
+    };
+    let store = RedisReplayStore::connect(&redis.url()).await.unwrap();
+    assert_eq!(
+        store.claim(nonce(6, 0), later()).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    redis.stop();
+
+    let started = std::time::Instant::now();
+    let err = store.claim(nonce(6, 1), later()).await.unwrap_err();
+    assert_eq!(err.reason(), "redis", "{err}");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let err = store
+        .claim_with(
+            nonce(6, 2),
+            later(),
+            Box::new(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.reason(), "redis", "{err}");
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "no action without a claim");
+    assert!(
+        started.elapsed()
+            < 2 * mcp_runtime::replay::redis::COMMAND_TIMEOUT + Duration::from_secs(1),
+        "failures come within the deadline"
+    );
+
+    let port = redis.port;
+    drop(redis);
+    let Some(_back) = PrivateRedis::start(port) else {
+        panic!("redis-server could not be restarted on port {port}");
+    };
+    assert_eq!(
+        store.claim(nonce(6, 1), later()).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+}
