@@ -44,9 +44,13 @@ use serde_json::{Map, Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
-use crate::replay::{
-    ActionError, ClaimOutcome, PgTxMutation, ReplayError, ReplayStore, SqliteTxAction, TxAction,
-};
+#[cfg(feature = "postgres")]
+use crate::replay::PgTxMutation;
+#[cfg(feature = "sqlite")]
+use crate::replay::SqliteTxAction;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use crate::replay::TxAction;
+use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
 use crate::state::{ArgDigest, CorrelationId, StatePayload};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
@@ -76,9 +80,11 @@ pub enum ClaimMutation<R> {
     /// again; a confirmation never acts twice, nor on something re-created after a crash.
     /// The right choice for a destructive effect outside the replay store's database.
     AfterClaim(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// Runs in the SQLite replay store's claim transaction.
+    /// Runs in the SQLite replay store's claim transaction (feature `sqlite`).
+    #[cfg(feature = "sqlite")]
     Sqlite(SqliteTxAction<R>),
-    /// Runs in the PostgreSQL replay store's claim transaction.
+    /// Runs in the PostgreSQL replay store's claim transaction (feature `postgres`).
+    #[cfg(feature = "postgres")]
     Postgres(PgTxMutation<R>),
 }
 
@@ -96,7 +102,9 @@ impl<R: Send + 'static> ClaimMutation<R> {
             Self::AfterClaim(action) => {
                 ClaimMutation::AfterClaim(Box::new(move || action().map(f)))
             }
+            #[cfg(feature = "sqlite")]
             Self::Sqlite(action) => ClaimMutation::Sqlite(Box::new(move |tx| action(tx).map(f))),
+            #[cfg(feature = "postgres")]
             Self::Postgres(action) => ClaimMutation::Postgres(Box::new(move |tx| {
                 Box::pin(async move { action(tx).await.map(f) })
             })),
@@ -110,12 +118,15 @@ impl<R> std::fmt::Debug for ClaimMutation<R> {
             Self::Done(_) => "ClaimMutation::Done",
             Self::Standalone(_) => "ClaimMutation::Standalone",
             Self::AfterClaim(_) => "ClaimMutation::AfterClaim",
+            #[cfg(feature = "sqlite")]
             Self::Sqlite(_) => "ClaimMutation::Sqlite",
+            #[cfg(feature = "postgres")]
             Self::Postgres(_) => "ClaimMutation::Postgres",
         })
     }
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn put<R>(slot: &Mutex<Option<R>>, value: R) {
     if let Ok(mut guard) = slot.lock() {
         *guard = Some(value);
@@ -492,6 +503,7 @@ impl ToolContext {
                             }
                         }
                     }
+                    #[cfg(feature = "sqlite")]
                     ClaimMutation::Sqlite(action) => {
                         self.claim_in_tx(|slot| {
                             TxAction::Sqlite(Box::new(move |tx| {
@@ -502,6 +514,7 @@ impl ToolContext {
                         })
                         .await?
                     }
+                    #[cfg(feature = "postgres")]
                     ClaimMutation::Postgres(action) => {
                         self.claim_in_tx(|slot| {
                             TxAction::Postgres(Box::new(move |tx| {
@@ -946,6 +959,7 @@ impl ToolContext {
         self.settle_claim(outcome, &slot)
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     async fn claim_in_tx<R: Send + 'static>(
         &mut self,
         action: impl FnOnce(Arc<Mutex<Option<R>>>) -> TxAction,

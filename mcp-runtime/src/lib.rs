@@ -18,7 +18,9 @@ pub mod prompt;
 pub mod replay;
 pub mod resource;
 pub mod router;
+#[cfg(feature = "scope")]
 pub mod sandbox;
+#[cfg(feature = "scope")]
 pub mod scope;
 pub mod server;
 pub mod state;

@@ -21,6 +21,7 @@ pub(crate) fn member<'a>(obj: &'a JsonObject, key: &str) -> Option<&'a Value> {
 }
 
 /// `value[key]` when `value` is an object.
+#[cfg(any(feature = "http", test))]
 pub(crate) fn member_of<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     value.as_object().and_then(|obj| member(obj, key))
 }

@@ -5,8 +5,8 @@
 //! instance sharing the store, so a replayed retry (same token sent twice, to the same or
 //! another instance) finds [`ClaimOutcome::AlreadyUsed`] and does nothing.
 //!
-//! Stores: [`MemoryReplayStore`] (one process), [`SqliteReplayStore`] (processes on one host
-//! sharing a file), [`PostgresReplayStore`] (any number of hosts). [`open_store`] picks one
+//! Stores: [`MemoryReplayStore`] (one process), `SqliteReplayStore` (processes on one host
+//! sharing a file), `PostgresReplayStore` (any number of hosts). [`open_store`] picks one
 //! from a configuration string.
 //!
 //! # Claim plus mutation
@@ -46,10 +46,16 @@
 //! convergence argument above is not needed: [`ReplayStore::claim_in_tx`] inserts the nonce and
 //! hands the very same transaction to a [`TxAction`], which re-checks whatever it must and
 //! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
-//! back. The primitives are [`SqliteReplayStore::claim_in`] and
-//! [`PostgresReplayStore::claim_in`], which claim inside a caller's transaction. The driver
-//! crates are re-exported ([`rusqlite`], [`tokio_postgres`], [`deadpool_postgres`]) so
-//! application code uses exactly the versions the stores do.
+//! back. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
+//! which claim inside a caller's transaction. Each backend module re-exports its driver crates
+//! (`replay::sqlite::rusqlite`, `replay::postgres::{tokio_postgres, deadpool_postgres}`) so
+//! application code uses exactly the versions the stores do; the core names none of them.
+//!
+//! # Features
+//!
+//! The memory store is always built. [`SqliteReplayStore`] needs the `sqlite` feature,
+//! [`PostgresReplayStore`] the `postgres` feature; [`open_store`] says which feature to enable
+//! for a specification whose store is compiled out.
 //!
 //! # Expiry
 //!
@@ -59,26 +65,27 @@
 //! whose claim is still stored counts as used even past its expiry.
 
 mod memory;
-mod postgres;
-mod sqlite;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
 pub use crate::state::Nonce;
 pub use memory::MemoryReplayStore;
-pub use postgres::PostgresReplayStore;
-pub use sqlite::SqliteReplayStore;
-
-/// The connection pool the PostgreSQL store uses (for application tables in the same database).
-pub use deadpool_postgres;
-/// The SQLite driver the SQLite store uses (for [`TxAction::Sqlite`]).
-pub use rusqlite;
-/// The PostgreSQL driver the PostgreSQL store uses (for [`TxAction::Postgres`]).
-pub use tokio_postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::{PgTxAction, PgTxMutation, PostgresReplayStore};
+#[cfg(feature = "redis")]
+pub use redis::RedisReplayStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::{SqliteReplayStore, SqliteTxAction};
 
 /// A mutation run inside the replay store's own claim transaction
 /// ([`ReplayStore::claim_in_tx`]).
@@ -86,32 +93,25 @@ pub use tokio_postgres;
 /// The variant must match the store: a SQLite action for a [`SqliteReplayStore`], a PostgreSQL
 /// action for a [`PostgresReplayStore`]; anything else is [`ReplayError::TxMismatch`] and
 /// nothing is claimed.
+///
+/// Its variants exist only for the store features compiled in (`sqlite`, `postgres`); with
+/// neither, no value of this type can be built.
 pub enum TxAction {
     /// Runs on the store's blocking thread with its write transaction (`BEGIN IMMEDIATE`).
+    #[cfg(feature = "sqlite")]
     Sqlite(SqliteTxAction<()>),
     /// Runs with the store's transaction, after the claiming `INSERT`.
+    #[cfg(feature = "postgres")]
     Postgres(PgTxAction),
 }
-
-/// The PostgreSQL form of a [`TxAction`].
-pub type PgTxAction = PgTxMutation<()>;
-
-/// A mutation on a SQLite claim transaction, producing an `R`.
-pub type SqliteTxAction<R> =
-    Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<R, ActionError> + Send + 'static>;
-
-/// A mutation on a PostgreSQL claim transaction, producing an `R`.
-pub type PgTxMutation<R> = Box<
-    dyn for<'t> FnOnce(&'t tokio_postgres::Transaction<'t>) -> BoxFuture<'t, Result<R, ActionError>>
-        + Send
-        + 'static,
->;
 
 impl TxAction {
     /// `sqlite` or `postgres`, for error messages.
     pub fn backend(&self) -> &'static str {
-        match self {
+        match *self {
+            #[cfg(feature = "sqlite")]
             Self::Sqlite(_) => "sqlite",
+            #[cfg(feature = "postgres")]
             Self::Postgres(_) => "postgres",
         }
     }
@@ -218,6 +218,7 @@ pub enum ReplayError {
         cause: Box<ReplayError>,
     },
     /// A SQLite error.
+    #[cfg(feature = "sqlite")]
     #[error("SQLite replay store: {context}: {source}")]
     Sqlite {
         /// What was being done.
@@ -237,6 +238,7 @@ pub enum ReplayError {
         supported: i64,
     },
     /// A PostgreSQL error.
+    #[cfg(feature = "postgres")]
     #[error("PostgreSQL replay store: {context}: {}", error_chain(source))]
     Postgres {
         /// What was being done.
@@ -244,6 +246,15 @@ pub enum ReplayError {
         /// The underlying error.
         #[source]
         source: tokio_postgres::Error,
+    },
+    /// Redis did not answer, or answered with an error.
+    #[cfg(feature = "redis")]
+    #[error("Redis replay store: {context}: {detail}")]
+    Redis {
+        /// What was being done.
+        context: &'static str,
+        /// What went wrong (the driver's error chain, or the missed deadline).
+        detail: String,
     },
     /// No PostgreSQL connection could be obtained from the pool.
     #[error("PostgreSQL replay store: cannot get a connection: {0}")]
@@ -262,6 +273,15 @@ pub enum ReplayError {
         store: &'static str,
         /// The action's kind.
         action: &'static str,
+    },
+    /// The store specification passed to [`open_store`] names a store this build of
+    /// mcp-runtime was compiled without.
+    #[error("{store}: support not compiled in; enable the `{feature}` feature of mcp-runtime")]
+    NotCompiledIn {
+        /// The store kind the specification asked for.
+        store: &'static str,
+        /// The Cargo feature of mcp-runtime that provides it.
+        feature: &'static str,
     },
     /// The store specification passed to [`open_store`] is not understood.
     #[error("replay store `{spec}` not understood: {hint}")]
@@ -283,12 +303,17 @@ impl ReplayError {
             Self::ActionPanicked => "action_panicked",
             Self::ActionUnrecorded { .. } => "action_unrecorded",
             Self::CommitOutcomeUnknown { .. } => "commit_outcome_unknown",
+            #[cfg(feature = "sqlite")]
             Self::Sqlite { .. } => "sqlite",
             Self::SchemaTooNew { .. } => "schema_too_new",
+            #[cfg(feature = "postgres")]
             Self::Postgres { .. } => "postgres",
+            #[cfg(feature = "redis")]
+            Self::Redis { .. } => "redis",
             Self::Pool(_) => "pool",
             Self::Worker(_) => "worker",
             Self::InvalidSpec { .. } => "invalid_spec",
+            Self::NotCompiledIn { .. } => "not_compiled_in",
             Self::TxMismatch { .. } => "tx_mismatch",
         }
     }
@@ -373,7 +398,8 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 /// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
 ///   principal may hold a tenth of the capacity);
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
-/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL.
+/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL;
+/// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`).
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
     let spec = spec.trim();
     let invalid = |hint| ReplayError::InvalidSpec {
@@ -400,18 +426,40 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError>
                 "write `sqlite:PATH`, e.g. `sqlite:/var/lib/mcp/replay.db`",
             ));
         }
+        #[cfg(feature = "sqlite")]
         return Ok(Arc::new(SqliteReplayStore::open(path).await?));
+        #[cfg(not(feature = "sqlite"))]
+        return Err(ReplayError::NotCompiledIn {
+            store: "sqlite",
+            feature: "sqlite",
+        });
     }
     if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
+        #[cfg(feature = "postgres")]
         return Ok(Arc::new(PostgresReplayStore::connect(spec).await?));
+        #[cfg(not(feature = "postgres"))]
+        return Err(ReplayError::NotCompiledIn {
+            store: "postgres",
+            feature: "postgres",
+        });
+    }
+    if spec.starts_with("redis://") {
+        #[cfg(feature = "redis")]
+        return Ok(Arc::new(RedisReplayStore::connect(spec).await?));
+        #[cfg(not(feature = "redis"))]
+        return Err(ReplayError::NotCompiledIn {
+            store: "redis",
+            feature: "redis",
+        });
     }
     Err(invalid(
-        "expected `memory`, `memory:N`, `sqlite:PATH` or `postgres://USER@HOST:PORT/DB`",
+        "expected `memory`, `memory:N`, `sqlite:PATH`, `postgres://USER@HOST:PORT/DB` or `redis://HOST:PORT/DB`",
     ))
 }
 
 /// `error` and its sources, joined with `: ` (driver errors keep the useful part, such as
 /// "connection refused", in their sources).
+#[cfg(any(feature = "postgres", feature = "redis"))]
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -448,8 +496,9 @@ fn redact(spec: &str) -> String {
 }
 
 /// Seconds since the Unix epoch, clamped to `i64` (SQL integer columns).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn unix_secs_i64(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
+    t.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
@@ -470,7 +519,7 @@ mod tests {
 
     #[tokio::test]
     async fn open_store_errors_say_what_to_write() {
-        for bad in ["", "redis://x", "memory:0", "memory:lots", "sqlite:"] {
+        for bad in ["", "mysql://x", "memory:0", "memory:lots", "sqlite:"] {
             let err = open_store(bad).await.unwrap_err();
             assert_eq!(err.reason(), "invalid_spec", "{bad}");
             let message = err.to_string();
@@ -484,7 +533,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn open_store_memory_and_sqlite() {
+    async fn open_store_memory() {
         let store = open_store("memory:4").await.unwrap();
         let n = Nonce::from_bytes([1; 16]);
         let later = SystemTime::now() + std::time::Duration::from_secs(60);
@@ -493,6 +542,13 @@ mod tests {
             store.claim(n, later).await.unwrap(),
             ClaimOutcome::AlreadyUsed
         );
+    }
+
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn open_store_sqlite() {
+        let n = Nonce::from_bytes([1; 16]);
+        let later = SystemTime::now() + std::time::Duration::from_secs(60);
         let dir = tempfile::tempdir().unwrap();
         let spec = format!("sqlite:{}", dir.path().join("r.db").display());
         let store = open_store(&spec).await.unwrap();
@@ -501,5 +557,40 @@ mod tests {
             store.claim(n, later).await.unwrap(),
             ClaimOutcome::AlreadyUsed
         );
+    }
+
+    /// A build without the `sqlite` feature names the feature to enable, and creates no file.
+    #[cfg(not(feature = "sqlite"))]
+    #[tokio::test]
+    async fn open_store_sqlite_not_compiled_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let err = open_store(&format!("sqlite:{}", path.display()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.reason(), "not_compiled_in");
+        assert_eq!(
+            err.to_string(),
+            "sqlite: support not compiled in; enable the `sqlite` feature of mcp-runtime"
+        );
+        assert!(!path.exists());
+    }
+
+    /// A build without the `postgres` feature names the feature to enable (and never echoes
+    /// the URL's password).
+    #[cfg(not(feature = "postgres"))]
+    #[tokio::test]
+    async fn open_store_postgres_not_compiled_in() {
+        for spec in [
+            "postgres://u:hunter2@127.0.0.1:1/db",
+            "postgresql://u@127.0.0.1:1/db",
+        ] {
+            let err = open_store(spec).await.unwrap_err();
+            assert_eq!(err.reason(), "not_compiled_in");
+            assert_eq!(
+                err.to_string(),
+                "postgres: support not compiled in; enable the `postgres` feature of mcp-runtime"
+            );
+        }
     }
 }

@@ -144,12 +144,14 @@ impl From<ErrorObject> for ToolError {
     }
 }
 
+#[cfg(feature = "scope")]
 impl From<crate::scope::ScopeError> for ToolError {
     fn from(e: crate::scope::ScopeError) -> Self {
         Self::tool(e.to_string())
     }
 }
 
+#[cfg(feature = "scope")]
 impl From<crate::scope::FsError> for ToolError {
     fn from(e: crate::scope::FsError) -> Self {
         Self::tool(e.to_string())

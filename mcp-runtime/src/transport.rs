@@ -9,17 +9,24 @@
 //!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
 pub mod auth;
+#[cfg(feature = "http")]
 pub mod edge;
 mod envelope;
+#[cfg(feature = "http")]
 mod headers;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod service;
 pub mod stdio;
 pub(crate) mod tools_call;
 
 pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
+#[cfg(feature = "http")]
 pub use headers::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
-pub use http::{BodyError, BoundHttpServer, HttpConfig, HttpServer, read_body, serve_router};
+#[cfg(feature = "http")]
+pub use http::{BodyError, read_body, serve_router};
+#[cfg(feature = "http")]
+pub use http::{BoundHttpServer, HttpConfig, HttpServer};
 pub use service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader, Reply,
     ReplyKind, RequestContext,

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp_runtime::context::ClaimMutation;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{ActionError, SqliteReplayStore, rusqlite};
+use mcp_runtime::replay::sqlite::rusqlite;
+use mcp_runtime::replay::{ActionError, SqliteReplayStore};
 use serde_json::{Value, json};
 
 /// How many times the mutation took effect, and whether it should fail.

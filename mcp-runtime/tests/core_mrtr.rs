@@ -529,6 +529,7 @@ mod props {
 
 /// Two instances sharing a key file's keyring and one SQLite replay store: many concurrent
 /// retries of one confirmation, spread over both, act exactly once.
+#[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_claims_across_instances_with_sqlite() {
     let dir = tempfile::tempdir().unwrap();

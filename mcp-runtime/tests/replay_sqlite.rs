@@ -483,7 +483,7 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
 /// Makes every `COMMIT` that includes a new claim fail (a deferred foreign key violated by a
 /// trigger on the claims table), as a full disk would; the `INSERT` itself succeeds.
 fn break_commits(path: &Path) {
-    let conn = mcp_runtime::replay::rusqlite::Connection::open(path).unwrap();
+    let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(path).unwrap();
     conn.execute_batch(
         "CREATE TABLE breaker_parent (id INTEGER PRIMARY KEY);
          CREATE TABLE breaker_child (
@@ -536,7 +536,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
 
     // Nothing of the failed commits stayed: every nonce is still claimable, the in-transaction
     // write is gone.
-    let conn = mcp_runtime::replay::rusqlite::Connection::open(&path).unwrap();
+    let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP TRIGGER breaker").unwrap();
     let tables: i64 = conn
         .query_row(

@@ -38,11 +38,12 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_runtime::Principal;
 use mcp_runtime::context::ClaimMutation;
-use mcp_runtime::replay::deadpool_postgres::{
+use mcp_runtime::replay::postgres::deadpool_postgres::{
     Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
 };
-use mcp_runtime::replay::rusqlite::{self, OptionalExtension};
-use mcp_runtime::replay::{ActionError, SqliteReplayStore, tokio_postgres};
+use mcp_runtime::replay::postgres::tokio_postgres;
+use mcp_runtime::replay::sqlite::rusqlite::{self, OptionalExtension};
+use mcp_runtime::replay::{ActionError, SqliteReplayStore};
 use mcp_runtime::scope::{ScopeError, WorkspaceUri};
 
 use crate::notes::{Note, Notes, NotesError, title_matches};
@@ -609,7 +610,9 @@ impl PostgresNotes {
         Ok(notes)
     }
 
-    async fn client(&self) -> Result<mcp_runtime::replay::deadpool_postgres::Client, NotesError> {
+    async fn client(
+        &self,
+    ) -> Result<mcp_runtime::replay::postgres::deadpool_postgres::Client, NotesError> {
         self.pool
             .get()
             .await

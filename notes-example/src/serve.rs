@@ -196,12 +196,15 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
             ))
         })?;
         rw.push(dir);
-    } else if store.starts_with("postgres://") || store.starts_with("postgresql://") {
+    } else if store.starts_with("postgres://")
+        || store.starts_with("postgresql://")
+        || store.starts_with("redis://")
+    {
         // Name resolution reads the resolver configuration.
         ro.push(PathBuf::from("/etc"));
     } else if store != "memory" && !store.starts_with("memory:") {
         return Err(ConfigError(format!(
-            "--store {store:?} not understood; write sqlite:PATH, memory, or postgres://..."
+            "--store {store:?} not understood; write sqlite:PATH, memory, postgres://... or redis://HOST:PORT/DB"
         )));
     }
 

@@ -113,7 +113,7 @@ fn auth_file_needs_http_and_bad_store_is_exit_2() {
         "--workspace",
         notes,
         "--store",
-        "redis://x",
+        "mysql://x",
     ]);
     assert_usage_error(&out, "--store");
 }

@@ -7,7 +7,7 @@
 // Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_runtime::replay::tokio_postgres;
+use mcp_runtime::replay::postgres::tokio_postgres;
 use mcp_tests::notes::*;
 use mcp_tests::{StdioServer, call_params, form_caps, meta, notes_binary, retry_params};
 use serde_json::{Value, json};
@@ -245,7 +245,7 @@ fn drop_row(notes: &str, table: &str, uri: &str, id: &str) {
         pg_exec(&sql).unwrap();
     } else {
         let path = notes.strip_prefix("sqlite:").unwrap();
-        let conn = mcp_runtime::replay::rusqlite::Connection::open(path).unwrap();
+        let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(path).unwrap();
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .unwrap();
         conn.execute_batch(&sql).unwrap();

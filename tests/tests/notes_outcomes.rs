@@ -9,7 +9,7 @@
 
 use std::os::unix::fs::FileTypeExt;
 
-use mcp_runtime::replay::rusqlite;
+use mcp_runtime::replay::sqlite::rusqlite;
 use mcp_tests::notes::*;
 use mcp_tests::{StdioServer, notes_binary};
 use serde_json::Value;

@@ -51,6 +51,38 @@ fn same_confirmation_races_once_through_postgres() {
     race(&fx, a, b, ROUNDS / 2);
 }
 
+/// The same race with Redis as the shared store (`MCP_TEST_REDIS_URL`, default the local
+/// Redis, database 0), all 20 rounds. Skipped when no Redis is reachable, unless
+/// `MCP_REQUIRE_REDIS` is set (as in CI).
+#[test]
+fn same_confirmation_races_once_through_redis() {
+    let url = std::env::var("MCP_TEST_REDIS_URL")
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned());
+    let fx = NotesFixture::new().unwrap();
+    let notes = fx.notes.to_str().unwrap();
+    let args = ["--workspace", notes];
+    let mut a = fx.spawn_with_store("alice", &url, &args).unwrap();
+    let probe = a.request(
+        "server/discover",
+        json!({"_meta": mcp_tests::meta(json!({}))}),
+    );
+    if probe.is_err() {
+        let stderr = a.stderr();
+        assert!(
+            stderr.contains("replay store"),
+            "unexpected failure: {stderr}"
+        );
+        assert!(
+            std::env::var_os("MCP_REQUIRE_REDIS").is_none(),
+            "Redis required but the server could not use it: {stderr}"
+        );
+        eprintln!("skipped: no Redis for the notes race ({stderr})");
+        return;
+    }
+    let b = fx.spawn_with_store("alice", &url, &args).unwrap();
+    race(&fx, a, b, ROUNDS);
+}
+
 fn race(fx: &NotesFixture, mut a: StdioServer, mut b: StdioServer, rounds: usize) {
     for round in 0..rounds {
         let id = format!("race-{round}.md");

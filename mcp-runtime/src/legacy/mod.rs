@@ -63,6 +63,7 @@
 //! - Sessions live in one process's memory: several processes behind a load balancer need
 //!   session affinity for 2025-11-25 clients (modern clients need none).
 
+#[cfg(feature = "http")]
 pub mod http;
 pub mod session;
 pub mod stdio;

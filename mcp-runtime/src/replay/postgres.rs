@@ -10,9 +10,24 @@ use futures::future::BoxFuture;
 use tokio_postgres::NoTls;
 
 use super::{
-    ClaimAction, ClaimOutcome, Nonce, PgTxAction, ReplayError, ReplayStore, TxAction, error_chain,
+    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, error_chain,
     unix_secs_i64,
 };
+
+/// The connection pool this store uses (for application tables in the same database).
+pub use deadpool_postgres;
+/// The PostgreSQL driver this store uses (for [`TxAction::Postgres`]).
+pub use tokio_postgres;
+
+/// The PostgreSQL form of a [`TxAction`].
+pub type PgTxAction = PgTxMutation<()>;
+
+/// A mutation on a PostgreSQL claim transaction, producing an `R`.
+pub type PgTxMutation<R> = Box<
+    dyn for<'t> FnOnce(&'t tokio_postgres::Transaction<'t>) -> BoxFuture<'t, Result<R, ActionError>>
+        + Send
+        + 'static,
+>;
 
 /// What runs under a claim: a standalone action, or an action on the claim's own transaction.
 enum Under {
@@ -341,6 +356,8 @@ impl ReplayStore for PostgresReplayStore {
             TxAction::Postgres(action) => {
                 Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(action)))
             }
+            // Unreachable when this is the only store feature compiled in.
+            #[allow(unreachable_patterns)]
             other => {
                 let err = ReplayError::TxMismatch {
                     store: "postgres",

@@ -9,14 +9,25 @@ use std::time::{Duration, Instant, SystemTime};
 use futures::future::BoxFuture;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, unix_secs_i64};
+use super::{
+    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction,
+    unix_secs_i64,
+};
+
+/// The SQLite driver this store uses, for [`TxAction::Sqlite`] and application tables in the
+/// same file: exactly the version the store links.
+pub use rusqlite;
+
+/// A mutation on a SQLite claim transaction, producing an `R`.
+pub type SqliteTxAction<R> =
+    Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<R, ActionError> + Send + 'static>;
 
 /// What runs under a claim: nothing, a standalone action, or an action on the claim's own
 /// transaction.
 enum Under {
     Nothing,
     Action(ClaimAction),
-    InTx(super::SqliteTxAction<()>),
+    InTx(SqliteTxAction<()>),
 }
 
 /// How long a claim waits for another process's write transaction before failing.
@@ -369,6 +380,8 @@ impl ReplayStore for SqliteReplayStore {
             TxAction::Sqlite(action) => {
                 Box::pin(self.claim_inner(nonce, expires_at, Under::InTx(action)))
             }
+            // Unreachable when this is the only store feature compiled in.
+            #[allow(unreachable_patterns)]
             other => {
                 let err = ReplayError::TxMismatch {
                     store: "sqlite",

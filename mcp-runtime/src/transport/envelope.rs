@@ -15,6 +15,7 @@ pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// `-32603` Internal error.
 pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// `-32020` HeaderMismatch (HTTP only).
+#[cfg(any(feature = "http", test))]
 pub(crate) const HEADER_MISMATCH: i64 = -32020;
 
 /// What a parsed message is, as far as a transport cares.

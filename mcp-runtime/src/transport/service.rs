@@ -16,6 +16,7 @@ use tokio::sync::{Notify, mpsc};
 pub use tokio_util::sync::CancellationToken;
 
 use super::envelope::{self, Kind};
+#[cfg(feature = "http")]
 use super::headers::BodyFacts;
 use super::tools_call::ToolsCall;
 use crate::Principal;
@@ -129,6 +130,7 @@ impl Message {
         }
     }
 
+    #[cfg(feature = "http")]
     /// What the HTTP header checks read from the body of a request whose method is `method`.
     pub(crate) fn body_facts(&self, method: &str) -> BodyFacts<'_> {
         match &self.parsed {

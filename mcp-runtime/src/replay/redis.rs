@@ -1,0 +1,315 @@
+//! Replay store in Redis, shared by every instance that reaches the same Redis database.
+//!
+//! # Keys
+//!
+//! A claim is the key `PREFIX:HEX(nonce)` (prefix `mcp:replay` unless
+//! [`RedisReplayStore::with_prefix`] says otherwise), set with `NX` (only if absent, so exactly
+//! one caller wins across every instance) and `PXAT` (Redis deletes it when the token expires,
+//! so there is nothing to prune).
+//!
+//! # Outcomes and crashes
+//!
+//! - [`ReplayStore::claim`]: one `SET key used NX PXAT expiry`. Durable as Redis's persistence
+//!   is: with neither AOF nor RDB snapshots, a Redis restart forgets claims and an unexpired
+//!   confirmation could be used again; run Redis with `appendonly yes` (or accept that).
+//! - [`ReplayStore::claim_with`] (*at least once, converging to once*, like the SQL stores):
+//!   the key is first set to a random lease token with a short expiry ([`ACTION_LEASE`]),
+//!   the action runs, then a script turns the lease into the used claim (until the token's
+//!   expiry) only if the lease is still ours. An action failure deletes the lease (the nonce
+//!   stays claimable). A crash while the action runs leaves the lease to expire, after which a
+//!   retry re-claims and re-runs the (convergent) action. While the lease is held, concurrent
+//!   claims see `AlreadyUsed`. If recording the claim fails after the action succeeded, the
+//!   result is [`ReplayError::ActionUnrecorded`].
+//! - [`ReplayStore::claim_in_tx`]: Redis holds no application tables, so
+//!   [`ReplayError::TxMismatch`] without claiming.
+//!
+//! Every command has a deadline ([`COMMAND_TIMEOUT`]); an unreachable or restarted Redis gives
+//! [`ReplayError::Redis`] (nothing claimed, nothing acted on), and the next operation
+//! reconnects.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use redis::aio::MultiplexedConnection;
+
+use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, redact};
+
+/// How long one Redis command (or connecting) may take before the operation fails.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a [`ReplayStore::claim_with`] action holds its lease before a retry may take over
+/// (after a crash mid-action). Keep actions well below it.
+pub const ACTION_LEASE: Duration = Duration::from_secs(60);
+/// Longest accepted key prefix.
+const MAX_PREFIX_LEN: usize = 64;
+
+/// Turns our lease into the used claim: `KEYS[1]` the claim, `ARGV[1]` our lease token,
+/// `ARGV[2]` the expiry in Unix milliseconds. 1 when recorded, 0 when the lease was lost.
+const RECORD_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+     redis.call('SET', KEYS[1], 'used', 'PXAT', ARGV[2]) return 1 else return 0 end";
+/// Deletes our lease after a failed action: `KEYS[1]` the claim, `ARGV[1]` our lease token.
+const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+     return redis.call('DEL', KEYS[1]) else return 0 end";
+
+/// A replay store in Redis (no TLS: run it on a trusted network or a local socket).
+///
+/// See the [module docs](self) for the exact claim, crash and durability semantics.
+pub struct RedisReplayStore {
+    client: redis::Client,
+    /// The live connection; dropped after a connection error so the next call reconnects.
+    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    prefix: String,
+    /// The URL without its password, for `Debug`.
+    shown: String,
+}
+
+impl std::fmt::Debug for RedisReplayStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisReplayStore")
+            .field("url", &self.shown)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+fn failed(context: &'static str, e: &redis::RedisError) -> ReplayError {
+    ReplayError::Redis {
+        context,
+        detail: super::error_chain(e),
+    }
+}
+
+fn timed_out(context: &'static str) -> ReplayError {
+    ReplayError::Redis {
+        context,
+        detail: format!(
+            "no answer within {}s; check that Redis is running and reachable",
+            COMMAND_TIMEOUT.as_secs()
+        ),
+    }
+}
+
+/// Unix milliseconds of `t`, at least one second from now (Redis must hold the key at least
+/// until the token expires; a past expiry would drop the key at once).
+fn expiry_ms(t: SystemTime) -> u64 {
+    let floor = SystemTime::now() + Duration::from_secs(1);
+    let t = t.max(floor);
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl RedisReplayStore {
+    /// Connects to `url` (`redis://[USER:PASSWORD@]HOST:PORT/DB`) and checks it answers `PING`.
+    pub async fn connect(url: &str) -> Result<Self, ReplayError> {
+        let shown = redact(url);
+        let client = redis::Client::open(url).map_err(|_| ReplayError::InvalidSpec {
+            spec: shown.clone(),
+            hint: "write `redis://HOST:PORT/DB`, e.g. `redis://127.0.0.1:6379/0`",
+        })?;
+        let store = Self {
+            client,
+            conn: tokio::sync::Mutex::new(None),
+            prefix: "mcp:replay".to_owned(),
+            shown,
+        };
+        let mut conn = store.connection().await?;
+        store
+            .run::<String>(&mut conn, "checking the connection", redis::cmd("PING"))
+            .await?;
+        Ok(store)
+    }
+
+    /// Uses `prefix` (1 to 64 characters, no whitespace) for this store's keys, so several
+    /// servers can share one Redis database without sharing claims.
+    pub fn with_prefix(mut self, prefix: &str) -> Result<Self, ReplayError> {
+        if prefix.is_empty()
+            || prefix.len() > MAX_PREFIX_LEN
+            || prefix.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(ReplayError::InvalidSpec {
+                spec: prefix.chars().take(MAX_PREFIX_LEN).collect(),
+                hint: "a key prefix is 1 to 64 characters without whitespace",
+            });
+        }
+        prefix.clone_into(&mut self.prefix);
+        Ok(self)
+    }
+
+    fn key(&self, nonce: &Nonce) -> String {
+        let mut key = String::with_capacity(self.prefix.len() + 33);
+        key.push_str(&self.prefix);
+        key.push(':');
+        for b in nonce.as_bytes() {
+            key.push_str(&format!("{b:02x}"));
+        }
+        key
+    }
+
+    /// The live connection, connecting if there is none.
+    async fn connection(&self) -> Result<MultiplexedConnection, ReplayError> {
+        let mut slot = self.conn.lock().await;
+        if let Some(conn) = slot.as_ref() {
+            return Ok(conn.clone());
+        }
+        let conn = tokio::time::timeout(
+            COMMAND_TIMEOUT,
+            self.client.get_multiplexed_async_connection(),
+        )
+        .await
+        .map_err(|_| timed_out("connecting"))?
+        .map_err(|e| failed("connecting", &e))?;
+        *slot = Some(conn.clone());
+        Ok(conn)
+    }
+
+    /// Runs `cmd` with a deadline; a connection-level failure drops the connection so the next
+    /// operation reconnects (after a Redis restart, say).
+    async fn run<T: redis::FromRedisValue>(
+        &self,
+        conn: &mut MultiplexedConnection,
+        context: &'static str,
+        cmd: redis::Cmd,
+    ) -> Result<T, ReplayError> {
+        match tokio::time::timeout(COMMAND_TIMEOUT, cmd.query_async::<T>(conn)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => {
+                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
+                    *self.conn.lock().await = None;
+                }
+                Err(failed(context, &e))
+            }
+            Err(_) => {
+                *self.conn.lock().await = None;
+                Err(timed_out(context))
+            }
+        }
+    }
+
+    async fn claim_inner(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let mut conn = self.connection().await?;
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.key(&nonce))
+            .arg("used")
+            .arg("NX")
+            .arg("PXAT")
+            .arg(expiry_ms(expires_at));
+        let set: Option<String> = self.run(&mut conn, "claiming", cmd).await?;
+        Ok(match set {
+            Some(_) => ClaimOutcome::Claimed,
+            None => ClaimOutcome::AlreadyUsed,
+        })
+    }
+
+    async fn claim_with_inner(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> Result<ClaimOutcome, ReplayError> {
+        let key = self.key(&nonce);
+        let mut token = [0u8; 16];
+        getrandom::fill(&mut token)
+            .map_err(|e| ReplayError::Worker(format!("no randomness for a lease token: {e}")))?;
+        let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+        let mut conn = self.connection().await?;
+        let lease_ms = u64::try_from(ACTION_LEASE.as_millis()).unwrap_or(u64::MAX);
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(&key).arg(&token).arg("NX").arg("PX").arg(lease_ms);
+        let set: Option<String> = self.run(&mut conn, "claiming", cmd).await?;
+        if set.is_none() {
+            return Ok(ClaimOutcome::AlreadyUsed);
+        }
+        let outcome = tokio::task::spawn_blocking(action).await;
+        match outcome {
+            Ok(Ok(())) => {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(RECORD_SCRIPT)
+                    .arg(1)
+                    .arg(&key)
+                    .arg(&token)
+                    .arg(expiry_ms(expires_at));
+                match self.run::<i64>(&mut conn, "recording the claim", cmd).await {
+                    Ok(1) => Ok(ClaimOutcome::Claimed),
+                    Ok(_) => Err(ReplayError::ActionUnrecorded {
+                        cause: Box::new(ReplayError::Redis {
+                            context: "recording the claim",
+                            detail: format!(
+                                "the action outlasted its {}s lease",
+                                ACTION_LEASE.as_secs()
+                            ),
+                        }),
+                    }),
+                    Err(e) => Err(ReplayError::ActionUnrecorded { cause: Box::new(e) }),
+                }
+            }
+            Ok(Err(e)) => {
+                self.release(&mut conn, &key, &token).await?;
+                Err(ReplayError::ActionFailed(e))
+            }
+            Err(join) => {
+                self.release(&mut conn, &key, &token).await?;
+                if join.is_panic() {
+                    Err(ReplayError::ActionPanicked)
+                } else {
+                    Err(ReplayError::Worker(join.to_string()))
+                }
+            }
+        }
+    }
+
+    /// Deletes our lease after a failed action so the nonce is claimable again. If that fails,
+    /// the lease still expires within [`ACTION_LEASE`].
+    async fn release(
+        &self,
+        conn: &mut MultiplexedConnection,
+        key: &str,
+        token: &str,
+    ) -> Result<(), ReplayError> {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(RELEASE_SCRIPT).arg(1).arg(key).arg(token);
+        self.run::<i64>(conn, "releasing the claim of a failed action", cmd)
+            .await
+            .map(|_| ())
+    }
+}
+
+impl ReplayStore for RedisReplayStore {
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_inner(nonce, expires_at))
+    }
+
+    fn claim_with(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: ClaimAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        Box::pin(self.claim_with_inner(nonce, expires_at, action))
+    }
+
+    fn claim_in_tx(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        action: TxAction,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        let _ = (nonce, expires_at);
+        let err = ReplayError::TxMismatch {
+            store: "redis",
+            action: action.backend(),
+        };
+        Box::pin(async move { Err(err) })
+    }
+
+    /// Redis expires claims itself (`PXAT`); nothing to delete.
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async { Ok(0) })
+    }
+}
