@@ -20,8 +20,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcp_runtime::Principal;
+use mcp_runtime::legacy::http::{LegacyHttp, LegacyHttpConfig};
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
+use mcp_runtime::transport::http::shutdown_signal;
+use mcp_runtime::transport::{AllowAnonymous, Authenticator, HttpConfig, HttpServer, serve_router};
 
 use conformance_server::{catalog, content, mrtr, schemas, streaming};
 
@@ -82,18 +84,27 @@ async fn run(cli: Cli) -> Result<(), String> {
         bind: cli.http,
         ..HttpConfig::default()
     };
-    let auth = Arc::new(AllowAnonymous(Principal::new("conformance")));
-    let bound = HttpServer::new(Arc::new(server), auth)
-        .with_config(config)
-        .bind()
+    let auth: Arc<dyn Authenticator> = Arc::new(AllowAnonymous(Principal::new("conformance")));
+    // Both eras from the same fixtures: the 2025-11-25 adapter (sessions, live server-to-client
+    // requests) sits in front of the sessionless modern router, as in notes-example.
+    let legacy = LegacyHttp::new(
+        server.clone(),
+        Arc::clone(&auth),
+        LegacyHttpConfig::from_http(&config),
+    );
+    let router = HttpServer::new(Arc::new(server), auth)
+        .with_config(config.clone())
+        .router()
+        .map_err(|e| format!("cannot build the router: {e}"))?;
+    let router = legacy.wrap(router);
+    let listener = tokio::net::TcpListener::bind(cli.http)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.http))?;
-    let addr = bound
+    let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     println!("listening on http://{addr}/mcp");
-    bound
-        .serve()
+    serve_router(listener, router, &config, shutdown_signal())
         .await
         .map_err(|e| format!("server failed: {e}"))
 }
