@@ -25,7 +25,7 @@ use mcp_runtime::prelude::*;
 use mcp_runtime::transport::http::shutdown_signal;
 use mcp_runtime::transport::{AllowAnonymous, Authenticator, HttpConfig, HttpServer, serve_router};
 
-use conformance_server::{catalog, content, mrtr, schemas, streaming};
+use conformance_server::{catalog, classic, content, mrtr, schemas, streaming};
 
 const USAGE: &str = "usage: conformance-server --http HOST:PORT   (e.g. --http 127.0.0.1:0)";
 
@@ -71,7 +71,8 @@ fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
         content::tools()
             .merge(streaming::tools())
             .merge(mrtr::tools())
-            .merge(schemas::tools()),
+            .merge(schemas::tools())
+            .merge(classic::tools()),
     )
     .prompts(catalog::prompts())
     .resources(catalog::resources())

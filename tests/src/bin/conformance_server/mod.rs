@@ -1,6 +1,7 @@
 //! The fixture tools of `conformance-server`, grouped by what they exercise.
 
 pub mod catalog;
+pub mod classic;
 pub mod content;
 pub mod forms;
 pub mod mrtr;
