@@ -4,6 +4,10 @@
 //! conformance-server --http 127.0.0.1:PORT     # PORT 0: the kernel picks a free port
 //! ```
 //!
+//! Both revisions on one port: 2025-11-25 clients (an `initialize`, an `Mcp-Session-Id` or a
+//! 2025-era `MCP-Protocol-Version`) go through the runtime's legacy adapter, everything else to
+//! the modern router; the same fixture handlers answer both.
+//!
 //! Once bound it prints `listening on http://ADDR/mcp` on stdout (what `.ci/conformance.sh`
 //! waits for), then serves Streamable HTTP until SIGTERM/Ctrl-C. Every request runs as the
 //! anonymous principal `conformance`: this binary is a test fixture, never a deployment.
@@ -11,7 +15,8 @@
 //! The fixtures are ordinary `#[tool]` functions written exactly the way a user of the framework
 //! writes tools; what each must do is documented on the module that holds it:
 //! [`content`] (static results), [`streaming`] (progress and log notifications, capability
-//! gates) and [`mrtr`] (multi round-trip input requests).
+//! gates), [`mrtr`] (multi round-trip input requests) and [`classic`] (the 2025-11-25
+//! scenarios' sampling and elicitation tools).
 
 mod conformance_server;
 
