@@ -22,15 +22,11 @@ mod conformance_server;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use mcp_runtime::Principal;
-use mcp_runtime::legacy::http::{LegacyHttp, LegacyHttpConfig};
-use mcp_runtime::prelude::*;
 use mcp_runtime::transport::http::shutdown_signal;
-use mcp_runtime::transport::{AllowAnonymous, Authenticator, HttpConfig, HttpServer, serve_router};
+use mcp_runtime::transport::{HttpConfig, serve_router};
 
-use conformance_server::{catalog, classic, content, mrtr, schemas, streaming};
+use conformance_server::build_server;
 
 const USAGE: &str = "usage: conformance-server --http HOST:PORT   (e.g. --http 127.0.0.1:0)";
 
@@ -66,43 +62,13 @@ impl Cli {
     }
 }
 
-/// The server with every fixture the 2026-07-28 server scenarios call.
-fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
-    Server::builder(Implementation::new(
-        "mcp-rs-conformance",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .tools(
-        content::tools()
-            .merge(streaming::tools())
-            .merge(mrtr::tools())
-            .merge(schemas::tools())
-            .merge(classic::tools()),
-    )
-    .prompts(catalog::prompts())
-    .resources(catalog::resources())
-    .build()
-}
-
 async fn run(cli: Cli) -> Result<(), String> {
     let server = build_server().map_err(|e| format!("cannot build the server: {e}"))?;
     let config = HttpConfig {
         bind: cli.http,
         ..HttpConfig::default()
     };
-    let auth: Arc<dyn Authenticator> = Arc::new(AllowAnonymous(Principal::new("conformance")));
-    // Both eras from the same fixtures: the 2025-11-25 adapter (sessions, live server-to-client
-    // requests) sits in front of the sessionless modern router, as in notes-example.
-    let legacy = LegacyHttp::new(
-        server.clone(),
-        Arc::clone(&auth),
-        LegacyHttpConfig::from_http(&config),
-    );
-    let router = HttpServer::new(Arc::new(server), auth)
-        .with_config(config.clone())
-        .router()
-        .map_err(|e| format!("cannot build the router: {e}"))?;
-    let router = legacy.wrap(router);
+    let router = conformance_server::router(server, &config)?;
     let listener = tokio::net::TcpListener::bind(cli.http)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.http))?;
