@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Official MCP conformance suite (2026-07-28 server scenarios) against our conformance-server.
+# Official MCP conformance suites against our conformance-server: the 2026-07-28 server
+# scenarios, then the 2025-11-25 ones (served through the runtime's legacy adapter, from the
+# same fixture handlers).
 #
 # Builds the fixture server (debug), starts it on a free loopback port (port 0), runs
-# ../shared/conformance/run-server-suite against it, stops it, and exits with the suite's code.
-# The suite's last line is "conformance: N passed, M failed"; per-scenario checks.json files
-# land in $CONFORMANCE_OUT (default: a fresh temp dir, printed as "results: ...").
+# ../shared/conformance/run-server-suite against it once per revision, stops it, and fails if
+# either suite fails. Each suite's last line is "conformance: N passed, M failed"; per-scenario
+# checks.json files land in $CONFORMANCE_OUT/<revision> (default: a fresh temp dir per suite,
+# printed as "results: ...").
+# Extra arguments go to both suite runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,18 +57,32 @@ if [ -z "$URL" ]; then
   exit 2
 fi
 
-OUT_LOG=$(mktemp "${TMPDIR:-/tmp}/conformance-suite.XXXXXX.log")
-set +e
-"$SUITE" "$URL" "$@" 2>&1 | tee "$OUT_LOG"
-RC=${PIPESTATUS[0]}
-set -e
+# run_suite SPEC ARGS...: one suite against the running server; returns its exit code, or 1
+# when it printed no summary (it crashed before counting).
+run_suite() {
+  local spec=$1 out_log rc
+  shift
+  echo "conformance: === $spec server suite ==="
+  out_log=$(mktemp "${TMPDIR:-/tmp}/conformance-suite.XXXXXX.log")
+  set +e
+  CONFORMANCE_SPEC=$spec CONFORMANCE_OUT=${CONFORMANCE_OUT:+$CONFORMANCE_OUT/$spec} "$SUITE" "$URL" "$@" 2>&1 | tee "$out_log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  # Every scored check must pass: there is no expected-failures list.
+  if ! grep -q '^conformance: [0-9]* passed' "$out_log"; then
+    echo "conformance: the $spec suite produced no summary; server log: $LOG" >&2
+    return 1
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "conformance: the $spec suite exited with $rc; server log: $LOG" >&2
+  fi
+  SUMMARIES+=("$spec: $(grep '^conformance: [0-9]* passed' "$out_log" | tail -n1)")
+  return "$rc"
+}
 
-# Every scored check must pass: there is no expected-failures list.
-if ! grep -q '^conformance: [0-9]* passed' "$OUT_LOG"; then
-  echo "conformance: the suite produced no summary; server log: $LOG" >&2
-  exit 1
-fi
-if [ "$RC" -ne 0 ]; then
-  echo "conformance: suite exited with $RC; server log: $LOG" >&2
-fi
+SUMMARIES=()
+RC=0
+run_suite 2026-07-28 "$@" || RC=1
+run_suite 2025-11-25 "$@" || RC=1
+for line in "${SUMMARIES[@]}"; do echo "$line"; done
 exit "$RC"

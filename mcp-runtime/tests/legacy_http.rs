@@ -840,3 +840,19 @@ async fn an_answer_within_the_input_timeout_still_counts() {
     assert_eq!(done["result"]["content"][0]["text"], "Deleted n2", "{done}");
     assert_eq!(h.effects.count(), 1);
 }
+
+#[tokio::test]
+async fn resource_subscriptions_are_acknowledged_and_need_a_uri() {
+    let h = start().await;
+    let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
+    for (id, method) in [(1, "resources/subscribe"), (2, "resources/unsubscribe")] {
+        let mut sse = a.open(id, method, json!({"uri": "test://watched"})).await;
+        let answer = sse.next().await.unwrap();
+        assert_eq!(answer["result"], json!({}), "{method}: {answer}");
+    }
+    for params in [json!({}), json!({"uri": ""}), json!({"uri": 7})] {
+        let mut sse = a.open(3, "resources/subscribe", params.clone()).await;
+        let answer = sse.next().await.unwrap();
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {answer}");
+    }
+}

@@ -2,7 +2,9 @@
 //! them, so a regression shows up in `cargo test` without Node or the suite installed.
 //!
 //! Each test starts the fixture server in-process on a loopback port chosen by the kernel and
-//! talks raw HTTP/1.1 to it (one request per connection).
+//! talks raw HTTP/1.1 to it (one request per connection). The 2025-11-25 tests at the end use the
+//! binary's own wiring (legacy adapter in front of the modern router) and answer the live
+//! sampling/elicitation requests on the call's SSE stream.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns
 
@@ -556,4 +558,295 @@ async fn schema_fixtures_are_listed_as_declared() {
     let region = &header_tool["inputSchema"]["properties"]["region"];
     assert_eq!(region["type"], "string", "{header_tool}");
     assert_eq!(region["x-mcp-header"], "Region", "{header_tool}");
+}
+
+// ---- the 2025-11-25 era, through the legacy adapter ----------------------------------------
+
+/// Starts the fixture server exactly as the binary wires it (both eras on one router).
+async fn start_both_eras() -> SocketAddr {
+    let config = HttpConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        ..HttpConfig::default()
+    };
+    let server = conformance_server::build_server().expect("fixture server builds");
+    let router = conformance_server::router(server, &config).expect("router");
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().expect("bound address");
+    tokio::spawn(async move {
+        mcp_runtime::transport::serve_router(listener, router, &config, std::future::pending())
+            .await
+    });
+    addr
+}
+
+/// A response read as it arrives: JSON messages from its (chunked) SSE or JSON body.
+struct Live {
+    stream: TcpStream,
+    session: Option<String>,
+    /// Undecoded bytes after the head.
+    raw: Vec<u8>,
+    chunked: bool,
+    /// Decoded body not yet split into events.
+    body: String,
+}
+
+impl Live {
+    /// Posts `body` as a 2025-11-25 client (with `session` once one is open).
+    async fn post(addr: SocketAddr, session: Option<&str>, body: &Value) -> Self {
+        let body = body.to_string();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+             Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(session) = session {
+            head.push_str(&format!(
+                "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
+            ));
+        }
+        head.push_str("\r\n");
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        stream.write_all(head.as_bytes()).await.expect("write head");
+        stream.write_all(body.as_bytes()).await.expect("write body");
+        let mut raw = Vec::new();
+        let end = loop {
+            if let Some(p) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break p;
+            }
+            let mut buf = [0u8; 4096];
+            let n = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read(&mut buf))
+                .await
+                .expect("head within 10 s")
+                .expect("read head");
+            assert!(n > 0, "closed before the head");
+            raw.extend_from_slice(&buf[..n]);
+        };
+        let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+        let session = head
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp-session-id:"))
+            .map(|v| {
+                // Header values are case-sensitive: take the original bytes.
+                let at = head.find(v).unwrap();
+                String::from_utf8_lossy(&raw[at..at + v.len()])
+                    .trim()
+                    .to_owned()
+            });
+        Live {
+            stream,
+            session,
+            chunked: head.contains("transfer-encoding: chunked"),
+            raw: raw[end + 4..].to_vec(),
+            body: String::new(),
+        }
+    }
+
+    /// Moves complete chunks (or everything, unchunked) from `raw` into `body`.
+    fn decode(&mut self) {
+        if !self.chunked {
+            self.body.push_str(&String::from_utf8_lossy(&self.raw));
+            self.raw.clear();
+            return;
+        }
+        while let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") {
+            let size =
+                usize::from_str_radix(std::str::from_utf8(&self.raw[..eol]).unwrap().trim(), 16)
+                    .expect("chunk size");
+            if self.raw.len() < eol + 2 + size + 2 {
+                return;
+            }
+            self.body
+                .push_str(&String::from_utf8_lossy(&self.raw[eol + 2..eol + 2 + size]));
+            self.raw.drain(..eol + 2 + size + 2);
+        }
+    }
+
+    /// The next JSON message (an SSE `data:` event or the whole JSON body).
+    async fn next(&mut self) -> Value {
+        loop {
+            self.decode();
+            if let Some(end) = self.body.find("\n\n") {
+                let event: String = self.body.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim)
+                    .collect();
+                if !data.is_empty() {
+                    return serde_json::from_str(&data).expect("JSON event");
+                }
+                continue;
+            }
+            if self.body.trim_start().starts_with('{')
+                && let Ok(v) = serde_json::from_str(self.body.trim())
+            {
+                self.body.clear();
+                return v;
+            }
+            let mut buf = [0u8; 4096];
+            let n = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                self.stream.read(&mut buf),
+            )
+            .await
+            .expect("a message within 10 s")
+            .expect("read body");
+            assert!(
+                n > 0,
+                "stream ended before the next message: {:?}",
+                self.body
+            );
+            self.raw.extend_from_slice(&buf[..n]);
+        }
+    }
+}
+
+/// `initialize` + `notifications/initialized` with sampling and form elicitation: the session.
+async fn legacy_session(addr: SocketAddr) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"sampling": {}, "elicitation": {}},
+        "clientInfo": {"name": "fixture-test", "version": "0"}
+    }});
+    let mut r = Live::post(addr, None, &init).await;
+    let answer = r.next().await;
+    assert_eq!(
+        answer["result"]["protocolVersion"], "2025-11-25",
+        "{answer}"
+    );
+    let session = r.session.clone().expect("Mcp-Session-Id on initialize");
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ack = Live::post(addr, Some(&session), &done).await;
+    session
+}
+
+/// Calls `tool` in `session`, answers the one live request it makes with `answer` (after
+/// `check` has seen it), and returns the tool's result text.
+async fn legacy_call(
+    addr: SocketAddr,
+    session: &str,
+    tool: &str,
+    arguments: Value,
+    check: impl FnOnce(&Value),
+    answer: Value,
+) -> String {
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": tool, "arguments": arguments}});
+    let mut stream = Live::post(addr, Some(session), &call).await;
+    let ask = stream.next().await;
+    check(&ask);
+    let reply = json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer});
+    let _ack = Live::post(addr, Some(session), &reply).await;
+    let result = stream.next().await;
+    assert!(result.get("error").is_none(), "{result}");
+    assert_ne!(result["result"]["isError"], true, "{result}");
+    first_text(&result["result"]).to_owned()
+}
+
+#[tokio::test]
+async fn classic_sampling_and_elicitation_ask_2025_11_25_clients_live() {
+    let addr = start_both_eras().await;
+    let session = legacy_session(addr).await;
+
+    let text = legacy_call(
+        addr,
+        &session,
+        "test_sampling",
+        json!({"prompt": "Test prompt"}),
+        |ask| {
+            assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+            assert_eq!(ask["params"]["maxTokens"], 100);
+            assert_eq!(
+                ask["params"]["messages"][0]["content"]["text"],
+                "Test prompt"
+            );
+        },
+        json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},
+               "model": "m", "stopReason": "endTurn"}),
+    )
+    .await;
+    assert_eq!(text, "LLM response: Paris");
+
+    let text = legacy_call(
+        addr,
+        &session,
+        "test_elicitation",
+        json!({"message": "Who are you?"}),
+        |ask| {
+            assert_eq!(ask["method"], "elicitation/create", "{ask}");
+            assert_eq!(ask["params"]["message"], "Who are you?");
+            let schema = &ask["params"]["requestedSchema"];
+            assert_eq!(schema["required"], json!(["username", "email"]), "{schema}");
+        },
+        json!({"action": "accept", "content": {"username": "u", "email": "u@example.com"}}),
+    )
+    .await;
+    assert!(text.starts_with("User response: action=accept"), "{text}");
+    assert!(text.contains("u@example.com"), "{text}");
+}
+
+#[tokio::test]
+async fn sep_forms_reach_2025_11_25_clients_unchanged_and_answers_are_echoed() {
+    use conformance_server::classic::{EchoSchema, Sep1034Defaults, Sep1330Enums};
+    let addr = start_both_eras().await;
+    let session = legacy_session(addr).await;
+    let cases = [
+        (
+            "test_elicitation_sep1034_defaults",
+            Sep1034Defaults::schema(),
+            json!({"name": "Jane", "age": 25, "verified": false}),
+        ),
+        (
+            "test_elicitation_sep1330_enums",
+            Sep1330Enums::schema(),
+            json!({"untitledSingle": "option1", "titledMulti": ["value1", "value2"]}),
+        ),
+    ];
+    for (tool, schema, content) in cases {
+        let text = legacy_call(
+            addr,
+            &session,
+            tool,
+            json!({}),
+            |ask| assert_eq!(ask["params"]["requestedSchema"], schema, "{tool}"),
+            json!({"action": "accept", "content": content.clone()}),
+        )
+        .await;
+        let echoed: Value = serde_json::from_str(
+            text.strip_prefix("Elicitation completed: action=accept, content=")
+                .unwrap_or_else(|| panic!("{tool}: {text}")),
+        )
+        .unwrap();
+        assert_eq!(echoed, content, "{tool}");
+    }
+}
+
+#[tokio::test]
+async fn the_same_classic_fixture_is_an_input_round_for_modern_clients() {
+    let addr = start_both_eras().await;
+    let first = call(
+        addr,
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "Hi"}}),
+        json!({}),
+    )
+    .await;
+    let r1 = first.result();
+    assert_eq!(r1["resultType"], "input_required", "{r1}");
+    let (key, ask) = r1["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(ask["method"], "sampling/createMessage");
+    let mut retry = json!({"name": "test_sampling", "arguments": {"prompt": "Hi"}});
+    retry["inputResponses"] = json!({ key.clone(): {"role": "assistant",
+        "content": {"type": "text", "text": "Hello"}, "model": "m"} });
+    retry["requestState"] = r1["requestState"].clone();
+    let second = call(addr, "tools/call", retry, json!({})).await;
+    assert_eq!(first_text(second.result()), "LLM response: Hello");
 }

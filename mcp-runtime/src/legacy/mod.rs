@@ -14,6 +14,10 @@
 //!   `Implementation`. The client's capabilities are remembered for the session and attached
 //!   to every request the adapter forwards.
 //! - `notifications/initialized`, `ping`, `notifications/cancelled` (drops the request).
+//! - `resources/subscribe` / `resources/unsubscribe` are acknowledged (`{}`, once `uri` is a
+//!   non-empty string) but keep nothing: the modern core has no per-resource subscriptions and
+//!   there is no standalone stream to carry `notifications/resources/updated`, so no update is
+//!   ever sent and `resources.subscribe` is not advertised. Clients re-read to refresh.
 //! - Every other request (`tools/list`, `tools/call`, ...) is forwarded to the modern dispatch
 //!   with a synthesised `_meta` (protocol version, the session's client capabilities, and the
 //!   client's `progressToken`). When the result is `input_required`, each input request is

@@ -200,6 +200,7 @@ impl LegacySession {
                 "send `initialize` first: this server speaks 2025-11-25 on this connection only after the handshake",
             ))),
             "logging/setLevel" => self.set_level(&params),
+            "resources/subscribe" | "resources/unsubscribe" => acknowledge_subscription(&params),
             _ => self.forward(id, method, params, &cancel, out).await,
         };
         match outcome {
@@ -682,6 +683,20 @@ fn strip_modern(result: &mut Value) {
         if empty {
             map.remove("_meta");
         }
+    }
+}
+
+/// `resources/subscribe` / `resources/unsubscribe`: acknowledged with `{}` once `uri` is a
+/// non-empty string. The 2026-07-28 core has no per-resource subscriptions and this adapter
+/// has no standalone stream to carry `notifications/resources/updated`, so nothing is kept and
+/// no update is ever sent (`initialize` does not advertise `resources.subscribe`); a client
+/// that wants fresh contents reads the resource again.
+fn acknowledge_subscription(params: &JsonObject) -> Result<Value, Value> {
+    match params.get("uri") {
+        Some(Value::String(uri)) if !uri.is_empty() => Ok(json!({})),
+        _ => Err(error_value(ErrorObject::invalid_params(
+            "`params.uri` must be the resource's URI (a non-empty string)",
+        ))),
     }
 }
 

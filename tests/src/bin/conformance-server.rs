@@ -4,6 +4,10 @@
 //! conformance-server --http 127.0.0.1:PORT     # PORT 0: the kernel picks a free port
 //! ```
 //!
+//! Both revisions on one port: 2025-11-25 clients (an `initialize`, an `Mcp-Session-Id` or a
+//! 2025-era `MCP-Protocol-Version`) go through the runtime's legacy adapter, everything else to
+//! the modern router; the same fixture handlers answer both.
+//!
 //! Once bound it prints `listening on http://ADDR/mcp` on stdout (what `.ci/conformance.sh`
 //! waits for), then serves Streamable HTTP until SIGTERM/Ctrl-C. Every request runs as the
 //! anonymous principal `conformance`: this binary is a test fixture, never a deployment.
@@ -11,19 +15,18 @@
 //! The fixtures are ordinary `#[tool]` functions written exactly the way a user of the framework
 //! writes tools; what each must do is documented on the module that holds it:
 //! [`content`] (static results), [`streaming`] (progress and log notifications, capability
-//! gates) and [`mrtr`] (multi round-trip input requests).
+//! gates), [`mrtr`] (multi round-trip input requests) and [`classic`] (the 2025-11-25
+//! scenarios' sampling and elicitation tools).
 
 mod conformance_server;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use mcp_runtime::Principal;
-use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
+use mcp_runtime::transport::http::shutdown_signal;
+use mcp_runtime::transport::{HttpConfig, serve_router};
 
-use conformance_server::{catalog, content, mrtr, schemas, streaming};
+use conformance_server::build_server;
 
 const USAGE: &str = "usage: conformance-server --http HOST:PORT   (e.g. --http 127.0.0.1:0)";
 
@@ -59,41 +62,21 @@ impl Cli {
     }
 }
 
-/// The server with every fixture the 2026-07-28 server scenarios call.
-fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
-    Server::builder(Implementation::new(
-        "mcp-rs-conformance",
-        env!("CARGO_PKG_VERSION"),
-    ))
-    .tools(
-        content::tools()
-            .merge(streaming::tools())
-            .merge(mrtr::tools())
-            .merge(schemas::tools()),
-    )
-    .prompts(catalog::prompts())
-    .resources(catalog::resources())
-    .build()
-}
-
 async fn run(cli: Cli) -> Result<(), String> {
     let server = build_server().map_err(|e| format!("cannot build the server: {e}"))?;
     let config = HttpConfig {
         bind: cli.http,
         ..HttpConfig::default()
     };
-    let auth = Arc::new(AllowAnonymous(Principal::new("conformance")));
-    let bound = HttpServer::new(Arc::new(server), auth)
-        .with_config(config)
-        .bind()
+    let router = conformance_server::router(server, &config)?;
+    let listener = tokio::net::TcpListener::bind(cli.http)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", cli.http))?;
-    let addr = bound
+    let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
     println!("listening on http://{addr}/mcp");
-    bound
-        .serve()
+    serve_router(listener, router, &config, shutdown_signal())
         .await
         .map_err(|e| format!("server failed: {e}"))
 }
