@@ -1,5 +1,28 @@
-// The crate documentation is the tool author's guide; every example in it is a doctest.
-#![doc = include_str!("guide.md")]
+// The crate documentation is the tool author's guide; every example in it is a doctest. Its
+// examples use the default edges and the client, so a build without them (the feature matrix)
+// gets a short note instead of examples that cannot compile there.
+#![cfg_attr(
+    all(
+        feature = "http",
+        feature = "sqlite",
+        feature = "scope",
+        feature = "legacy-2025-11-25",
+        feature = "client"
+    ),
+    doc = include_str!("guide.md")
+)]
+#![cfg_attr(
+    not(all(
+        feature = "http",
+        feature = "sqlite",
+        feature = "scope",
+        feature = "legacy-2025-11-25",
+        feature = "client"
+    )),
+    doc = "A stateless MCP 2026-07-28 server runtime. The tool author's guide is this crate's \
+           documentation built with the default features plus `client` \
+           (`cargo doc -p mcp-runtime --all-features --open`)."
+)]
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
