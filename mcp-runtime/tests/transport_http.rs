@@ -668,6 +668,11 @@ async fn logs_name_the_request_but_never_secrets() {
         .finish();
     // Current-thread test runtime: the server's tasks log on this thread.
     let _default = tracing::subscriber::set_default(subscriber);
+    // Other tests in this binary run on other threads with no subscriber. A callsite they
+    // register while `set_default` is still registering ours can be cached as "never"
+    // (tracing-core's interest cache), which once dropped this test's first log line under
+    // load. Rebuilding the cache now, with our subscriber in place, closes that window.
+    tracing::callsite::rebuild_interest_cache();
 
     let tokens = BearerTokens::parse(&format!("alice {TOKEN}\n")).unwrap();
     let server = start_with(HttpConfig::default(), Arc::new(tokens)).await;
