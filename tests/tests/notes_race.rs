@@ -26,29 +26,7 @@ fn same_confirmation_sent_to_two_processes_deletes_once() {
 fn same_confirmation_races_once_through_postgres() {
     let url = std::env::var("MCP_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    let fx = NotesFixture::new().unwrap();
-    let notes = fx.notes.to_str().unwrap();
-    let args = ["--workspace", notes];
-    let mut a = fx.spawn_with_store("alice", &url, &args).unwrap();
-    let probe = a.request(
-        "server/discover",
-        json!({"_meta": mcp_tests::meta(json!({}))}),
-    );
-    if probe.is_err() {
-        let stderr = a.stderr();
-        assert!(
-            stderr.contains("replay store"),
-            "unexpected failure: {stderr}"
-        );
-        assert!(
-            std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),
-            "PostgreSQL required but the server could not use it: {stderr}"
-        );
-        eprintln!("skipped: no PostgreSQL for the notes race ({stderr})");
-        return;
-    }
-    let b = fx.spawn_with_store("alice", &url, &args).unwrap();
-    race(&fx, a, b, ROUNDS / 2);
+    race_through_store(&url, "PostgreSQL", "MCP_REQUIRE_POSTGRES", ROUNDS / 2);
 }
 
 /// The same race with Redis as the shared store (`MCP_TEST_REDIS_URL`, default the local
@@ -58,10 +36,16 @@ fn same_confirmation_races_once_through_postgres() {
 fn same_confirmation_races_once_through_redis() {
     let url = std::env::var("MCP_TEST_REDIS_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned());
+    race_through_store(&url, "Redis", "MCP_REQUIRE_REDIS", ROUNDS);
+}
+
+/// Two processes sharing the replay store at `url` race `rounds` confirmations. Skipped with a
+/// printed reason when the first server cannot use the store, unless `require` is set.
+fn race_through_store(url: &str, store: &str, require: &str, rounds: usize) {
     let fx = NotesFixture::new().unwrap();
     let notes = fx.notes.to_str().unwrap();
     let args = ["--workspace", notes];
-    let mut a = fx.spawn_with_store("alice", &url, &args).unwrap();
+    let mut a = fx.spawn_with_store("alice", url, &args).unwrap();
     let probe = a.request(
         "server/discover",
         json!({"_meta": mcp_tests::meta(json!({}))}),
@@ -73,14 +57,14 @@ fn same_confirmation_races_once_through_redis() {
             "unexpected failure: {stderr}"
         );
         assert!(
-            std::env::var_os("MCP_REQUIRE_REDIS").is_none(),
-            "Redis required but the server could not use it: {stderr}"
+            std::env::var_os(require).is_none(),
+            "{store} required but the server could not use it: {stderr}"
         );
-        eprintln!("skipped: no Redis for the notes race ({stderr})");
+        eprintln!("skipped: no {store} for the notes race ({stderr})");
         return;
     }
-    let b = fx.spawn_with_store("alice", &url, &args).unwrap();
-    race(&fx, a, b, ROUNDS);
+    let b = fx.spawn_with_store("alice", url, &args).unwrap();
+    race(&fx, a, b, rounds);
 }
 
 fn race(fx: &NotesFixture, mut a: StdioServer, mut b: StdioServer, rounds: usize) {
