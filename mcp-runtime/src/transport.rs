@@ -11,7 +11,9 @@
 pub mod auth;
 #[cfg(feature = "http")]
 pub mod edge;
-mod envelope;
+pub(crate) mod envelope;
+#[cfg(feature = "http")]
+pub(crate) mod gates;
 #[cfg(feature = "http")]
 mod headers;
 #[cfg(feature = "http")]

@@ -6,8 +6,8 @@ use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
-    ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId, RequestMeta,
-    classify_client_message,
+    ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
+    RequestMeta, classify_client_message,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -389,12 +389,12 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
         MetaField::Meta | MetaField::ProtocolVersion | MetaField::ClientCapabilities => {
             Reply::malformed_meta(body)
         }
-        _ => Reply::error(-32602, body),
+        _ => Reply::error(ErrorCode::InvalidParams, body),
     }
 }
 
 pub(crate) fn error_reply(id: Option<&RequestId>, error: ErrorObject) -> Reply {
-    let code = error.code().code();
+    let code = error.code();
     Reply::error(code, error_body(id, error))
 }
 
@@ -405,7 +405,7 @@ fn error_body(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
 
 fn serialize_error(response: &JsonRpcErrorResponse) -> Reply {
     Reply::error(
-        response.error.code().code(),
+        response.error.code(),
         Bytes::from(serde_json::to_vec(response).unwrap_or_default()),
     )
 }

@@ -48,6 +48,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
+use mcp_types::ErrorCode;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -101,7 +102,7 @@ impl BodyError {
     /// A response with [`BodyError::status`] and a JSON-RPC error body (`-32600`, no id);
     /// `Busy` adds `Retry-After: 1`.
     pub fn into_response(self) -> axum::response::Response {
-        let body = envelope::error_body(None, envelope::INVALID_REQUEST, &self.to_string());
+        let body = envelope::error_body(None, ErrorCode::InvalidRequest, &self.to_string());
         let mut response = json(self.status(), body);
         if matches!(self, Self::Busy) {
             response
@@ -574,7 +575,7 @@ fn refusal(status: StatusCode, message: &str) -> axum::response::Response {
     tracing::info!(target: LOG_TARGET, status = status.as_u16(), reason = message, "request refused at the edge");
     json(
         status,
-        envelope::error_body(None, envelope::INVALID_REQUEST, message),
+        envelope::error_body(None, ErrorCode::InvalidRequest, message),
     )
 }
 

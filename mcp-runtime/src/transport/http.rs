@@ -54,20 +54,20 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use bytes::{BufMut, Bytes, BytesMut};
-use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
-};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use bytes::Bytes;
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue, Method, StatusCode};
+use mcp_types::ErrorCode;
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
-use super::auth::{AuthRejection, Authenticator};
+use super::auth::Authenticator;
 pub use super::edge::{BodyError, read_body, serve_router};
 use super::envelope::{self, Kind};
+use super::gates::{self, Accepts, Refusal, json, sse_event};
 use super::headers::{self, HostAllowlist, OriginAllowlist};
 use super::service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
@@ -78,7 +78,6 @@ use crate::log_safe::LogSafe;
 
 const LOG_TARGET: &str = "mcp_runtime::transport::http";
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 
 /// Tunables for the HTTP transport and its connection edge ([`serve_router`]).
@@ -363,13 +362,22 @@ struct Shared {
     notification_buffer: usize,
 }
 
-/// A JSON response with the given status.
-fn json(status: StatusCode, body: Bytes) -> Response {
-    (status, [(CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
-}
-
 /// Logs and builds a rejection that happened before the service ran.
 fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &str) -> Response {
+    log_rejection(status, started, reason);
+    match body {
+        Some(body) => json(status, body),
+        None => status.into_response(),
+    }
+}
+
+/// Logs a gate's refusal and turns it into the response.
+fn refused(refusal: Refusal, started: Instant) -> Response {
+    log_rejection(refusal.status, started, refusal.reason);
+    refusal.into_response()
+}
+
+fn log_rejection(status: StatusCode, started: Instant, reason: &str) {
     tracing::info!(
         target: LOG_TARGET,
         status = status.as_u16(),
@@ -378,71 +386,10 @@ fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &st
         latency_us = micros(started),
         "mcp request"
     );
-    match body {
-        Some(body) => json(status, body),
-        None => status.into_response(),
-    }
 }
 
 fn micros(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-/// What the client's `Accept` header allows.
-#[derive(Debug, Clone, Copy)]
-struct Accepts {
-    json: bool,
-    sse: bool,
-}
-
-fn accepts(headers: &HeaderMap) -> Accepts {
-    // What spec-following clients send, recognised without parsing.
-    let mut values = headers.get_all(ACCEPT).iter();
-    if let (Some(only), None) = (values.next(), values.next())
-        && only.as_bytes() == b"application/json, text/event-stream"
-    {
-        return Accepts {
-            json: true,
-            sse: true,
-        };
-    }
-    let mut seen = false;
-    let mut out = Accepts {
-        json: false,
-        sse: false,
-    };
-    for value in headers.get_all(ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            seen = true;
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            if refused {
-                continue;
-            }
-            let any = media == "*/*";
-            out.json |= any
-                || media.eq_ignore_ascii_case("application/json")
-                || media.eq_ignore_ascii_case("application/*");
-            out.sse |= any
-                || media.eq_ignore_ascii_case("text/event-stream")
-                || media.eq_ignore_ascii_case("text/*");
-        }
-    }
-    if !seen {
-        // No Accept header: the spec does not say; accept both rather than fail minimal clients.
-        return Accepts {
-            json: true,
-            sse: true,
-        };
-    }
-    out
 }
 
 async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Response {
@@ -450,16 +397,8 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     let (parts, body) = request.into_parts();
 
     // 1. Origin (DNS-rebinding defence), before anything else.
-    if let Some(origin) = parts.headers.get(ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| shared.origins.allows(o));
-        if !allowed {
-            let body = envelope::error_body(
-                None,
-                envelope::INVALID_REQUEST,
-                "Forbidden: Origin not allowed",
-            );
-            return reject(StatusCode::FORBIDDEN, Some(body), started, "origin");
-        }
+    if let Err(refusal) = gates::check_origin(&shared.origins, &parts.headers) {
+        return refused(refusal, started);
     }
 
     // 2. Verb: only POST exists in this revision (no GET stream, no DELETE session).
@@ -472,27 +411,9 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 3. Authentication, before the body is read.
-    let principal = match shared.auth.authenticate(&parts.headers) {
+    let principal = match gates::authenticate(shared.auth.as_ref(), &parts.headers) {
         Ok(principal) => principal,
-        Err(AuthRejection::Malformed) => {
-            let body = envelope::error_body(
-                None,
-                envelope::INVALID_REQUEST,
-                "Bad Request: send exactly one Authorization header",
-            );
-            return reject(StatusCode::BAD_REQUEST, Some(body), started, "auth");
-        }
-        Err(rejection) => {
-            let challenge = match rejection {
-                AuthRejection::InvalidToken => HeaderValue::from_static(
-                    r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
-                ),
-                _ => HeaderValue::from_static(r#"Bearer realm="mcp""#),
-            };
-            let mut response = reject(StatusCode::UNAUTHORIZED, None, started, "auth");
-            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
-            return response;
-        }
+        Err(refusal) => return refused(refusal, started),
     };
 
     // 4. The body: bounded in size, due within the body deadline (and the request's), and,
@@ -501,25 +422,9 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     let deadline = tokio::time::sleep(shared.request_timeout);
     tokio::pin!(deadline);
     let body_timeout = shared.body_timeout.min(shared.request_timeout);
-    let raw = match read_body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
+    let raw = match gates::body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
         Ok(raw) => raw,
-        Err(err) => {
-            let reason = match err {
-                BodyError::TooLarge { .. } => "body size",
-                BodyError::TimedOut { .. } => "body timeout",
-                BodyError::Busy => "body budget",
-                BodyError::Broken => "body read",
-            };
-            let busy = matches!(err, BodyError::Busy);
-            let body = envelope::error_body(None, envelope::INVALID_REQUEST, &err.to_string());
-            let mut response = reject(err.status(), Some(body), started, reason);
-            if busy {
-                response
-                    .headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            return response;
-        }
+        Err(refusal) => return refused(refusal, started),
     };
 
     // 5. Parse once; the parsed value travels on to the service.
@@ -527,7 +432,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Ok(message) => message,
         Err(_) => {
             let body =
-                envelope::error_body(None, envelope::PARSE_ERROR, "Parse error: invalid JSON");
+                envelope::error_body(None, ErrorCode::ParseError, "Parse error: invalid JSON");
             return reject(StatusCode::BAD_REQUEST, Some(body), started, "parse");
         }
     };
@@ -537,7 +442,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Kind::Invalid { id, reason } => {
             let body = envelope::error_body(
                 id,
-                envelope::INVALID_REQUEST,
+                ErrorCode::InvalidRequest,
                 &format!("Invalid Request: {reason}"),
             );
             return reject(
@@ -549,7 +454,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         }
         Kind::Notification { method } => {
             if let Err(err) = headers::check_notification(&parts.headers, message.value(), method) {
-                let body = envelope::error_body(None, envelope::HEADER_MISMATCH, &err.to_string());
+                let body = envelope::error_body(None, ErrorCode::HeaderMismatch, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
             }
             let method = method.to_owned();
@@ -562,18 +467,18 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
                 headers::check_request(&parts.headers, body, method, |t| service.param_headers(t))
             {
                 let body =
-                    envelope::error_body(Some(id), envelope::HEADER_MISMATCH, &err.to_string());
+                    envelope::error_body(Some(id), ErrorCode::HeaderMismatch, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
             }
             (id.clone(), method.to_owned())
         }
     };
 
-    let accept = accepts(&parts.headers);
+    let accept = gates::accepts(&parts.headers);
     if !accept.json && !accept.sse {
         let body = envelope::error_body(
             Some(&id),
-            envelope::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             "Not Acceptable: Accept must list application/json and text/event-stream",
         );
         return reject(StatusCode::NOT_ACCEPTABLE, Some(body), started, "accept");
@@ -687,10 +592,10 @@ type HandlerFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
 
 fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
     Reply::error(
-        envelope::INTERNAL_ERROR,
+        ErrorCode::InternalError,
         envelope::error_body(
             Some(id),
-            envelope::INTERNAL_ERROR,
+            ErrorCode::InternalError,
             &format!(
                 "Internal error: request timed out after {} ms",
                 timeout.as_millis()
@@ -701,10 +606,10 @@ fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
 
 fn no_reply(id: &Value) -> Reply {
     Reply::error(
-        envelope::INTERNAL_ERROR,
+        ErrorCode::InternalError,
         envelope::error_body(
             Some(id),
-            envelope::INTERNAL_ERROR,
+            ErrorCode::InternalError,
             "Internal error: the server produced no response",
         ),
     )
@@ -815,20 +720,6 @@ struct SseState {
     _guard: DropGuard,
 }
 
-/// Frames one JSON-RPC message as an SSE event. Compact JSON has no raw newlines, but a service
-/// may hand over pretty-printed bytes, so each line becomes its own `data:` field.
-fn sse_event(message: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(message.len() + 8);
-    for line in message.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        out.put_slice(b"data: ");
-        out.put_slice(line);
-        out.put_u8(b'\n');
-    }
-    out.put_u8(b'\n');
-    out.freeze()
-}
-
 impl SseState {
     /// Moves the channel's receiver in once the handler has created it.
     fn adopt_lazy(&mut self) {
@@ -915,12 +806,6 @@ fn sse_response(state: SseState) -> Response {
 mod tests {
     use super::*;
 
-    fn accept(v: &str) -> Accepts {
-        let mut h = HeaderMap::new();
-        h.insert(ACCEPT, HeaderValue::from_str(v).unwrap());
-        accepts(&h)
-    }
-
     #[test]
     fn public_url_gives_its_host_and_is_checked() {
         let with = |url: &str| HttpConfig {
@@ -943,30 +828,5 @@ mod tests {
             );
         }
         assert!(HttpConfig::default().public_host().is_none());
-    }
-
-    #[test]
-    fn accept_negotiation() {
-        let both = accept("application/json, text/event-stream");
-        assert!(both.json && both.sse);
-        let json_only = accept("application/json");
-        assert!(json_only.json && !json_only.sse);
-        let any = accept("*/*");
-        assert!(any.json && any.sse);
-        let refused = accept("application/json, text/event-stream;q=0");
-        assert!(refused.json && !refused.sse);
-        let none = accept("text/html");
-        assert!(!none.json && !none.sse);
-        let missing = accepts(&HeaderMap::new());
-        assert!(missing.json && missing.sse);
-    }
-
-    #[test]
-    fn sse_framing_splits_lines() {
-        assert_eq!(&sse_event(b"{\"a\":1}")[..], b"data: {\"a\":1}\n\n");
-        assert_eq!(
-            &sse_event(b"{\r\n\"a\":1\n}")[..],
-            b"data: {\ndata: \"a\":1\ndata: }\n\n"
-        );
     }
 }
