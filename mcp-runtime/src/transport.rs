@@ -8,7 +8,11 @@
 //! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
 //!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
+#[cfg(feature = "http")]
+mod allowlist;
 pub mod auth;
+#[cfg(feature = "http")]
+mod body;
 #[cfg(feature = "http")]
 pub mod edge;
 pub(crate) mod envelope;
@@ -18,13 +22,15 @@ pub(crate) mod gates;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+mod response;
 pub mod service;
 pub mod stdio;
 pub(crate) mod tools_call;
 
-pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
 #[cfg(feature = "http")]
-pub use headers::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
+pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
+pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
 #[cfg(feature = "http")]
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]

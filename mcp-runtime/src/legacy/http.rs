@@ -68,12 +68,11 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
 use bytes::Bytes;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use mcp_types::{ErrorCode, JsonObject, PROTOCOL_VERSION_KEY, RequestId};
+use mcp_types::{ErrorCode, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -87,16 +86,15 @@ use crate::{Principal, Server};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
 
+use super::era::MCP_PROTOCOL_VERSION;
+pub use super::era::{
+    HttpEra, MCP_SESSION_ID, SESSION_ERA_VERSIONS, era_from_headers, is_legacy_initialize,
+};
+use super::session_table::{Busy, Entry, make_room, mint_session_id};
+
 /// The code deployed 2025-11-25 SDKs use for "session not found" (not a spec-defined code, so
 /// it is an application code in `mcp_types`' terms).
 const SESSION_NOT_FOUND: ErrorCode = ErrorCode::Other(-32001);
-/// The 2025-11-25 session header.
-pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-
-/// The revisions whose clients use sessions; a request declaring one of them is legacy.
-pub const SESSION_ERA_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 
 /// Tunables for the legacy HTTP adapter.
 #[derive(Debug, Clone)]
@@ -160,56 +158,6 @@ impl LegacyHttpConfig {
     }
 }
 
-/// Which era an HTTP request belongs to, as far as its verb and headers tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpEra {
-    /// 2026-07-28: handled by the modern router, untouched.
-    Modern,
-    /// 2025-11-25: handled by the adapter.
-    Legacy,
-    /// A header-less POST: legacy only if the body is an `initialize` ([`is_legacy_initialize`]).
-    NeedsBody,
-}
-
-/// Decides the era from the verb and headers alone (see the module docs' table).
-pub fn era_from_headers(method: &Method, headers: &HeaderMap) -> HttpEra {
-    if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
-        let legacy = version
-            .to_str()
-            .is_ok_and(|v| SESSION_ERA_VERSIONS.contains(&v.trim()));
-        return if legacy {
-            HttpEra::Legacy
-        } else {
-            HttpEra::Modern
-        };
-    }
-    if headers.contains_key(MCP_METHOD) {
-        return HttpEra::Modern;
-    }
-    if headers.contains_key(MCP_SESSION_ID) {
-        return HttpEra::Legacy;
-    }
-    if method == Method::POST {
-        HttpEra::NeedsBody
-    } else {
-        HttpEra::Modern
-    }
-}
-
-/// Whether a body is a 2025-11-25 `initialize` request: method `initialize` and no modern
-/// `_meta` protocol version (a modern `initialize` is just an unknown method for the core).
-pub fn is_legacy_initialize(body: &[u8]) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return false;
-    };
-    value.get("method").and_then(Value::as_str) == Some("initialize")
-        && value
-            .get("params")
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-            .is_none()
-}
-
 /// The 2025-11-25 Streamable HTTP adapter: sessions, and the middleware that routes to it.
 #[derive(Clone)]
 pub struct LegacyHttp {
@@ -230,48 +178,6 @@ struct Inner {
     auth: Arc<dyn Authenticator>,
     config: LegacyHttpConfig,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
-}
-
-/// One live session and its HTTP bookkeeping.
-struct Entry {
-    session: Arc<LegacySession>,
-    last_used: Mutex<Instant>,
-    /// Requests of this session still running (a busy session never expires).
-    busy: AtomicUsize,
-    /// Cancel tokens of the running requests, by serialized JSON-RPC id.
-    in_flight: Mutex<HashMap<String, CancellationToken>>,
-}
-
-impl Entry {
-    fn touch(&self) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    fn expired(&self, ttl: Duration) -> bool {
-        self.busy.load(Ordering::SeqCst) == 0
-            && self
-                .last_used
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .elapsed()
-                > ttl
-    }
-
-    /// Ends the session: waiting server-to-client requests fail, running requests are cancelled.
-    fn end(&self) {
-        self.session.close();
-        for token in self
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-        {
-            token.cancel();
-        }
-    }
 }
 
 impl LegacyHttp {
@@ -600,48 +506,6 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
     StatusCode::NO_CONTENT.into_response()
 }
 
-/// Makes room for one more session of `principal`: drops expired sessions, then, when the
-/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
-/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
-/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
-fn make_room(
-    sessions: &mut HashMap<String, Arc<Entry>>,
-    principal: &Principal,
-    config: &LegacyHttpConfig,
-) -> bool {
-    sessions.retain(|_, entry| {
-        let keep = !entry.expired(config.idle_ttl);
-        if !keep {
-            entry.end();
-        }
-        keep
-    });
-    let mine: Vec<(&String, &Arc<Entry>)> = sessions
-        .iter()
-        .filter(|(_, e)| e.session.principal() == principal)
-        .collect();
-    if mine.len() >= config.max_sessions_per_principal.max(1) {
-        let oldest_idle = mine
-            .iter()
-            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
-            .min_by_key(|(_, e)| *e.last_used.lock().unwrap_or_else(PoisonError::into_inner))
-            .map(|(sid, _)| (*sid).clone());
-        let Some(sid) = oldest_idle else {
-            return false;
-        };
-        if let Some(entry) = sessions.remove(&sid) {
-            entry.end();
-        }
-    }
-    sessions.len() < config.max_sessions
-}
-
-fn mint_session_id() -> Result<String, getrandom::Error> {
-    let mut raw = [0u8; 32];
-    getrandom::fill(&mut raw)?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw))
-}
-
 async fn open_session(
     inner: &Arc<Inner>,
     principal: Principal,
@@ -725,24 +589,6 @@ fn reply_is_error(reply: &[u8]) -> bool {
         error: Option<serde::de::IgnoredAny>,
     }
     serde_json::from_slice::<Probe>(reply).is_ok_and(|p| p.error.is_some())
-}
-
-/// Keeps the session marked busy while a request runs; unmarks it however the run ends.
-struct Busy {
-    entry: Arc<Entry>,
-    key: String,
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.entry
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
-        self.entry.touch();
-        self.entry.busy.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 async fn request(
@@ -853,77 +699,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
-        }
-        h
-    }
-
-    #[test]
-    fn era_from_headers_table() {
-        let post = Method::POST;
-        assert_eq!(
-            era_from_headers(&post, &HeaderMap::new()),
-            HttpEra::NeedsBody
-        );
-        for v in SESSION_ERA_VERSIONS {
-            let h = {
-                let mut h = HeaderMap::new();
-                h.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(v));
-                h
-            };
-            assert_eq!(era_from_headers(&post, &h), HttpEra::Legacy, "{v}");
-        }
-        // A modern version wins over a stray session id (modern ignores Mcp-Session-Id).
-        let modern = headers(&[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-session-id", "abc"),
-        ]);
-        assert_eq!(era_from_headers(&post, &modern), HttpEra::Modern);
-        let method_only = headers(&[("mcp-method", "tools/list"), ("mcp-session-id", "abc")]);
-        assert_eq!(era_from_headers(&post, &method_only), HttpEra::Modern);
-        let session = headers(&[("mcp-session-id", "abc")]);
-        assert_eq!(era_from_headers(&post, &session), HttpEra::Legacy);
-        assert_eq!(era_from_headers(&Method::DELETE, &session), HttpEra::Legacy);
-        assert_eq!(
-            era_from_headers(&Method::GET, &HeaderMap::new()),
-            HttpEra::Modern
-        );
-        assert_eq!(
-            era_from_headers(&Method::DELETE, &HeaderMap::new()),
-            HttpEra::Modern
-        );
-    }
-
-    #[test]
-    fn legacy_initialize_detection() {
-        assert!(is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#
-        ));
-        assert!(is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
-        ));
-        assert!(!is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
-        ));
-        assert!(!is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
-        ));
-        assert!(!is_legacy_initialize(b"[{\"method\":\"initialize\"}]"));
-        assert!(!is_legacy_initialize(b"not json"));
-    }
-
-    #[test]
-    fn session_ids_are_long_random_and_header_safe() {
-        let a = mint_session_id().unwrap();
-        let b = mint_session_id().unwrap();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 43); // 256 bits, base64url without padding
-        assert!(HeaderValue::from_str(&a).is_ok());
-    }
 
     #[test]
     fn reply_error_probe_looks_at_the_top_level_only() {

@@ -14,10 +14,10 @@ use mcp_types::ErrorCode;
 use serde_json::Value;
 use std::time::Duration;
 
+use super::allowlist::OriginAllowlist;
 use super::auth::{AuthRejection, Authenticator};
-use super::edge::{BodyError, read_body};
+use super::body::{BodyError, read_body};
 use super::envelope;
-use super::headers::OriginAllowlist;
 use crate::Principal;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
