@@ -23,6 +23,9 @@
 //!   [`ReplayStore`]. A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
 //!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
+//! - An identical retry (same principal, same state, same answers) of a `tools/call` whose
+//!   claim recorded its result gets that result again, marked with [`REPLAYED_META_KEY`] in
+//!   its `_meta`; any other reuse is refused.
 //! - Answers of earlier rounds travel inside the signed state; later rounds get them back
 //!   without the client resending them.
 //! - An input request is only made in a mode this request's `clientCapabilities` declare;
@@ -30,7 +33,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
@@ -44,16 +47,15 @@ use serde_json::{Map, Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
-#[cfg(feature = "postgres")]
-use crate::replay::PgTxMutation;
-#[cfg(feature = "sqlite")]
-use crate::replay::SqliteTxAction;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use crate::replay::TxAction;
-use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
+use crate::replay::{ActionError, RecordedOutcome, ReplayStore};
 use crate::state::{ArgDigest, CorrelationId, StatePayload};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
+
+mod claim;
+
+pub use crate::replay::ClaimWork;
+pub use claim::REPLAYED_META_KEY;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,73 +66,6 @@ pub enum Elicitation<T> {
     Declined,
     /// The user dismissed the request without choosing.
     Cancelled,
-}
-
-/// How an accepted answer changes the world, for [`ToolContext::elicit_with_mutation`].
-pub enum ClaimMutation<R> {
-    /// No change (e.g. the user did not tick "confirm"); the answer is still claimed once.
-    Done(R),
-    /// A standalone action run while the claim is held (see
-    /// [`ReplayStore::claim_with`]); make it convergent. *At least once, converging to once*:
-    /// a crash between the action and the claim's `COMMIT` leaves the confirmation usable.
-    Standalone(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// An action run only *after* the claim is durably committed, on Tokio's blocking pool:
-    /// *at most once*. If the action fails (or the process dies before it finishes), the
-    /// confirmation is used up and the failure is reported with that said, so the user asks
-    /// again; a confirmation never acts twice, nor on something re-created after a crash.
-    /// The right choice for a destructive effect outside the replay store's database.
-    AfterClaim(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// Runs in the SQLite replay store's claim transaction (feature `sqlite`).
-    #[cfg(feature = "sqlite")]
-    Sqlite(SqliteTxAction<R>),
-    /// Runs in the PostgreSQL replay store's claim transaction (feature `postgres`).
-    #[cfg(feature = "postgres")]
-    Postgres(PgTxMutation<R>),
-}
-
-impl<R: Send + 'static> ClaimMutation<R> {
-    /// The same mutation, its value passed through `f`.
-    pub fn map<S: Send + 'static>(
-        self,
-        f: impl FnOnce(R) -> S + Send + 'static,
-    ) -> ClaimMutation<S> {
-        match self {
-            Self::Done(value) => ClaimMutation::Done(f(value)),
-            Self::Standalone(action) => {
-                ClaimMutation::Standalone(Box::new(move || action().map(f)))
-            }
-            Self::AfterClaim(action) => {
-                ClaimMutation::AfterClaim(Box::new(move || action().map(f)))
-            }
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(action) => ClaimMutation::Sqlite(Box::new(move |tx| action(tx).map(f))),
-            #[cfg(feature = "postgres")]
-            Self::Postgres(action) => ClaimMutation::Postgres(Box::new(move |tx| {
-                Box::pin(async move { action(tx).await.map(f) })
-            })),
-        }
-    }
-}
-
-impl<R> std::fmt::Debug for ClaimMutation<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Done(_) => "ClaimMutation::Done",
-            Self::Standalone(_) => "ClaimMutation::Standalone",
-            Self::AfterClaim(_) => "ClaimMutation::AfterClaim",
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(_) => "ClaimMutation::Sqlite",
-            #[cfg(feature = "postgres")]
-            Self::Postgres(_) => "ClaimMutation::Postgres",
-        })
-    }
-}
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn put<R>(slot: &Mutex<Option<R>>, value: R) {
-    if let Ok(mut guard) = slot.lock() {
-        *guard = Some(value);
-    }
 }
 
 /// Application state registered with the server builder, by type.
@@ -173,6 +108,9 @@ pub(crate) struct Mrtr {
     pub(crate) claimed: bool,
     /// Correlation ids minted on this pass (not yet in any sealed state).
     pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
+    /// The outcome an earlier, identical retry recorded, found when this pass's claim was
+    /// refused: the call's answer (see [`ToolContext::finish_call`]).
+    pub(crate) replayed: Option<RecordedOutcome>,
 }
 
 /// An answer taken from this retry on this pass. Its state record (`{"s", "r", "x"}`) is
@@ -306,6 +244,7 @@ impl ToolContext {
                 fresh_answers: Vec::new(),
                 claimed: false,
                 new_correlations: BTreeMap::new(),
+                replayed: None,
             },
         })
     }
@@ -392,7 +331,7 @@ impl ToolContext {
             Resolved::Ready(answer) => Ok(Some(answer)),
             Resolved::Pending => Ok(None),
             Resolved::Claim(answer, record) => {
-                self.claim().await?;
+                self.mrtr.claim(&self.principal).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Some(answer))
             }
@@ -400,9 +339,9 @@ impl ToolContext {
     }
 
     /// Like [`ToolContext::elicit`], but on acceptance runs `mutation` *while the one-time
-    /// claim is held* ([`ReplayStore::claim_with`]): with a SQL replay store the claim and the
-    /// mutation commit together or not at all; if the mutation fails, the claim is rolled back
-    /// and the user's answer stays usable for another retry.
+    /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`]): with a SQL replay
+    /// store the claim and the mutation commit together or not at all; if the mutation fails,
+    /// the claim is rolled back and the user's answer stays usable for another retry.
     ///
     /// `mutation` is synchronous and runs on a blocking thread for SQL stores; keep it short.
     /// Use this for the last input of a flow: an answer from an earlier round is not
@@ -419,39 +358,23 @@ impl ToolContext {
         R: Send + 'static,
         M: FnOnce(F) -> Result<R, ActionError> + Send + 'static,
     {
-        match self.resolve_elicit::<F>(key, message, &choices)? {
-            Resolved::Pending => Err(ToolError::input_required()),
-            Resolved::Ready(Elicitation::Accepted(_)) => Err(ToolError::tool(
-                "this confirmation was already carried out in an earlier round; restart the call",
-            )),
-            Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
-            Resolved::Claim(Elicitation::Declined, record) => {
-                self.claim().await?;
-                self.mrtr.record_fresh(key, record);
-                Ok(Elicitation::Declined)
-            }
-            Resolved::Ready(Elicitation::Cancelled)
-            | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
-            Resolved::Claim(Elicitation::Accepted(value), mut record) => {
-                record.executed = true;
-                let out = self.claim_with(move || mutation(value)).await?;
-                self.mrtr.record_fresh(key, record);
-                Ok(Elicitation::Accepted(out))
-            }
-        }
+        self.elicit_with_mutation::<F, R, _>(key, message, choices, move |value| {
+            ClaimWork::During(Box::new(move || mutation(value)))
+        })
+        .await
     }
 
-    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns a [`ClaimMutation`]
-    /// saying *how* the accepted answer changes the world: not at all ([`ClaimMutation::Done`],
-    /// the claim is still made), by a standalone action under the claim
-    /// ([`ClaimMutation::Standalone`], as `elicit_with_commit`), or inside the replay store's
-    /// own database transaction ([`ClaimMutation::Sqlite`] / [`ClaimMutation::Postgres`]):
-    /// claim, mutation and `COMMIT` are one transaction, and any failure rolls back both.
+    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns the [`ClaimWork`]
+    /// saying *how* the accepted answer changes the world: not at all ([`ClaimWork::Nothing`],
+    /// the claim is still made), by standalone work while the claim is held
+    /// ([`ClaimWork::During`], as `elicit_with_commit`), after the claim committed
+    /// ([`ClaimWork::After`]: at most once; a failure leaves the confirmation used and says
+    /// so), or inside the replay store's own transaction ([`ClaimWork::InTx`] with work from
+    /// the store's constructor, e.g. `replay::sqlite::tx_work`): claim, work and `COMMIT` are
+    /// one transaction, and any failure rolls back both.
     ///
     /// `mutation` itself runs before the claim and must not change anything; the change goes in
-    /// the closure it returns. With [`ClaimMutation::AfterClaim`] the claim is committed first
-    /// and the action runs after it (at most once; a failure leaves the confirmation used and
-    /// says so).
+    /// the work it returns.
     pub async fn elicit_with_mutation<F, R, M>(
         &mut self,
         key: &str,
@@ -462,7 +385,7 @@ impl ToolContext {
     where
         F: ElicitForm,
         R: Send + 'static,
-        M: FnOnce(F) -> ClaimMutation<R> + Send + 'static,
+        M: FnOnce(F) -> ClaimWork<R> + Send + 'static,
     {
         match self.resolve_elicit::<F>(key, message, &choices)? {
             Resolved::Pending => Err(ToolError::input_required()),
@@ -471,7 +394,7 @@ impl ToolContext {
             )),
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
             Resolved::Claim(Elicitation::Declined, record) => {
-                self.claim().await?;
+                self.mrtr.claim(&self.principal).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Declined)
             }
@@ -479,55 +402,8 @@ impl ToolContext {
             | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
             Resolved::Claim(Elicitation::Accepted(value), mut record) => {
                 record.executed = true;
-                let out = match mutation(value) {
-                    ClaimMutation::Done(out) => {
-                        self.claim().await?;
-                        out
-                    }
-                    ClaimMutation::Standalone(action) => self.claim_with(action).await?,
-                    ClaimMutation::AfterClaim(action) => {
-                        // Durable first: if the claim fails, nothing has been done.
-                        self.claim().await?;
-                        match tokio::task::spawn_blocking(action).await {
-                            Ok(Ok(out)) => out,
-                            Ok(Err(e)) => {
-                                return Err(ToolError::tool(format!(
-                                    "{e}. This confirmation is now used up; call the tool again to ask again."
-                                )));
-                            }
-                            Err(e) => {
-                                tracing::error!(error = %e, "action after a committed claim did not finish");
-                                return Err(ToolError::tool(
-                                    "The confirmed action stopped unexpectedly, so whether it took effect is unknown; check before asking again. This confirmation is now used up.",
-                                ));
-                            }
-                        }
-                    }
-                    #[cfg(feature = "sqlite")]
-                    ClaimMutation::Sqlite(action) => {
-                        self.claim_in_tx(|slot| {
-                            TxAction::Sqlite(Box::new(move |tx| {
-                                let value = action(tx)?;
-                                put(&slot, value);
-                                Ok(())
-                            }))
-                        })
-                        .await?
-                    }
-                    #[cfg(feature = "postgres")]
-                    ClaimMutation::Postgres(action) => {
-                        self.claim_in_tx(|slot| {
-                            TxAction::Postgres(Box::new(move |tx| {
-                                Box::pin(async move {
-                                    let value = action(tx).await?;
-                                    put(&slot, value);
-                                    Ok(())
-                                })
-                            }))
-                        })
-                        .await?
-                    }
-                };
+                let work = mutation(value);
+                let out = self.mrtr.claim_work(&self.principal, work).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Accepted(out))
             }
@@ -665,7 +541,7 @@ impl ToolContext {
                 Some(answer) => {
                     // One-time: a replayed acceptance is refused. Not recorded in the next
                     // state: the handler's own record is the truth about the step.
-                    self.claim().await?;
+                    self.mrtr.claim(&self.principal).await?;
                     Ok(answer)
                 }
                 None => {
@@ -844,7 +720,7 @@ impl ToolContext {
                 .map_err(|_| refused("an answer from an earlier round is not understood")),
             Lookup::Fresh => match T::deserialize(self.mrtr.response(key)) {
                 Ok(parsed) => {
-                    self.claim().await?;
+                    self.mrtr.claim(&self.principal).await?;
                     self.mrtr.record_fresh(key, FreshAnswer::new(digest));
                     Ok(Some(parsed))
                 }
@@ -896,139 +772,6 @@ impl ToolContext {
             } else {
                 Lookup::Missing
             }),
-        }
-    }
-
-    /// Claims this retry's state nonce once per pass.
-    async fn claim(&mut self) -> Result<(), ToolError> {
-        if self.mrtr.claimed {
-            return Ok(());
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        match self
-            .mrtr
-            .store
-            .claim_for(&self.principal, state.nonce, state.expires_at_time())
-            .await
-        {
-            Ok(ClaimOutcome::Claimed) => {
-                self.mrtr.claimed = true;
-                Ok(())
-            }
-            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
-            Err(e) => Err(store_failed(&e)),
-        }
-    }
-
-    async fn claim_with<R: Send + 'static>(
-        &mut self,
-        mutation: impl FnOnce() -> Result<R, ActionError> + Send + 'static,
-    ) -> Result<R, ToolError> {
-        if self.mrtr.claimed {
-            // The claim is already held by this pass; run the mutation directly.
-            return mutation().map_err(|e| ToolError::tool(e.to_string()));
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
-        let out = Arc::clone(&slot);
-        let action = Box::new(move || {
-            let value = mutation()?;
-            if let Ok(mut guard) = out.lock() {
-                *guard = Some(value);
-            }
-            Ok(())
-        });
-        let outcome = self
-            .mrtr
-            .store
-            .claim_with_for(
-                &self.principal,
-                state.nonce,
-                state.expires_at_time(),
-                action,
-            )
-            .await;
-        self.settle_claim(outcome, &slot)
-    }
-
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    async fn claim_in_tx<R: Send + 'static>(
-        &mut self,
-        action: impl FnOnce(Arc<Mutex<Option<R>>>) -> TxAction,
-    ) -> Result<R, ToolError> {
-        if self.mrtr.claimed {
-            // A claim made earlier in this pass has committed already; a second transaction
-            // could not be atomic with it.
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "a transactional mutation must be the first claim of its retry",
-            )));
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
-        let action = action(Arc::clone(&slot));
-        let outcome = self
-            .mrtr
-            .store
-            .claim_in_tx(state.nonce, state.expires_at_time(), action)
-            .await;
-        self.settle_claim(outcome, &slot)
-    }
-
-    /// The value a claimed mutation left in `slot`, or the error its claim outcome means.
-    fn settle_claim<R>(
-        &mut self,
-        outcome: Result<ClaimOutcome, ReplayError>,
-        slot: &Mutex<Option<R>>,
-    ) -> Result<R, ToolError> {
-        match outcome {
-            Ok(ClaimOutcome::Claimed) => {
-                self.mrtr.claimed = true;
-                let value = slot.lock().ok().and_then(|mut g| g.take());
-                value.ok_or_else(|| {
-                    ToolError::protocol(ErrorObject::internal_error(
-                        "the committed mutation produced no value",
-                    ))
-                })
-            }
-            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
-            Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
-                "{e} (nothing was changed; the confirmation can be retried)"
-            ))),
-            // The change was made; only its record failed. Report what happened (the value),
-            // and tell the operator the store is failing.
-            Err(ReplayError::ActionUnrecorded { cause }) => {
-                tracing::error!(
-                    reason = cause.reason(),
-                    error = %cause,
-                    "the action under a claim was carried out but the claim could not be committed"
-                );
-                self.mrtr.claimed = true;
-                let value = slot.lock().ok().and_then(|mut g| g.take());
-                value.ok_or_else(|| {
-                    ToolError::protocol(ErrorObject::internal_error(
-                        "the action was carried out but produced no value",
-                    ))
-                })
-            }
-            Err(ReplayError::CommitOutcomeUnknown { cause }) => {
-                tracing::error!(reason = cause.reason(), error = %cause, "claim commit outcome unknown");
-                Err(ToolError::tool(
-                    "The replay store lost its connection while committing, so whether the change was made is unknown; check before asking again.",
-                ))
-            }
-            Err(e) => Err(store_failed(&e)),
         }
     }
 
@@ -1216,23 +959,6 @@ fn missing(required: ClientCapabilities) -> ToolError {
 pub(crate) fn refused(why: &str) -> ToolError {
     ToolError::protocol(ErrorObject::invalid_params(format!(
         "requestState is invalid: {why}; restart the call without requestState and inputResponses"
-    )))
-}
-
-fn already_used() -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(
-        "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
-    ))
-}
-
-fn store_failed(e: &ReplayError) -> ToolError {
-    if let ReplayError::PrincipalShareExhausted { .. } = e {
-        // The caller's own doing, and something it can act on: a tool error it can read.
-        return ToolError::tool(format!("{e}; nothing was changed"));
-    }
-    ToolError::protocol(ErrorObject::internal_error(format!(
-        "replay store unavailable ({}); nothing was changed, retry later",
-        e.reason()
     )))
 }
 
