@@ -6,8 +6,15 @@
 //! another instance) finds [`ClaimOutcome::AlreadyUsed`] and does nothing.
 //!
 //! Stores: [`MemoryReplayStore`] (one process), `SqliteReplayStore` (processes on one host
-//! sharing a file), `PostgresReplayStore` (any number of hosts). [`open_store`] picks one
-//! from a configuration string.
+//! sharing a file), `PostgresReplayStore` and `RedisReplayStore` (any number of hosts).
+//! [`open_store`] picks one from a configuration string. A store of your own implements
+//! [`ReplayStore`]; nothing in the core names a driver.
+//!
+//! # Work under a claim
+//!
+//! [`ClaimWork`] is the one vocabulary for what a confirmed answer changes: nothing, standalone
+//! [`DuringWork`] while the claim is held, work after the claim committed, or [`TxWork`] in the
+//! store's own transaction. The sections below say what each guarantees.
 //!
 //! # Claim plus mutation
 //!
@@ -34,7 +41,7 @@
 //! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the
 //! world is restored in between (a deleted file re-created under the same name), a retry acts
 //! on the new object. The alternative is to make the claim durable *first* ([`ReplayStore::claim`])
-//! and act after it (what [`crate::context::ClaimMutation::AfterClaim`] does): a crash or a
+//! and act after it (what [`ClaimWork::After`] does): a crash or a
 //! failure after the commit leaves the confirmation used and the effect not applied, which
 //! the caller reports ("not done; ask again"). That is *at most once*; the convergent
 //! claim-plus-action above is *at least once, converging to once*; a transaction (below) is
@@ -44,9 +51,11 @@
 //!
 //! When the data a handler mutates lives in the *same database* as the replay store, the
 //! convergence argument above is not needed: [`ReplayStore::claim_in_tx`] inserts the nonce and
-//! hands the very same transaction to a [`TxAction`], which re-checks whatever it must and
+//! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and
 //! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
-//! back. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
+//! back. Each backend builds its own work (`replay::sqlite::tx_work`,
+//! `replay::postgres::tx_work`): the core carries it without knowing its type, and a store
+//! given work built for another answers [`ReplayError::TxMismatch`] naming both. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
 //! which claim inside a caller's transaction. Each backend module re-exports its driver crates
 //! (`replay::sqlite::rusqlite`, `replay::postgres::{tokio_postgres, deadpool_postgres}`) so
 //! application code uses exactly the versions the stores do; the core names none of them.
@@ -56,6 +65,16 @@
 //! The memory store is always built. [`SqliteReplayStore`] needs the `sqlite` feature,
 //! [`PostgresReplayStore`] the `postgres` feature; [`open_store`] says which feature to enable
 //! for a specification whose store is compiled out.
+//!
+//! # Recorded outcomes
+//!
+//! After a claimed `tools/call` pass, the runtime hands its result to
+//! [`ReplayStore::record_outcome`] (opaque bytes: a fingerprint of principal, nonce and answers,
+//! then the result, or only its digest past [`MAX_RECORDED_OUTCOME`]). A retry whose claim
+//! finds the nonce used reads it back with [`ReplayStore::recorded_outcome`]; only a retry
+//! with the same fingerprint gets the result again (marked with
+//! [`crate::context::REPLAYED_META_KEY`]). The record lives and expires with the claim. A store
+//! that records nothing (the trait's default) keeps refusing identical retries.
 //!
 //! # Expiry
 //!

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -63,11 +64,12 @@ impl ReplayStore for MapStore {
         expires_at: SystemTime,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         let mut db = self.db.lock().unwrap();
-        let outcome = if db.claims.contains_key(&nonce) {
-            ClaimOutcome::AlreadyUsed
-        } else {
-            db.claims.insert(nonce, (expires_at, None));
-            ClaimOutcome::Claimed
+        let outcome = match db.claims.entry(nonce) {
+            Entry::Occupied(_) => ClaimOutcome::AlreadyUsed,
+            Entry::Vacant(slot) => {
+                slot.insert((expires_at, None));
+                ClaimOutcome::Claimed
+            }
         };
         Box::pin(async move { Ok(outcome) })
     }
@@ -79,16 +81,15 @@ impl ReplayStore for MapStore {
         work: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         let mut db = self.db.lock().unwrap();
-        let outcome = if db.claims.contains_key(&nonce) {
-            Ok(ClaimOutcome::AlreadyUsed)
-        } else {
-            match work() {
+        let outcome = match db.claims.entry(nonce) {
+            Entry::Occupied(_) => Ok(ClaimOutcome::AlreadyUsed),
+            Entry::Vacant(slot) => match work() {
                 Ok(()) => {
-                    db.claims.insert(nonce, (expires_at, None));
+                    slot.insert((expires_at, None));
                     Ok(ClaimOutcome::Claimed)
                 }
                 Err(e) => Err(ReplayError::ActionFailed(e)),
-            }
+            },
         };
         Box::pin(async move { outcome })
     }

@@ -257,7 +257,7 @@ impl ReplayStore for MemoryReplayStore {
         Box::pin(self.claim_and_act(Some(principal), nonce, expires_at, action))
     }
 
-    /// Kept with the claim; not recorded (silently) once [`OUTCOME_BUDGET`] bytes of
+    /// Kept with the claim; not recorded (silently) once 32 MiB of
     /// outcomes are held, or when the claim is gone.
     fn record_outcome<'a>(
         &'a self,

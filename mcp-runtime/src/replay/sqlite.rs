@@ -35,7 +35,10 @@ pub fn tx_work<R: Send + 'static>(
 }
 
 /// The type [`tx_work`] hands the core, found again by [`TxWork::downcast`].
-struct SqliteTx(Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ActionError> + Send>);
+struct SqliteTx(SqliteWork);
+
+/// What a [`SqliteTx`] runs.
+type SqliteWork = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ActionError> + Send>;
 
 /// The SQLite file was written by a newer build with an unknown schema (the source of a
 /// [`ReplayError::Backend`]).
