@@ -30,6 +30,10 @@
 //!   without the client resending them.
 //! - An input request is only made in a mode this request's `clientCapabilities` declare;
 //!   otherwise the call fails with `-32021` naming the missing capability.
+//!
+//! The context is the tool-facing facade: the request's ledger (what the retry brought, what
+//! this pass asked and took, the claim and its recorded outcome) lives in the crate's `mrtr`
+//! module.
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
@@ -43,19 +47,18 @@ use mcp_types::{
     Root, SamplingCapability,
 };
 use serde::Deserialize as _;
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
-use crate::replay::{ActionError, RecordedOutcome, ReplayStore};
-use crate::state::{ArgDigest, CorrelationId, StatePayload};
+pub(crate) use crate::mrtr::Mrtr;
+pub use crate::mrtr::REPLAYED_META_KEY;
+use crate::mrtr::{FreshAnswer, Lookup, binding_digest, form_binding_digest, refused};
+use crate::replay::ActionError;
+pub use crate::replay::ClaimWork;
+use crate::state::{ArgDigest, CorrelationId};
 use crate::tool::ToolError;
 use crate::transport::NotificationSink;
-
-mod claim;
-
-pub use crate::replay::ClaimWork;
-pub use claim::REPLAYED_META_KEY;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,88 +91,6 @@ impl StateMap {
             .and_then(|b| b.downcast_ref::<T>())
             .cloned()
     }
-}
-
-/// What a retry brought, and what this pass asked, for one `tools/call`.
-pub(crate) struct Mrtr {
-    pub(crate) store: Arc<dyn ReplayStore>,
-    /// The verified state of this retry (None on a first call).
-    pub(crate) opened: Option<StatePayload>,
-    /// The retry's responses; only read under keys `opened` vouches for.
-    pub(crate) responses: InputResponses,
-    /// Input requests registered on this pass, in order.
-    pub(crate) pending: InputRequests,
-    /// Digest of what each pending request shows, sealed into the next state.
-    pub(crate) pending_bindings: BTreeMap<String, ArgDigest>,
-    /// Answers taken from this retry, in the order taken, carried into the next round's
-    /// state. The responses themselves stay in `responses` under the same keys.
-    pub(crate) fresh_answers: Vec<(String, FreshAnswer)>,
-    /// Whether this pass claimed `opened`'s nonce.
-    pub(crate) claimed: bool,
-    /// Correlation ids minted on this pass (not yet in any sealed state).
-    pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
-    /// The outcome an earlier, identical retry recorded, found when this pass's claim was
-    /// refused: the call's answer (see [`ToolContext::finish_call`]).
-    pub(crate) replayed: Option<RecordedOutcome>,
-}
-
-/// An answer taken from this retry on this pass. Its state record (`{"s", "r", "x"}`) is
-/// only built when a later round needs it: most retries end the call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FreshAnswer {
-    /// What was shown under the key.
-    digest: ArgDigest,
-    /// Whether the confirmation was carried out (`"x"`: not to be carried out again).
-    executed: bool,
-}
-
-impl FreshAnswer {
-    fn new(digest: ArgDigest) -> Self {
-        FreshAnswer {
-            digest,
-            executed: false,
-        }
-    }
-}
-
-impl Mrtr {
-    fn fresh(&self, key: &str) -> Option<FreshAnswer> {
-        self.fresh_answers
-            .iter()
-            .find_map(|(k, a)| (k == key).then_some(*a))
-    }
-
-    fn record_fresh(&mut self, key: &str, answer: FreshAnswer) {
-        match self.fresh_answers.iter_mut().find(|(k, _)| k == key) {
-            Some((_, slot)) => *slot = answer,
-            None => self.fresh_answers.push((key.to_owned(), answer)),
-        }
-    }
-
-    /// The retry's response under `key` (`null` when absent).
-    fn response(&self, key: &str) -> &Value {
-        self.responses.get_raw(key).unwrap_or(&Value::Null)
-    }
-
-    /// The state record of the answer taken under `key` on this pass.
-    pub(crate) fn fresh_record(&self, key: &str) -> Option<Value> {
-        let answer = self.fresh(key)?;
-        Some(answer_record(
-            answer.digest,
-            self.response(key).clone(),
-            answer.executed,
-        ))
-    }
-}
-
-/// Where a keyed answer comes from.
-enum Lookup {
-    /// Accepted in an earlier round (inside the signed state).
-    Earlier(Value),
-    /// Sent with this retry (in `Mrtr::responses`) under a key the state says was asked.
-    Fresh,
-    /// Not answered yet.
-    Missing,
 }
 
 /// Everything a running tool can see and ask for.
@@ -436,7 +357,7 @@ impl ToolContext {
         let request = |message: String| {
             InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)))
         };
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => {
                 let response = record.get("r").unwrap_or(&Value::Null);
                 match decode_elicit::<F>(response, choices) {
@@ -457,17 +378,18 @@ impl ToolContext {
                 // of the binding, so the state stays retryable against the same form).
                 Err(e) => {
                     let reason = F::explain(&e, choices);
-                    self.register(key, digest, request(format!("{reason}\n\n{message}")));
+                    self.mrtr
+                        .register(key, digest, request(format!("{reason}\n\n{message}")));
                     Ok(Resolved::Pending)
                 }
                 // Malformed response: ask again as before.
                 Ok(None) => {
-                    self.register(key, digest, request(message));
+                    self.mrtr.register(key, digest, request(message));
                     Ok(Resolved::Pending)
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request(message));
+                self.mrtr.register(key, digest, request(message));
                 Ok(Resolved::Pending)
             }
         }
@@ -531,7 +453,7 @@ impl ToolContext {
                 ElicitAction::Cancel => Elicitation::Cancelled,
             })
         };
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => record
                 .get("r")
                 .and_then(decode)
@@ -545,12 +467,12 @@ impl ToolContext {
                     Ok(answer)
                 }
                 None => {
-                    self.register(key, digest, request);
+                    self.mrtr.register(key, digest, request);
                     Err(ToolError::input_required())
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request);
+                self.mrtr.register(key, digest, request);
                 Err(ToolError::input_required())
             }
         }
@@ -570,7 +492,7 @@ impl ToolContext {
         url: impl Into<String>,
     ) -> Result<ToolError, ToolError> {
         let (digest, request) = self.url_request(key, message, url)?;
-        self.register(key, digest, request);
+        self.mrtr.register(key, digest, request);
         Ok(ToolError::input_required())
     }
 
@@ -714,7 +636,7 @@ impl ToolContext {
         digest: ArgDigest,
         request: impl FnOnce() -> InputRequest,
     ) -> Result<Option<T>, ToolError> {
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => T::deserialize(record.get("r").unwrap_or(&Value::Null))
                 .map(Some)
                 .map_err(|_| refused("an answer from an earlier round is not understood")),
@@ -725,54 +647,23 @@ impl ToolContext {
                     Ok(Some(parsed))
                 }
                 Err(_) => {
-                    self.register(key, digest, request());
+                    self.mrtr.register(key, digest, request());
                     Ok(None)
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request());
+                self.mrtr.register(key, digest, request());
                 Ok(None)
             }
         }
     }
 
-    fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
-        self.mrtr.pending.insert(key.to_owned(), request);
-        self.mrtr.pending_bindings.insert(key.to_owned(), digest);
-    }
-
-    fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, ToolError> {
-        let Some(state) = &self.mrtr.opened else {
-            // Without a verified state nothing was asked: responses are ignored.
-            return Ok(Lookup::Missing);
-        };
-        if let Some(record) = state.answers.get(key) {
-            if record_digest(record) != Some(digest) {
-                return Err(refused(
-                    "what this tool would show under that key changed since it was answered (for example, the list of choices)",
-                ));
-            }
-            return Ok(Lookup::Earlier(record.clone()));
-        }
-        if let Some(fresh) = self.mrtr.fresh(key) {
-            // Asked twice on one pass: hand back the same answer without a second claim.
-            if fresh.digest == digest
-                && let Some(record) = self.mrtr.fresh_record(key)
-            {
-                return Ok(Lookup::Earlier(record));
-            }
-        }
-        match state.bindings.get(key) {
-            None => Ok(Lookup::Missing),
-            Some(bound) if *bound != digest => Err(refused(
-                "what this tool would show under that key changed since it was asked (for example, the list of choices)",
-            )),
-            Some(_) => Ok(if self.mrtr.responses.contains_key(key) {
-                Lookup::Fresh
-            } else {
-                Lookup::Missing
-            }),
-        }
+    /// The final answer of a `tools/call` pass (see `Mrtr::finish_call`).
+    pub(crate) async fn finish_call(
+        &mut self,
+        outcome: Result<mcp_types::CallToolResult, ToolError>,
+    ) -> Result<mcp_types::CallToolResult, ToolError> {
+        self.mrtr.finish_call(&self.principal, outcome).await
     }
 
     // ---- progress and logging ----------------------------------------------------------
@@ -871,115 +762,6 @@ fn check_url<'a>(
     Ok(())
 }
 
-/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`,
-/// plus `"x": true` once its confirmation was carried out.
-fn answer_record(digest: ArgDigest, response: Value, executed: bool) -> Value {
-    let mut record = Map::with_capacity(3);
-    record.insert("s".to_owned(), Value::String(digest.to_string()));
-    record.insert("r".to_owned(), response);
-    if executed {
-        record.insert("x".to_owned(), Value::Bool(true));
-    }
-    Value::Object(record)
-}
-
-fn record_digest(record: &Value) -> Option<ArgDigest> {
-    record.get("s").and_then(|s| ArgDigest::deserialize(s).ok())
-}
-
-/// Prefix hashed before a binding (domain separation from argument digests and from any
-/// other SHA-256 of the same bytes; bump the version whenever the layout below changes).
-const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v3\0";
-
-/// Digest binding what was shown under `key`: the method, the key and the request body.
-///
-/// The body's compact serde serialization is streamed straight into SHA-256: no `Value` tree,
-/// no canonicalisation. It only has to be deterministic for one build (the same schema value
-/// always serializes to the same bytes: struct fields in declaration order, maps in insertion
-/// order) and to change whenever what the client is shown changes, which any change to the
-/// serialized request does. Method and key are length-prefixed so no two (method, key, body)
-/// triples share an input.
-fn binding_digest<T: serde::Serialize + ?Sized>(
-    method: &str,
-    key: &str,
-    body: &T,
-) -> Result<ArgDigest, serde_json::Error> {
-    use sha2::Digest as _;
-    let mut hasher = binding_hasher(method, key);
-    serde_json::to_writer(&mut hasher, body)?;
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
-}
-
-/// [`binding_digest`] of a form: what [`ElicitForm::write_binding`] writes for `choices`,
-/// under the elicitation method and `key`.
-fn form_binding_digest<F: ElicitForm>(
-    key: &str,
-    choices: &F::Choices,
-) -> std::io::Result<ArgDigest> {
-    use sha2::Digest as _;
-    // Buffered: the description is written in many small pieces, and one hash update over
-    // the whole buffer is much cheaper than one per piece.
-    let mut buf = Vec::with_capacity(512);
-    F::write_binding(choices, &mut buf)?;
-    let mut hasher = binding_hasher(mcp_types::METHOD_ELICITATION_CREATE, key);
-    hasher.0.update(&buf);
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
-}
-
-fn binding_hasher(method: &str, key: &str) -> HashWriter {
-    use sha2::Digest as _;
-    let mut hasher = HashWriter(sha2::Sha256::new());
-    hasher.0.update(BINDING_DOMAIN);
-    for part in [method, key] {
-        hasher.0.update((part.len() as u64).to_le_bytes());
-        hasher.0.update(part.as_bytes());
-    }
-    hasher
-}
-
-/// Feeds serializer output into a hasher without buffering it.
-struct HashWriter(sha2::Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(&mut self.0, buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn missing(required: ClientCapabilities) -> ToolError {
     ToolError::protocol(ErrorObject::missing_required_client_capability(&required))
-}
-
-/// The `-32602` for a retry whose state does not fit what the tool asks now.
-pub(crate) fn refused(why: &str) -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(format!(
-        "requestState is invalid: {why}; restart the call without requestState and inputResponses"
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::binding_digest;
-    use serde_json::json;
-
-    #[test]
-    fn binding_digest_is_deterministic_and_separates_its_parts() {
-        let schema = json!({"type": "object", "properties": {"id": {"enum": ["a", "b"]}}});
-        let d = |m: &str, k: &str, b: &serde_json::Value| binding_digest(m, k, b).unwrap();
-        let base = d("elicitation/create", "pick", &schema);
-        assert_eq!(base, d("elicitation/create", "pick", &schema.clone()));
-        // A changed choice list, key or method gives another digest.
-        let fewer = json!({"type": "object", "properties": {"id": {"enum": ["a"]}}});
-        assert_ne!(base, d("elicitation/create", "pick", &fewer));
-        assert_ne!(base, d("elicitation/create", "pick2", &schema));
-        assert_ne!(base, d("sampling/createMessage", "pick", &schema));
-        // Length prefixes: moving a byte between method and key changes the digest.
-        let null = serde_json::Value::Null;
-        assert_ne!(d("ab", "c", &null), d("a", "bc", &null));
-    }
 }

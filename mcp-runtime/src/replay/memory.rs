@@ -69,7 +69,7 @@ impl Inner {
                 if let Some(owner) = &claim.owner {
                     release(held, owner);
                 }
-                *bytes -= claim.outcome.as_ref().map_or(0, |o| o.len());
+                *bytes = bytes.saturating_sub(claim.outcome.as_ref().map_or(0, |o| o.len()));
             }
             keep
         });
@@ -83,7 +83,9 @@ impl Inner {
             if let Some(owner) = &claim.owner {
                 release(&mut self.held, owner);
             }
-            self.outcome_bytes -= claim.outcome.as_ref().map_or(0, |o| o.len());
+            self.outcome_bytes = self
+                .outcome_bytes
+                .saturating_sub(claim.outcome.as_ref().map_or(0, |o| o.len()));
         }
     }
 }
@@ -275,7 +277,7 @@ impl ReplayStore for MemoryReplayStore {
                 return Ok(());
             };
             let previous = claim.outcome.replace(outcome.into()).map_or(0, |o| o.len());
-            inner.outcome_bytes = inner.outcome_bytes - previous + outcome.len();
+            inner.outcome_bytes = inner.outcome_bytes.saturating_sub(previous) + outcome.len();
             Ok(())
         })
     }

@@ -4,7 +4,7 @@
 use mcp_types::{CallToolResult, ErrorObject};
 use serde_json::{Map, Value};
 
-use super::{Mrtr, ToolContext};
+use super::Mrtr;
 use crate::Principal;
 use crate::replay::{
     ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
@@ -49,7 +49,7 @@ impl Mrtr {
     }
 
     /// Claims this retry's state nonce once per pass.
-    pub(super) async fn claim(&mut self, principal: &Principal) -> Result<(), ToolError> {
+    pub(crate) async fn claim(&mut self, principal: &Principal) -> Result<(), ToolError> {
         if self.claimed {
             return Ok(());
         }
@@ -69,7 +69,7 @@ impl Mrtr {
     }
 
     /// Claims this retry's state nonce and runs `work` as it says (see [`ClaimWork`]).
-    pub(super) async fn claim_work<R: Send + 'static>(
+    pub(crate) async fn claim_work<R: Send + 'static>(
         &mut self,
         principal: &Principal,
         work: ClaimWork<R>,
@@ -171,30 +171,28 @@ impl Mrtr {
     }
 }
 
-impl ToolContext {
+impl Mrtr {
     /// The final answer of a `tools/call` pass: the outcome recorded for an identical retry
     /// when this pass found one (marked with [`REPLAYED_META_KEY`]); otherwise `outcome`,
     /// recorded with the claim when this pass claimed, so an identical retry gets it again.
     pub(crate) async fn finish_call(
         &mut self,
+        principal: &Principal,
         outcome: Result<CallToolResult, ToolError>,
     ) -> Result<CallToolResult, ToolError> {
-        if let Some(recorded) = self.mrtr.replayed.take() {
+        if let Some(recorded) = self.replayed.take() {
             return Ok(replayed_result(recorded));
         }
-        let (Ok(result), true) = (&outcome, self.mrtr.claimed) else {
+        let (Ok(result), true) = (&outcome, self.claimed) else {
             return outcome;
         };
-        let (Some(state), Some(fingerprint)) =
-            (&self.mrtr.opened, self.mrtr.fingerprint(&self.principal))
-        else {
+        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
             return outcome;
         };
         match serde_json::to_vec(result) {
             Ok(bytes) => {
                 let record = RecordedOutcome::encode(fingerprint, &bytes);
                 let recorded = self
-                    .mrtr
                     .store
                     .record_outcome(state.nonce, state.expires_at_time(), &record)
                     .await;
