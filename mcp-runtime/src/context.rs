@@ -20,7 +20,7 @@
 //!   content is asked for again (the state stays retryable).
 //! - The first time a pass hands the tool an answer taken from the retry (accept, decline,
 //!   sampling result, root list), the state's nonce is claimed in the shared
-//!   [`ReplayStore`]. A second use of the same state, on any
+//!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
 //!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
 //! - An identical retry (same principal, same state, same answers) of a `tools/call` whose
@@ -260,7 +260,7 @@ impl ToolContext {
     }
 
     /// Like [`ToolContext::elicit`], but on acceptance runs `mutation` *while the one-time
-    /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`]): with a SQL replay
+    /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`](crate::replay::ReplayStore::claim_with)): with a SQL replay
     /// store the claim and the mutation commit together or not at all; if the mutation fails,
     /// the claim is rolled back and the user's answer stays usable for another retry.
     ///
