@@ -226,7 +226,8 @@ impl Server {
                 )),
             );
         };
-        let outcome = settle(outcome);
+        // An identical retry gets the recorded outcome; a claimed one is recorded.
+        let outcome = ctx.finish_call(settle(outcome)).await;
         match outcome {
             Ok(result) if result.meta.is_none() && result.extra.is_empty() => {
                 result_reply_with_meta(id, &result, &self.inner.result_meta_json)
