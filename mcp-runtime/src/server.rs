@@ -18,6 +18,7 @@ pub mod limits;
 mod listing;
 mod mrtr;
 mod param_headers;
+mod reply;
 mod request;
 
 use std::collections::HashMap;

@@ -26,7 +26,6 @@ pub mod http;
 mod response;
 pub mod service;
 pub mod stdio;
-pub(crate) mod tools_call;
 
 #[cfg(feature = "http")]
 pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};

@@ -58,6 +58,7 @@ mod serde_util;
 pub mod capabilities;
 pub mod completion;
 pub mod content;
+pub mod depth;
 pub mod discover;
 pub mod elicitation;
 pub mod errors;
@@ -74,6 +75,7 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub mod tools;
+pub mod tools_call;
 
 pub use capabilities::*;
 pub use completion::*;
@@ -94,6 +96,7 @@ pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
 pub use tools::*;
+pub use tools_call::*;
 
 /// A JSON object (`{ [key: string]: unknown }` in the spec).
 pub type JsonObject = serde_json::Map<String, serde_json::Value>;

@@ -10,7 +10,7 @@ use mcp_types::{
 use serde_json::Value;
 
 use super::Server;
-use super::dispatch::{error_reply, result_reply};
+use super::reply::{error_reply, result_reply};
 use super::request::{RetryParts, Target};
 use crate::resource::not_found_error;
 use crate::tool::{ToolError, ToolErrorKind};

@@ -2,29 +2,27 @@
 
 use std::panic::AssertUnwindSafe;
 
-use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
+use mcp_types::depth::{check_depth, value_depth_exceeds};
 use mcp_types::{
-    ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
-    RequestMeta, classify_client_message,
+    ErrorCode, ErrorObject, JsonObject, MetaError, MetaField, RequestId, RequestMeta, ToolsCall,
+    ToolsCallParams, classify_client_message,
 };
-use serde::Serialize;
 use serde_json::Value;
 
-use super::limits::{check_depth, value_depth_exceeds};
+use super::reply::{
+    cached_reply, error_body, error_reply, result_reply, result_reply_with_meta, serialize_error,
+};
 use super::request::{RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::members::member;
 use crate::tool::{ToolErrorKind, settle};
 use crate::transport::service::Body;
-use crate::transport::tools_call::{CallMeta, ToolsCall};
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
 };
-
-const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 
 impl Server {
     /// Handles one raw message sent by `principal`; returns the serialised response, or
@@ -116,8 +114,8 @@ impl Server {
                 paged_reply(&id, &self.inner.tools_list, &params)
             }
             mcp_types::METHOD_TOOLS_CALL if self.inner.offered.tools => {
-                match CallParts::take(params) {
-                    Ok(call) => self.call_tool(&id, call, meta, rctx).await,
+                match ToolsCallParams::from_object(params) {
+                    Ok(params) => self.call_tool(&id, params, meta, rctx).await,
                     Err(e) => error_reply(Some(&id), e),
                 }
             }
@@ -145,22 +143,20 @@ impl Server {
         })
     }
 
-    /// Dispatches a `tools/call` request that was read into its parts
-    /// ([`crate::transport::tools_call`]): the same checks, in the same order, as
-    /// [`Server::dispatch`] makes on the tree of the same message.
+    /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
+    /// the checks [`Server::dispatch`] makes on the tree of the same message, in the same
+    /// order (depth, `_meta`, tools offered), then the one [`Server::call_tool`].
     async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestContext) -> Option<Reply> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
             return Some(too_deep(max_depth));
         }
-        let call = *call;
-        let id = call.request_id;
-        let meta = match call.meta {
-            CallMeta::Typed { meta, .. } => Ok(*meta),
-            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)),
-            CallMeta::Absent => RequestMeta::from_meta_member(None),
-        };
-        let meta = match checked_meta(&id, meta) {
+        let ToolsCall {
+            request_id: id,
+            mut params,
+            ..
+        } = *call;
+        let meta = match checked_meta(&id, params.take_meta()) {
             Ok(meta) => meta,
             Err(reply) => return Some(reply),
         };
@@ -170,37 +166,41 @@ impl Server {
                 ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
             ));
         }
-        let parts = CallParts::from_members(
-            Some(Value::String(call.name)),
-            call.arguments,
-            call.input_responses,
-            call.request_state,
-        );
-        Some(match parts {
-            Ok(parts) => self.call_tool(&id, parts, meta, rctx).await,
-            Err(e) => error_reply(Some(&id), e),
-        })
+        Some(self.call_tool(&id, params, meta, rctx).await)
     }
 
+    /// Runs one `tools/call`, however its params were read.
     async fn call_tool(
         &self,
         id: &RequestId,
-        mut call: CallParts,
+        mut params: ToolsCallParams,
         meta: RequestMeta,
         rctx: RequestContext,
     ) -> Reply {
-        let Some(tool) = self.inner.router.get(&call.name) else {
-            return error_reply(Some(id), ErrorObject::unknown_tool(&call.name));
+        let checked = params.take_arguments().and_then(|arguments| {
+            let retry = RetryParts::from_members(
+                params.input_responses.take(),
+                params.request_state.take(),
+            )?;
+            Ok((arguments, retry))
+        });
+        let (mut arguments, retry) = match checked {
+            Ok(parts) => parts,
+            Err(e) => return error_reply(Some(id), e),
+        };
+        let name = params.name;
+        let Some(tool) = self.inner.router.get(&name) else {
+            return error_reply(Some(id), ErrorObject::unknown_tool(&name));
         };
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
-            name: &call.name,
+            name: &name,
         };
         let opened = match self.open_request(
             target,
             tool.required_capabilities(),
-            &mut call.arguments,
-            call.retry,
+            &mut arguments,
+            retry,
             meta,
             rctx,
         ) {
@@ -209,20 +209,20 @@ impl Server {
         };
         let (mut ctx, arg_digest) = (opened.ctx, opened.arg_digest);
         // A panicking tool must not take the connection down with it: answer -32603.
-        let called = AssertUnwindSafe(tool.call(&mut ctx, call.arguments))
+        let called = AssertUnwindSafe(tool.call(&mut ctx, arguments))
             .catch_unwind()
             .await;
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
-            name: &call.name,
+            name: &name,
         };
         let Ok(outcome) = called else {
-            tracing::error!(tool = %crate::log_safe::LogSafe(&call.name), "tool panicked");
+            tracing::error!(tool = %crate::log_safe::LogSafe(&name), "tool panicked");
             return error_reply(
                 Some(id),
                 ErrorObject::internal_error(format!(
                     "tool `{}` failed unexpectedly; nothing more is known, do not retry blindly",
-                    call.name
+                    name
                 )),
             );
         };
@@ -251,67 +251,6 @@ impl Server {
                 }
             },
         }
-    }
-}
-
-/// `tools/call` params beyond `_meta`, taken out of the params object without cloning.
-struct CallParts {
-    name: String,
-    arguments: JsonObject,
-    retry: RetryParts,
-}
-
-impl CallParts {
-    /// Takes the params apart in one pass over their members (no hashing, no cloning).
-    fn take(params: JsonObject) -> Result<Self, ErrorObject> {
-        let (mut name, mut arguments, mut responses, mut state) = (None, None, None, None);
-        for (key, value) in params {
-            match key.as_str() {
-                "name" => name = Some(value),
-                "arguments" => arguments = Some(value),
-                "inputResponses" => responses = Some(value),
-                "requestState" => state = Some(value),
-                _ => {}
-            }
-        }
-        Self::from_members(name, arguments, responses, state)
-    }
-
-    /// Checks the members' types (each `None` when absent).
-    fn from_members(
-        name: Option<Value>,
-        arguments: Option<Value>,
-        responses: Option<Value>,
-        state: Option<Value>,
-    ) -> Result<Self, ErrorObject> {
-        let name = match name {
-            Some(Value::String(n)) => n,
-            None => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: tools/call needs \"name\", the tool to call",
-                ));
-            }
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: \"name\" must be a string",
-                ));
-            }
-        };
-        let arguments = match arguments {
-            None | Some(Value::Null) => JsonObject::new(),
-            Some(Value::Object(a)) => a,
-            Some(_) => {
-                return Err(ErrorObject::invalid_params(
-                    "Invalid params: \"arguments\" must be an object",
-                ));
-            }
-        };
-        let retry = RetryParts::from_members(responses, state)?;
-        Ok(Self {
-            name,
-            arguments,
-            retry,
-        })
     }
 }
 
@@ -394,95 +333,6 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
     }
 }
 
-pub(crate) fn error_reply(id: Option<&RequestId>, error: ErrorObject) -> Reply {
-    let code = error.code();
-    Reply::error(code, error_body(id, error))
-}
-
-fn error_body(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
-    let response = JsonRpcErrorResponse::new(id.cloned(), error);
-    Bytes::from(serde_json::to_vec(&response).unwrap_or_default())
-}
-
-fn serialize_error(response: &JsonRpcErrorResponse) -> Reply {
-    Reply::error(
-        response.error.code(),
-        Bytes::from(serde_json::to_vec(response).unwrap_or_default()),
-    )
-}
-
-fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObject) -> Reply {
-    match pages.page(params.get("cursor")) {
-        Ok(page) => cached_reply(id, page),
-        Err(e) => error_reply(Some(id), e),
-    }
-}
-
-fn cached_reply(id: &RequestId, result_json: &[u8]) -> Reply {
-    let mut buf = Vec::with_capacity(result_json.len() + 48);
-    write_head(&mut buf, id);
-    buf.extend_from_slice(result_json);
-    buf.push(b'}');
-    Reply::result(Bytes::from(buf))
-}
-
-pub(super) fn result_reply(id: &RequestId, result: &impl Serialize) -> Reply {
-    let mut buf = Vec::with_capacity(256);
-    write_head(&mut buf, id);
-    if let Err(e) = serde_json::to_writer(&mut buf, result) {
-        return error_reply(
-            Some(id),
-            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
-        );
-    }
-    buf.push(b'}');
-    Reply::result(Bytes::from(buf))
-}
-
-/// [`result_reply`] for a result without `_meta` and without extension members, given the
-/// server's default `_meta` already serialised: the same bytes as setting `meta` and
-/// serialising (`_meta` is the last member of such a result), without cloning the server info
-/// for every response.
-pub(super) fn result_reply_with_meta(
-    id: &RequestId,
-    result: &impl Serialize,
-    meta_json: &[u8],
-) -> Reply {
-    let mut buf = Vec::with_capacity(256 + meta_json.len());
-    write_head(&mut buf, id);
-    if let Err(e) = serde_json::to_writer(&mut buf, result) {
-        return error_reply(
-            Some(id),
-            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
-        );
-    }
-    splice_meta(&mut buf, meta_json);
-    buf.push(b'}');
-    Reply::result(Bytes::from(buf))
-}
-
-/// Appends `"_meta":<meta_json>` as the last member of the JSON object that `buf` ends with.
-fn splice_meta(buf: &mut Vec<u8>, meta_json: &[u8]) {
-    if buf.last() != Some(&b'}') {
-        // Not an object (cannot happen for result types): leave it alone.
-        return;
-    }
-    buf.pop();
-    if buf.last() != Some(&b'{') {
-        buf.push(b',');
-    }
-    buf.extend_from_slice(br#""_meta":"#);
-    buf.extend_from_slice(meta_json);
-    buf.push(b'}');
-}
-
-fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
-    buf.extend_from_slice(PREFIX);
-    // A RequestId is a string or an integer; serialising it cannot fail.
-    let _ = serde_json::to_writer(&mut *buf, id);
-    buf.extend_from_slice(br#","result":"#);
-}
-
 impl McpService for Server {
     fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
         Box::pin(async move {
@@ -513,58 +363,9 @@ impl McpService for Server {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use mcp_types::{
-        CallToolResult, ContentBlock, Implementation, InputRequests, InputRequiredResult,
-        ResultMeta,
-    };
-    use serde_json::json;
-
-    /// The cached `_meta` appended to a result serialises exactly as setting it would.
-    #[test]
-    fn spliced_meta_is_byte_identical_to_a_set_meta() {
-        let mut info = Implementation::new("srv", "1.2.3");
-        info.title = Some("A \"quoted\" server".into());
-        let meta = ResultMeta::with_server_info(info);
-        let meta_json = serde_json::to_vec(&meta).unwrap();
-        let id = RequestId::Number(7);
-        let check = |expected: Bytes, spliced: Bytes| {
-            assert_eq!(
-                String::from_utf8_lossy(&spliced),
-                String::from_utf8_lossy(&expected)
-            );
-        };
-
-        let mut structured = CallToolResult::success(vec![ContentBlock::text("x")]);
-        structured.structured_content = Some(json!({"n": 1}));
-        structured.is_error = Some(false);
-        for plain in [
-            CallToolResult::success(vec![ContentBlock::text("hi")]),
-            CallToolResult::error("boom"),
-            structured,
-        ] {
-            let mut with_meta = plain.clone();
-            with_meta.meta = Some(meta.clone());
-            check(
-                result_reply(&id, &with_meta).body,
-                result_reply_with_meta(&id, &plain, &meta_json).body,
-            );
-        }
-
-        let plain =
-            InputRequiredResult::new(Some(InputRequests::default()), Some("s".into())).unwrap();
-        let mut with_meta = plain.clone();
-        with_meta.meta = Some(meta.clone());
-        check(
-            result_reply(&id, &with_meta).body,
-            result_reply_with_meta(&id, &plain, &meta_json).body,
-        );
-
-        // An empty object gets `_meta` without a stray comma.
-        let spliced = result_reply_with_meta(&id, &json!({}), &meta_json).body;
-        let v: Value = serde_json::from_slice(&spliced).unwrap();
-        assert_eq!(v["result"]["_meta"], serde_json::to_value(&meta).unwrap());
+fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObject) -> Reply {
+    match pages.page(params.get("cursor")) {
+        Ok(page) => cached_reply(id, page),
+        Err(e) => error_reply(Some(id), e),
     }
 }

@@ -147,9 +147,9 @@ impl Server {
     ) -> Reply {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
             Ok(result) => {
-                super::dispatch::result_reply_with_meta(id, &result, &self.inner.result_meta_json)
+                super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json)
             }
-            Err(e) => super::dispatch::error_reply(Some(id), e),
+            Err(e) => super::reply::error_reply(Some(id), e),
         }
     }
 }

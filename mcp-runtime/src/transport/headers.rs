@@ -14,8 +14,8 @@ use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use super::service::ParamHeader;
-use super::tools_call::{CallMeta, ToolsCall};
 use crate::members::member_of;
+use mcp_types::ToolsCall;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
@@ -217,15 +217,9 @@ impl<'a> BodyFacts<'a> {
     /// The facts of a `tools/call` read into its parts.
     pub(crate) fn of_call(call: &'a ToolsCall) -> Self {
         Self {
-            protocol_version: match &call.meta {
-                CallMeta::Typed { meta, .. } => Some(&meta.protocol_version),
-                CallMeta::Tree(meta) => {
-                    member_of(meta, PROTOCOL_VERSION_META).and_then(Value::as_str)
-                }
-                CallMeta::Absent => None,
-            },
-            name: Some(&call.name),
-            arguments: call.arguments.as_ref(),
+            protocol_version: call.params.protocol_version(),
+            name: Some(&call.params.name),
+            arguments: call.params.arguments.as_ref(),
         }
     }
 }

@@ -19,8 +19,8 @@ pub use tokio_util::sync::CancellationToken;
 use super::envelope::{self, Kind};
 #[cfg(feature = "http")]
 use super::headers::BodyFacts;
-use super::tools_call::ToolsCall;
 use crate::Principal;
+use mcp_types::ToolsCall;
 
 /// One incoming JSON-RPC message: the raw bytes plus what the transport already parsed.
 ///
