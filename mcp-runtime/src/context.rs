@@ -57,7 +57,7 @@ use crate::mrtr::{FreshAnswer, Lookup, binding_digest, form_binding_digest, refu
 use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::state::{ArgDigest, CorrelationId};
-use crate::tool::ToolError;
+use crate::tool_error::ToolError;
 use crate::transport::NotificationSink;
 
 /// The user's answer to an elicitation.

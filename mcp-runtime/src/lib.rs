@@ -49,6 +49,7 @@ pub mod scope;
 pub mod server;
 pub mod state;
 pub mod tool;
+mod tool_error;
 pub mod transport;
 pub mod uri_template;
 

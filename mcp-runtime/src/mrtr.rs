@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use crate::replay::{RecordedOutcome, ReplayStore};
 use crate::state::{ArgDigest, CorrelationId, StatePayload};
-use crate::tool::ToolError;
+use crate::tool_error::ToolError;
 
 mod binding;
 mod claim;

@@ -1,8 +1,6 @@
 //! Tools: the [`ToolHandler`] trait `#[tool]` implements, [`ToolError`], and the conversions
 //! from what a tool function returns into a `CallToolResult`.
 
-use std::fmt;
-
 /// The boxed future a hand-written [`ToolHandler::call`] returns (re-exported so that
 /// implementing the trait needs no direct `futures` dependency).
 pub use futures::future::BoxFuture;
@@ -10,6 +8,7 @@ use mcp_types::{CallToolResult, ClientCapabilities, ContentBlock, ErrorObject, J
 use serde::Serialize;
 
 use crate::context::ToolContext;
+pub use crate::tool_error::{ToolError, ToolResult};
 
 /// A tool the server can list and call.
 ///
@@ -45,128 +44,6 @@ pub trait ToolHandler: Send + Sync + 'static {
         args: JsonObject,
     ) -> BoxFuture<'a, Result<CallToolResult, ToolError>>;
 }
-
-/// Why a tool did not produce a normal result.
-///
-/// - [`ToolError::tool`]: the tool ran and failed; the model gets an `isError: true` result
-///   with the message (say what to do differently).
-/// - [`ToolError::invalid_arguments`]: the arguments were wrong; also an `isError: true` result,
-///   so the model can correct itself and call again.
-/// - [`ToolError::protocol`]: a JSON-RPC error response instead of a result.
-/// - The hidden *input required* signal produced by [`ToolContext`]'s elicitation, sampling and
-///   roots methods: propagate it with `?` and the runtime answers with an
-///   `InputRequiredResult`. It cannot be built outside this crate.
-pub struct ToolError {
-    kind: ToolErrorKind,
-}
-
-#[derive(Debug)]
-pub(crate) enum ToolErrorKind {
-    Tool(String),
-    InvalidArguments(String),
-    Protocol(ErrorObject),
-    InputRequired,
-}
-
-impl ToolError {
-    /// A tool-level failure: becomes an `isError: true` result whose text is `message`.
-    pub fn tool(message: impl Into<String>) -> Self {
-        Self {
-            kind: ToolErrorKind::Tool(message.into()),
-        }
-    }
-
-    /// The arguments were invalid: becomes an `isError: true` result; `message` should say
-    /// what to fix.
-    pub fn invalid_arguments(message: impl Into<String>) -> Self {
-        Self {
-            kind: ToolErrorKind::InvalidArguments(message.into()),
-        }
-    }
-
-    /// A JSON-RPC error response (use the `mcp_types::ErrorObject` constructors).
-    pub fn protocol(error: ErrorObject) -> Self {
-        Self {
-            kind: ToolErrorKind::Protocol(error),
-        }
-    }
-
-    /// The hidden signal: the runtime must answer with an `InputRequiredResult`.
-    pub(crate) fn input_required() -> Self {
-        Self {
-            kind: ToolErrorKind::InputRequired,
-        }
-    }
-
-    /// Whether this is the runtime's input-required signal (which a handler must propagate,
-    /// not handle).
-    pub fn is_input_required(&self) -> bool {
-        matches!(self.kind, ToolErrorKind::InputRequired)
-    }
-
-    /// The JSON-RPC error, when this is a protocol error.
-    pub fn as_protocol(&self) -> Option<&ErrorObject> {
-        match &self.kind {
-            ToolErrorKind::Protocol(e) => Some(e),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn into_kind(self) -> ToolErrorKind {
-        self.kind
-    }
-}
-
-impl fmt::Debug for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.kind, f)
-    }
-}
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.kind {
-            ToolErrorKind::Tool(m) => f.write_str(m),
-            ToolErrorKind::InvalidArguments(m) => write!(f, "invalid arguments: {m}"),
-            ToolErrorKind::Protocol(e) => fmt::Display::fmt(e, f),
-            ToolErrorKind::InputRequired => {
-                f.write_str("input required (propagate this with `?`; the runtime answers it)")
-            }
-        }
-    }
-}
-
-impl std::error::Error for ToolError {}
-
-impl From<ErrorObject> for ToolError {
-    fn from(e: ErrorObject) -> Self {
-        Self::protocol(e)
-    }
-}
-
-#[cfg(feature = "scope")]
-impl From<crate::scope::ScopeError> for ToolError {
-    fn from(e: crate::scope::ScopeError) -> Self {
-        Self::tool(e.to_string())
-    }
-}
-
-#[cfg(feature = "scope")]
-impl From<crate::scope::FsError> for ToolError {
-    fn from(e: crate::scope::FsError) -> Self {
-        Self::tool(e.to_string())
-    }
-}
-
-impl From<crate::form::FormError> for ToolError {
-    fn from(e: crate::form::FormError) -> Self {
-        Self::invalid_arguments(e.to_string())
-    }
-}
-
-/// What a tool function usually returns: `T` (anything [`IntoCallToolResult`]) or a
-/// [`ToolError`].
-pub type ToolResult<T> = Result<T, ToolError>;
 
 /// Converts what a tool function returns into a `CallToolResult`.
 pub trait IntoCallToolResult {
@@ -263,22 +140,5 @@ impl<T: Clone + Send + Sync + 'static> State<T> {
     /// Extracts the state from a context (what `#[tool]` generates).
     pub fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
         ctx.state::<T>().map(State)
-    }
-}
-
-/// Turns a tool's result into the `CallToolResult` to send, mapping tool-level errors to
-/// `isError: true` results. Protocol errors and the input-required signal pass through.
-pub(crate) fn settle(
-    result: Result<CallToolResult, ToolError>,
-) -> Result<CallToolResult, ToolError> {
-    match result {
-        Ok(r) => Ok(r),
-        Err(e) => match e.kind {
-            ToolErrorKind::Tool(m) => Ok(CallToolResult::error(m)),
-            ToolErrorKind::InvalidArguments(m) => {
-                Ok(CallToolResult::error(format!("Invalid arguments: {m}")))
-            }
-            kind => Err(ToolError { kind }),
-        },
     }
 }

@@ -22,6 +22,7 @@ pub(crate) mod gates;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
+mod param_header;
 #[cfg(feature = "http")]
 mod response;
 pub mod service;

@@ -9,7 +9,7 @@ use crate::Principal;
 use crate::replay::{
     ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
 };
-use crate::tool::ToolError;
+use crate::tool_error::ToolError;
 
 /// The `_meta` key marking a result as the recorded outcome of an earlier, identical retry
 /// (value `true`): the work it reports was carried out once, by that earlier retry.

@@ -13,7 +13,7 @@ use super::Server;
 use super::reply::{error_reply, result_reply};
 use super::request::{RetryParts, Target};
 use crate::resource::not_found_error;
-use crate::tool::{ToolError, ToolErrorKind};
+use crate::tool_error::{ToolError, ToolErrorKind};
 use crate::transport::{Reply, RequestContext};
 
 /// The spec caps a completion at 100 values.

@@ -18,7 +18,7 @@ use super::request::{RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::members::member;
-use crate::tool::{ToolErrorKind, settle};
+use crate::tool_error::{ToolErrorKind, settle};
 use crate::transport::service::Body;
 use crate::transport::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,

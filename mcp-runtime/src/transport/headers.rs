@@ -13,7 +13,8 @@ use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
-use super::service::ParamHeader;
+use super::param_header::ParamHeader;
+use super::service::Message;
 use crate::members::member_of;
 use mcp_types::ToolsCall;
 
@@ -211,6 +212,14 @@ impl<'a> BodyFacts<'a> {
                 .and_then(|field| params.and_then(|p| member_of(p, field)))
                 .and_then(Value::as_str),
             arguments: params.and_then(|p| member_of(p, "arguments")),
+        }
+    }
+
+    /// The facts of `message`, whose method is `method`.
+    pub(crate) fn of_message(message: &'a Message, method: &str) -> Self {
+        match message.as_call() {
+            Some(call) => Self::of_call(call),
+            None => Self::of_tree(message.value(), method),
         }
     }
 

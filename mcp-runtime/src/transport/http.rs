@@ -455,7 +455,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         }
         Kind::Request { id, method } => {
             let service = &shared.service;
-            let body = message.body_facts(method);
+            let body = headers::BodyFacts::of_message(&message, method);
             if let Err(err) =
                 headers::check_request(&parts.headers, body, method, |t| service.param_headers(t))
             {

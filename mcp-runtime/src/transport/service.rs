@@ -17,8 +17,7 @@ use tokio::sync::{Notify, mpsc};
 pub use tokio_util::sync::CancellationToken;
 
 use super::envelope::{self, Kind};
-#[cfg(feature = "http")]
-use super::headers::BodyFacts;
+pub use super::param_header::ParamHeader;
 use crate::Principal;
 use mcp_types::ToolsCall;
 
@@ -131,12 +130,11 @@ impl Message {
         }
     }
 
-    #[cfg(feature = "http")]
-    /// What the HTTP header checks read from the body of a request whose method is `method`.
-    pub(crate) fn body_facts(&self, method: &str) -> BodyFacts<'_> {
+    /// The message read as a `tools/call` in parts, when it was (see [`ToolsCall::read`]).
+    pub(crate) fn as_call(&self) -> Option<&ToolsCall> {
         match &self.parsed {
-            Parsed::Tree(value) => BodyFacts::of_tree(value, method),
-            Parsed::Call(call, _) => BodyFacts::of_call(call),
+            Parsed::Call(call, _) => Some(call),
+            Parsed::Tree(_) => None,
         }
     }
 
@@ -417,26 +415,6 @@ impl ReplyKind {
                     StatusCode::OK
                 }
             },
-        }
-    }
-}
-
-/// One `x-mcp-header` rule: a `tools/call` whose `arguments` hold a non-null value at `path` must
-/// carry an `Mcp-Param-{name}` header equal to it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamHeader {
-    /// The `{Name}` in `Mcp-Param-{Name}` (compared case-insensitively, like all header names).
-    pub name: String,
-    /// Property names leading from `arguments` to the value (only `properties` keys, per spec).
-    pub path: Vec<String>,
-}
-
-impl ParamHeader {
-    /// A rule for `Mcp-Param-{name}` mirroring `arguments.<path[0]>.<path[1]>…`.
-    pub fn new(name: impl Into<String>, path: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        Self {
-            name: name.into(),
-            path: path.into_iter().map(Into::into).collect(),
         }
     }
 }
