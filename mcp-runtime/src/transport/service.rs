@@ -130,8 +130,9 @@ impl Message {
         }
     }
 
-    /// The message read as a `tools/call` in parts, when it was (see [`ToolsCall::read`]).
-    pub(crate) fn as_call(&self) -> Option<&ToolsCall> {
+    /// The message as a `tools/call` read into its parts, when it is a plain, well-formed one
+    /// (see [`ToolsCall::read`]); `None` for anything else (use [`Message::value`]).
+    pub fn as_call(&self) -> Option<&ToolsCall> {
         match &self.parsed {
             Parsed::Call(call, _) => Some(call),
             Parsed::Tree(_) => None,
