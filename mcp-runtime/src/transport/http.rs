@@ -65,7 +65,7 @@ use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
-use super::auth::{AuthRejection, Authenticator};
+use super::auth::{self, AuthRejection, Authenticator, Grant};
 pub use super::edge::{BodyError, read_body, serve_router};
 use super::envelope::{self, Kind};
 use super::headers::{self, HostAllowlist, OriginAllowlist};
@@ -215,8 +215,10 @@ pub struct InvalidPath(String);
 /// A Streamable HTTP server for one [`McpService`].
 pub struct HttpServer {
     service: Arc<dyn McpService>,
-    auth: Arc<dyn Authenticator>,
+    pub(super) auth: Arc<dyn Authenticator>,
     config: HttpConfig,
+    /// Routes served beside the MCP endpoint (e.g. OAuth protected-resource metadata).
+    pub(super) routes: Option<Router>,
 }
 
 impl HttpServer {
@@ -228,6 +230,7 @@ impl HttpServer {
             service,
             auth,
             config: HttpConfig::default(),
+            routes: None,
         }
     }
 
@@ -264,9 +267,13 @@ impl HttpServer {
             origins: self.config.allowed_origins.clone(),
             notification_buffer: self.config.notification_buffer.max(1),
         });
-        Ok(Router::new()
+        let router = Router::new()
             .route(path, any(handle_mcp))
-            .with_state(shared))
+            .with_state(shared);
+        Ok(match &self.routes {
+            Some(routes) => router.merge(routes.clone()),
+            None => router,
+        })
     }
 
     /// Binds [`HttpConfig::bind`].
@@ -370,6 +377,14 @@ fn json(status: StatusCode, body: Bytes) -> Response {
 
 /// Logs and builds a rejection that happened before the service ran.
 fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &str) -> Response {
+    log_rejection(status, started, reason);
+    match body {
+        Some(body) => json(status, body),
+        None => status.into_response(),
+    }
+}
+
+fn log_rejection(status: StatusCode, started: Instant, reason: &str) {
     tracing::info!(
         target: LOG_TARGET,
         status = status.as_u16(),
@@ -378,10 +393,6 @@ fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &st
         latency_us = micros(started),
         "mcp request"
     );
-    match body {
-        Some(body) => json(status, body),
-        None => status.into_response(),
-    }
 }
 
 fn micros(started: Instant) -> u64 {
@@ -472,8 +483,8 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 3. Authentication, before the body is read.
-    let principal = match shared.auth.authenticate(&parts.headers) {
-        Ok(principal) => principal,
+    let grant = match shared.auth.authenticate_grant(&parts.headers).await {
+        Ok(grant) => grant,
         Err(AuthRejection::Malformed) => {
             let body = envelope::error_body(
                 None,
@@ -483,17 +494,17 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
             return reject(StatusCode::BAD_REQUEST, Some(body), started, "auth");
         }
         Err(rejection) => {
-            let challenge = match rejection {
-                AuthRejection::InvalidToken => HeaderValue::from_static(
-                    r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
-                ),
-                _ => HeaderValue::from_static(r#"Bearer realm="mcp""#),
-            };
+            let error = matches!(rejection, AuthRejection::InvalidToken)
+                .then_some(("invalid_token", "The access token is not valid"));
             let mut response = reject(StatusCode::UNAUTHORIZED, None, started, "auth");
-            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+            response.headers_mut().insert(
+                WWW_AUTHENTICATE,
+                auth::challenge(&*shared.auth, error, None),
+            );
             return response;
         }
     };
+    let principal = grant.principal.clone();
 
     // 4. The body: bounded in size, due within the body deadline (and the request's), and,
     // under `serve_router`, charged to the server-wide budget. One timer covers the whole
@@ -565,6 +576,12 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
                     envelope::error_body(Some(id), envelope::HEADER_MISMATCH, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
             }
+            if let Some(name) = body.name
+                && let Some(refused) = insufficient_scope(&shared, &grant, method, name, id)
+            {
+                log_rejection(StatusCode::FORBIDDEN, started, "insufficient scope");
+                return refused;
+            }
             (id.clone(), method.to_owned())
         }
     };
@@ -588,6 +605,44 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         done: false,
     };
     handle_request(&shared, message, log, accept, deadline.as_mut()).await
+}
+
+/// The 403 for a request whose credentials lack a scope its tool, prompt or resource requires
+/// (RFC 6750 `insufficient_scope`, naming every scope needed so the client can step up).
+fn insufficient_scope(
+    shared: &Shared,
+    grant: &Grant,
+    method: &str,
+    name: &str,
+    id: &Value,
+) -> Option<Response> {
+    let required = shared.service.required_scopes(method, name);
+    let missing = grant.missing(required);
+    if missing.is_empty() {
+        return None;
+    }
+    let scope = required.join(" ");
+    let body = envelope::error_body(
+        Some(id),
+        envelope::INVALID_REQUEST,
+        &format!(
+            "Forbidden: the access token lacks the scope(s) {}; obtain a token with scope \"{scope}\"",
+            missing.join(", ")
+        ),
+    );
+    let mut response = json(StatusCode::FORBIDDEN, body);
+    response.headers_mut().insert(
+        WWW_AUTHENTICATE,
+        auth::challenge(
+            &*shared.auth,
+            Some((
+                "insufficient_scope",
+                "The access token lacks a required scope",
+            )),
+            Some(&scope),
+        ),
+    );
+    Some(response)
 }
 
 async fn notification(
