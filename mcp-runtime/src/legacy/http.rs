@@ -82,8 +82,10 @@ use tokio::sync::mpsc;
 use super::LEGACY_PROTOCOL_VERSION;
 use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
 use crate::log_safe::LogSafe;
+use crate::transport::auth::challenge;
 use crate::transport::{
-    AuthRejection, Authenticator, CancellationToken, HttpConfig, OriginAllowlist,
+    AuthRejection, Authenticator, CancellationToken, Grant, HttpConfig, McpService as _,
+    OriginAllowlist,
 };
 use crate::{Principal, Server};
 
@@ -383,11 +385,50 @@ async fn read_body(inner: &Inner, headers: &HeaderMap, body: Body) -> Result<Byt
         })
 }
 
-fn unauthorized(rejection: AuthRejection) -> Response {
+/// 403 `insufficient_scope` when the credentials lack a scope the named tool, prompt or
+/// resource requires (the same rule as the modern transport's).
+fn insufficient_scope(
+    inner: &Inner,
+    grant: &Grant,
+    method: &str,
+    params: &JsonObject,
+    id: &Value,
+) -> Option<Response> {
+    let field = if method == "resources/read" {
+        "uri"
+    } else {
+        "name"
+    };
+    let name = params.get(field).and_then(Value::as_str)?;
+    let required = inner.server.required_scopes(method, name);
+    if grant.missing(required).is_empty() {
+        return None;
+    }
+    let scope = required.join(" ");
+    let mut response = refuse(
+        StatusCode::FORBIDDEN,
+        Some(id),
+        -32600,
+        &format!("Forbidden: the access token lacks scope; obtain a token with scope \"{scope}\""),
+    );
+    let problem = (
+        "insufficient_scope",
+        "The access token lacks a required scope",
+    );
+    response.headers_mut().insert(
+        WWW_AUTHENTICATE,
+        challenge(&*inner.auth, Some(problem), Some(&scope)),
+    );
+    Some(response)
+}
+
+fn unauthorized(auth: &dyn Authenticator, rejection: AuthRejection) -> Response {
     let challenge = match rejection {
-        AuthRejection::Missing => HeaderValue::from_static(r#"Bearer realm="mcp""#),
-        AuthRejection::InvalidToken => HeaderValue::from_static(
-            r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
+        AuthRejection::Missing => challenge(auth, None, None),
+        AuthRejection::InvalidToken => challenge(
+            auth,
+            Some(("invalid_token", "The access token is not valid")),
+            None,
         ),
         AuthRejection::Malformed => {
             return refuse(
@@ -477,10 +518,11 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             "Forbidden: Origin not allowed",
         );
     }
-    let principal = match inner.auth.authenticate(&parts.headers) {
-        Ok(p) => p,
-        Err(rejection) => return unauthorized(rejection),
+    let grant = match inner.auth.authenticate_grant(&parts.headers).await {
+        Ok(grant) => grant,
+        Err(rejection) => return unauthorized(&*inner.auth, rejection),
     };
+    let principal = grant.principal.clone();
     if parts.method == Method::DELETE {
         return delete(inner, &parts.headers, &principal);
     }
@@ -523,6 +565,11 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
         Ok(kind) => kind,
         Err((id, reason)) => return refuse(StatusCode::BAD_REQUEST, id.as_ref(), -32600, reason),
     };
+    if let Kind::Request { id, method, params } = &kind
+        && let Some(response) = insufficient_scope(inner, &grant, method, params, id)
+    {
+        return response;
+    }
     let Some(sid) = session_header(&parts.headers) else {
         return match kind {
             Kind::Request { id, method, params } if method == "initialize" => {
