@@ -90,6 +90,23 @@ async fn issuer() -> Issuer {
     }
 }
 
+async fn resource_server(issuer: &Issuer, resource: &str) -> ResourceServer {
+    let config = OAuthConfig::new(issuer.url.clone(), resource)
+        .with_scopes(["notes:read", "notes:write"])
+        .with_refresh_interval(Duration::ZERO);
+    let oauth = ResourceServer::new(config).unwrap();
+    oauth.discover().await.unwrap();
+    oauth
+}
+
+fn server() -> Server {
+    Server::builder(Implementation::new("oauth-test", "0"))
+        .tools(tools![whoami, write_note])
+        .tool_scopes("write_note", ["notes:write"])
+        .build()
+        .unwrap()
+}
+
 struct Mcp {
     addr: SocketAddr,
     resource: String,
@@ -99,17 +116,8 @@ async fn mcp(issuer: &Issuer) -> Mcp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
-    let config = OAuthConfig::new(issuer.url.clone(), resource.clone())
-        .with_scopes(["notes:read", "notes:write"])
-        .with_refresh_interval(Duration::ZERO);
-    let oauth = ResourceServer::new(config).unwrap();
-    oauth.discover().await.unwrap();
-    let server = Server::builder(Implementation::new("oauth-test", "0"))
-        .tools(tools![whoami, write_note])
-        .tool_scopes("write_note", ["notes:write"])
-        .build()
-        .unwrap();
-    let service: Arc<dyn McpService> = Arc::new(server);
+    let oauth = resource_server(issuer, &resource).await;
+    let service: Arc<dyn McpService> = Arc::new(server());
     let router = HttpServer::new(service, Arc::new(oauth.clone()))
         .with_oauth(&oauth)
         .router()
@@ -363,4 +371,77 @@ fn configuration_mistakes_are_refused_up_front() {
     for config in bad {
         assert!(ResourceServer::new(config.clone()).is_err(), "{config:?}");
     }
+}
+
+#[cfg(feature = "legacy-2025-11-25")]
+#[tokio::test]
+async fn the_2025_11_25_adapter_applies_the_same_scopes() {
+    use mcp_runtime::legacy::http::{LegacyHttp, LegacyHttpConfig};
+    let issuer = issuer().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mcp = Mcp {
+        addr,
+        resource: format!("http://{addr}/mcp"),
+    };
+    let oauth = resource_server(&issuer, &mcp.resource).await;
+    let server = server();
+    let modern = HttpServer::new(Arc::new(server.clone()), Arc::new(oauth.clone()))
+        .with_oauth(&oauth)
+        .router()
+        .unwrap();
+    let app = LegacyHttp::new(server, Arc::new(oauth), LegacyHttpConfig::default()).wrap(modern);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let auth = format!("Bearer {}", mint(KEY1, "k1", &claims(&issuer, &mcp)));
+    let base = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "old", "version": "0"}}});
+    let r = exchange(addr, "POST", "/mcp", &base, init.to_string().as_bytes()).await;
+    assert_eq!(r.status, 200);
+    let session = r.header("mcp-session-id").unwrap().to_owned();
+    let mut headers = base.to_vec();
+    headers.push(("Mcp-Session-Id", &session));
+    headers.push(("MCP-Protocol-Version", "2025-11-25"));
+    let call = |tool: &str| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": {}}})
+        .to_string()
+    };
+    let r = exchange(
+        addr,
+        "POST",
+        "/mcp",
+        &headers,
+        call("write_note").as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#) && challenge.contains("notes:write"),
+        "{challenge}"
+    );
+    let r = exchange(addr, "POST", "/mcp", &headers, call("whoami").as_bytes()).await;
+    assert_eq!(r.status, 200);
+    // Without a token the adapter's 401 names the metadata too.
+    let r = exchange(
+        addr,
+        "POST",
+        "/mcp",
+        &headers[1..],
+        call("whoami").as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 401);
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("resource_metadata=")
+    );
 }
