@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::OAuthError;
 
 /// Whether `host` names this machine (`localhost`, `127.0.0.0/8`, `::1`).
-fn is_loopback(host: &str) -> bool {
+pub(super) fn is_loopback(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     host.eq_ignore_ascii_case("localhost")
         || host
@@ -57,8 +57,17 @@ pub(super) struct Fetcher {
 }
 
 impl Fetcher {
-    pub(super) fn new(timeout: Duration, max_bytes: usize) -> Result<Self, OAuthError> {
-        let client = reqwest::Client::builder()
+    /// `direct`: never through an environment-configured proxy (for an issuer on loopback).
+    pub(super) fn new(
+        timeout: Duration,
+        max_bytes: usize,
+        direct: bool,
+    ) -> Result<Self, OAuthError> {
+        let mut builder = reqwest::Client::builder();
+        if direct {
+            builder = builder.no_proxy();
+        }
+        let client = builder
             .timeout(timeout)
             .connect_timeout(timeout)
             // A redirect could lead anywhere; the issuer's documents are fetched where they are.

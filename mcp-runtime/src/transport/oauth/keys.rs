@@ -8,7 +8,7 @@ use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey};
 use serde::Deserialize;
 
-use super::fetch::{Fetcher, check_url};
+use super::fetch::{Fetcher, check_url, is_loopback};
 use super::metadata::issuer_metadata_urls;
 use super::{LOG_TARGET, OAuthConfig, OAuthError};
 
@@ -79,7 +79,16 @@ impl KeyCache {
     pub(super) fn new(config: &OAuthConfig) -> Result<Self, OAuthError> {
         Ok(Self {
             issuer: config.issuer.clone(),
-            fetcher: Fetcher::new(config.fetch_timeout, config.max_document_bytes)?,
+            fetcher: Fetcher::new(
+                config.fetch_timeout,
+                config.max_document_bytes,
+                config
+                    .issuer
+                    .parse::<http::Uri>()
+                    .ok()
+                    .and_then(|u| u.host().map(is_loopback))
+                    .unwrap_or(false),
+            )?,
             algorithms: config.algorithms.clone(),
             max_keys: config.max_keys,
             refresh_interval: config.refresh_interval,
