@@ -67,7 +67,11 @@ async fn issuer() -> Issuer {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let jwks_doc = Arc::new(Mutex::new(jwks(&[(KEY1, "k1")])));
     let fetches = Arc::new(AtomicUsize::new(0));
-    let metadata = json!({"issuer": url, "jwks_uri": format!("{url}/jwks")});
+    let metadata = json!({
+        "issuer": url, "jwks_uri": format!("{url}/jwks"),
+        "introspection_endpoint": format!("{url}/introspect"),
+    });
+    let introspected = url.clone();
     let (doc, count) = (Arc::clone(&jwks_doc), Arc::clone(&fetches));
     let app = axum::Router::new()
         .route(
@@ -80,6 +84,13 @@ async fn issuer() -> Issuer {
                 count.fetch_add(1, Ordering::SeqCst);
                 let body = doc.lock().unwrap().clone();
                 async move { axum::Json(body) }
+            }),
+        )
+        .route(
+            "/introspect",
+            axum::routing::post(move |headers: http::HeaderMap, form: String| {
+                let issuer = introspected.clone();
+                async move { axum::Json(introspection(&issuer, &headers, &form)) }
             }),
         );
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -94,6 +105,7 @@ async fn resource_server(issuer: &Issuer, resource: &str) -> ResourceServer {
     let config = OAuthConfig::new(issuer.url.clone(), resource)
         .with_scopes(["notes:read", "notes:write"])
         .with_refresh_interval(Duration::ZERO);
+    let config = config.with_introspection("rs", "rs-secret");
     let oauth = ResourceServer::new(config).unwrap();
     oauth.discover().await.unwrap();
     oauth
@@ -105,6 +117,34 @@ fn server() -> Server {
         .tool_scopes("write_note", ["notes:write"])
         .build()
         .unwrap()
+}
+
+/// The stand-in's RFC 7662 answers: `opaque-<case>` tokens, for the client `rs`/`rs-secret`.
+fn introspection(issuer: &str, headers: &http::HeaderMap, form: &str) -> Value {
+    let basic = base64::engine::general_purpose::STANDARD.encode("rs:rs-secret");
+    let authorized = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == format!("Basic {basic}"));
+    let token = form
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("token="))
+        .unwrap_or("")
+        .replace("%40", "@")
+        .replace("%3A", ":")
+        .replace("%2F", "/");
+    let now = get_current_timestamp();
+    let resource = token.split_once('@').map_or("", |(_, r)| r);
+    match token.split('@').next() {
+        _ if !authorized => json!({"active": false}),
+        Some("opaque-good") => json!({"active": true, "iss": issuer, "sub": "carol",
+            "aud": resource, "exp": now + 300, "scope": "notes:read"}),
+        Some("opaque-expired") => json!({"active": true, "sub": "carol", "aud": resource,
+            "exp": now - 600}),
+        Some("opaque-elsewhere") => json!({"active": true, "sub": "carol",
+            "aud": "http://127.0.0.1:1/other", "exp": now + 300}),
+        _ => json!({"active": false}),
+    }
 }
 
 struct Mcp {
@@ -444,4 +484,24 @@ async fn the_2025_11_25_adapter_applies_the_same_scopes() {
             .unwrap()
             .contains("resource_metadata=")
     );
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected_at_the_issuer() {
+    let issuer = issuer().await;
+    let mcp = mcp(&issuer).await;
+    // The stand-in reads the audience to answer from the token itself (`case@resource`).
+    let opaque = |case: &str| format!("opaque-{case}@{}", mcp.resource);
+    let response = call(&mcp, Some(&opaque("good")), "whoami").await;
+    assert_eq!(response.status, 200, "{:?}", response.json());
+    assert_eq!(
+        text(&response),
+        principal_for(&issuer.url, "carol").to_string()
+    );
+    let response = call(&mcp, Some(&opaque("good")), "write_note").await;
+    assert_eq!(response.status, 403);
+    for case in ["expired", "elsewhere", "revoked"] {
+        let response = call(&mcp, Some(&opaque(case)), "whoami").await;
+        assert_invalid(&response, &mcp, case);
+    }
 }

@@ -21,6 +21,12 @@
 //!   HMAC secret); `iss` equal to the issuer; `aud` containing the canonical resource URI
 //!   (RFC 8707: a token minted for another resource is refused); `exp` required and `nbf`
 //!   honoured, both with [`OAuthConfig::leeway`]; `sub` required.
+//! - **Opaque tokens** (anything that is not `header.payload.signature`), with
+//!   [`OAuthConfig::with_introspection`]: RFC 7662 introspection at the issuer's
+//!   `introspection_endpoint` (the only place a token is ever sent), then the same rules:
+//!   `active`, `aud` naming this resource, `iss` (when given) the issuer, `exp` required, `nbf`,
+//!   `sub`. Without it, opaque tokens are refused. Each such request asks the issuer once; no
+//!   answer is cached.
 //! - The principal is the issuer plus the subject ([`principal_for`]): what request state binds
 //!   and what authorization decisions (workspaces) are keyed by. The granted scopes (`scope`
 //!   claim, space-separated) are checked against what a tool, prompt or resource requires
@@ -50,6 +56,7 @@
 //! ```
 
 mod fetch;
+mod introspect;
 mod keys;
 mod metadata;
 mod token;
@@ -95,6 +102,28 @@ pub struct OAuthConfig {
     pub refresh_interval: Duration,
     /// Keys older than this are refetched before use. Default 1 h.
     pub max_key_age: Duration,
+    /// RFC 7662 introspection of opaque (non-JWT) access tokens at the issuer's
+    /// `introspection_endpoint`, authenticating as this client. Default `None`: opaque tokens
+    /// are refused.
+    pub introspection: Option<IntrospectionClient>,
+}
+
+/// The client credentials the resource server presents to the issuer's introspection endpoint
+/// (HTTP Basic). The secret never appears in `Debug` output or logs.
+#[derive(Clone)]
+pub struct IntrospectionClient {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret.
+    pub client_secret: String,
+}
+
+impl std::fmt::Debug for IntrospectionClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntrospectionClient")
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl OAuthConfig {
@@ -122,6 +151,7 @@ impl OAuthConfig {
             max_keys: 16,
             refresh_interval: Duration::from_secs(30),
             max_key_age: Duration::from_secs(3600),
+            introspection: None,
         }
     }
 
@@ -129,6 +159,21 @@ impl OAuthConfig {
     #[must_use]
     pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Introspects opaque access tokens at the issuer (RFC 7662), authenticating as this
+    /// client (see [`OAuthConfig::introspection`]).
+    #[must_use]
+    pub fn with_introspection(
+        mut self,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        self.introspection = Some(IntrospectionClient {
+            client_id: client_id.into(),
+            client_secret: client_secret.into(),
+        });
         self
     }
 

@@ -87,14 +87,35 @@ impl Fetcher {
         &self,
         url: &str,
     ) -> Result<T, OAuthError> {
+        self.send(url, self.client.get(url)).await
+    }
+
+    /// POSTs `form` to `url` with HTTP Basic credentials and parses the answer as JSON.
+    pub(super) async fn post_form<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        (user, password): (&str, &str),
+    ) -> Result<T, OAuthError> {
+        let request = self
+            .client
+            .post(url)
+            .basic_auth(user, Some(password))
+            .form(form);
+        self.send(url, request).await
+    }
+
+    async fn send<T: serde::de::DeserializeOwned>(
+        &self,
+        url: &str,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, OAuthError> {
         let fail = |reason: String| OAuthError::Fetch {
             url: url.to_owned(),
             reason,
         };
         let fetched = tokio::time::timeout(self.timeout, async {
-            let mut response = self
-                .client
-                .get(url)
+            let mut response = request
                 .header(http::header::ACCEPT, "application/json")
                 .send()
                 .await

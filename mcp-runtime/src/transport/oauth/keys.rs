@@ -51,6 +51,7 @@ impl KeySet {
 struct IssuerMetadata {
     issuer: String,
     jwks_uri: Option<String>,
+    introspection_endpoint: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -61,6 +62,7 @@ struct RawJwks {
 #[derive(Default)]
 struct RefreshState {
     jwks_uri: Option<String>,
+    introspection_endpoint: Option<String>,
     last_attempt: Option<Instant>,
 }
 
@@ -132,8 +134,9 @@ impl KeyCache {
         let jwks_uri = match &state.jwks_uri {
             Some(uri) => uri.clone(),
             None => {
-                let uri = self.discover().await?;
+                let (uri, introspection) = self.discover().await?;
                 state.jwks_uri = Some(uri.clone());
+                state.introspection_endpoint = introspection;
                 uri
             }
         };
@@ -159,7 +162,7 @@ impl KeyCache {
 
     /// Finds the issuer's `jwks_uri` in its metadata (RFC 8414, else OpenID discovery); the
     /// metadata must name exactly our issuer.
-    async fn discover(&self) -> Result<String, OAuthError> {
+    async fn discover(&self) -> Result<(String, Option<String>), OAuthError> {
         let mut last = None;
         for url in issuer_metadata_urls(&self.issuer) {
             match self.fetcher.json::<IssuerMetadata>(&url).await {
@@ -178,7 +181,10 @@ impl KeyCache {
                         .jwks_uri
                         .ok_or_else(|| bad("it has no jwks_uri".into()))?;
                     check_url("jwks_uri", &uri, false)?;
-                    return Ok(uri);
+                    let introspection = metadata
+                        .introspection_endpoint
+                        .filter(|u| check_url("introspection_endpoint", u, false).is_ok());
+                    return Ok((uri, introspection));
                 }
                 Err(e) => last = Some(e),
             }
@@ -187,6 +193,28 @@ impl KeyCache {
             issuer: self.issuer.clone(),
             reason: "no metadata URL".into(),
         }))
+    }
+
+    /// The issuer's introspection endpoint, as its metadata named it (discovering it first if
+    /// nothing was fetched yet).
+    pub(super) async fn introspection_endpoint(&self) -> Option<String> {
+        let known = self.refresh.lock().await.introspection_endpoint.clone();
+        if known.is_some() {
+            return known;
+        }
+        let mut state = self.refresh.lock().await;
+        if state.jwks_uri.is_none()
+            && let Ok((jwks, introspection)) = self.discover().await
+        {
+            state.jwks_uri = Some(jwks);
+            state.introspection_endpoint = introspection;
+        }
+        state.introspection_endpoint.clone()
+    }
+
+    /// The fetcher, for introspection.
+    pub(super) fn fetcher(&self) -> &Fetcher {
+        &self.fetcher
     }
 
     /// A signature key we may verify with: not for encryption, not symmetric, its own `alg`

@@ -37,6 +37,13 @@ pub(super) async fn verify(
     if token.len() > MAX_TOKEN_BYTES {
         return Err(refuse("token too large"));
     }
+    // Not header.payload.signature: an opaque token, which only the issuer can judge.
+    if token.split('.').count() != 3 {
+        if !fetch {
+            return Err(refuse("opaque token on a path that cannot ask the issuer"));
+        }
+        return super::introspect::introspect(config, keys, token).await;
+    }
     // `alg: none` and unknown algorithms fail to parse here.
     let header = decode_header(token).map_err(|_| refuse("malformed or unsupported header"))?;
     if !config.algorithms.contains(&header.alg) {
