@@ -19,6 +19,7 @@ mod listing;
 mod mrtr;
 mod param_headers;
 mod request;
+mod scopes;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -76,6 +77,8 @@ struct Inner {
     templates_list: listing::Pages,
     /// `x-mcp-header` rules by tool name.
     param_headers: HashMap<String, Vec<ParamHeader>>,
+    /// OAuth scopes tools, prompts and resources require.
+    scopes: scopes::RequiredScopes,
 }
 
 /// Why [`ServerBuilder::build`] failed.
@@ -135,6 +138,7 @@ pub struct ServerBuilder {
     limits: Limits,
     cache_ttl: Duration,
     cache_scope: CacheScope,
+    scopes: scopes::RequiredScopes,
 }
 
 impl Server {
@@ -154,6 +158,7 @@ impl Server {
             limits: Limits::default(),
             cache_ttl: Duration::from_secs(300),
             cache_scope: CacheScope::Public,
+            scopes: scopes::RequiredScopes::default(),
         }
     }
 
@@ -308,6 +313,8 @@ impl ServerBuilder {
                 });
             }
         }
+        self.scopes
+            .check(&self.router, &self.prompts, &self.resources)?;
         let keyring = match self.keyring {
             Some(k) => k,
             None => StateKeyring::generate()?,
@@ -365,6 +372,7 @@ impl ServerBuilder {
                 resources_list,
                 templates_list,
                 param_headers,
+                scopes: self.scopes,
             }),
         })
     }

@@ -163,6 +163,11 @@ pub async fn note(
     }
 }
 
+/// The OAuth scope listing and reading notes needs.
+pub const SCOPE_READ: &str = "notes:read";
+/// The OAuth scope deleting notes needs.
+pub const SCOPE_WRITE: &str = "notes:write";
+
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: impl Into<NotesStore>,
@@ -200,6 +205,12 @@ pub fn build_server_with(
         crate::connect::notes_connect_export
     ])
     .resources(resources![note])
+    // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
+    // otherwise); stdio and --auth-file tokens carry no scopes and are not restricted.
+    .tool_scopes("notes_list", [SCOPE_READ])
+    .tool_scopes("notes_delete", [SCOPE_WRITE])
+    .tool_scopes("notes_connect_export", [SCOPE_READ])
+    .resource_scopes("file://{+path}", [SCOPE_READ])
     .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)

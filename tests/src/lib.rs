@@ -344,11 +344,23 @@ impl Drop for StdioServer {
 pub struct HttpResponse {
     /// The status code.
     pub status: u16,
+    /// The status line and headers, as received.
+    pub head: String,
     /// The body, de-chunked.
     pub body: String,
 }
 
 impl HttpResponse {
+    /// The value of the first header named `name` (case-insensitive), if any.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then_some(value.trim())
+        })
+    }
+
     /// The body as JSON: a plain JSON body, or the last `data:` event of an SSE body.
     pub fn json(&self) -> Result<Value, Error> {
         let trimmed = self.body.trim();
@@ -416,7 +428,11 @@ pub fn http_post(
     } else {
         rest.to_owned()
     };
-    Ok(HttpResponse { status, body })
+    Ok(HttpResponse {
+        status,
+        head: head.to_owned(),
+        body,
+    })
 }
 
 fn dechunk(mut rest: &str) -> Result<String, Error> {

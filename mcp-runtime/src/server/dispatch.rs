@@ -511,6 +511,12 @@ impl McpService for Server {
             .get(tool)
             .map_or(&[], Vec::as_slice)
     }
+
+    fn required_scopes(&self, method: &str, name: &str) -> &[String] {
+        self.inner
+            .scopes
+            .required(&self.inner.resources, method, name)
+    }
 }
 
 #[cfg(test)]
