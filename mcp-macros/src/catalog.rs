@@ -5,8 +5,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::form::generic_arg;
-use crate::tool::{last_ident, valid_name};
+use crate::params::{self, Param};
+use crate::tool::valid_name;
 use crate::util::{self, Errors};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -110,15 +110,19 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
     out
 }
 
-enum Param {
-    Ctx { mutable: bool },
-    Uri,
-    State(syn::Type),
-    Args(syn::Type),
+/// A parsed `#[prompt]`/`#[resource]`: attributes, name, URI and parameters.
+struct Decl<'a> {
+    kind: Kind,
+    attrs: Attrs,
+    func: &'a syn::ItemFn,
+    fn_name: String,
+    name: String,
+    uri: String,
+    params: Vec<Param>,
 }
 
 pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
             let mut out = syn::Error::new(
@@ -133,7 +137,9 @@ pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenS
             return out;
         }
     };
-    match generate(kind, attr, &func) {
+    let generated = generate(kind, attr, &func);
+    params::strip_attrs(&mut func);
+    match generated {
         Ok(t) => quote!(#func #t),
         Err(e) => {
             let e = e.to_compile_error();
@@ -144,10 +150,46 @@ pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenS
 
 fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let attrs = parse_attrs(kind, attr, &mut errors);
-    let what = kind.attr();
-    let sig = &func.sig;
-    let ident = &sig.ident;
+    let decl = parse(kind, attr, func, &mut errors);
+    validate(&decl, &mut errors);
+    errors.finish()?;
+    expand_decl(&decl)
+}
+
+/// Parse: attributes, name, URI and parameters.
+fn parse<'a>(
+    kind: Kind,
+    attr: TokenStream,
+    func: &'a syn::ItemFn,
+    errors: &mut Errors,
+) -> Decl<'a> {
+    let attrs = parse_attrs(kind, attr, errors);
+    let fn_name = func.sig.ident.to_string();
+    let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
+    let name = attrs
+        .name
+        .as_ref()
+        .map_or_else(|| fn_name.clone(), syn::LitStr::value);
+    let uri = attrs
+        .uri
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
+    let params = params::parse(&func.sig, &format!("#[{}]", kind.attr()), errors);
+    Decl {
+        kind,
+        attrs,
+        func,
+        fn_name,
+        name,
+        uri,
+        params,
+    }
+}
+
+/// Validate: signature, name, URI, and which parameters this kind takes.
+fn validate(decl: &Decl<'_>, errors: &mut Errors) {
+    let (kind, what, sig) = (decl.kind, decl.kind.attr(), &decl.func.sig);
     if !sig.generics.params.is_empty() {
         errors.spanned(
             &sig.generics,
@@ -157,31 +199,21 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
     if let Some(c) = &sig.constness {
         errors.spanned(c, format!("a #[{what}] function cannot be `const`"));
     }
-    let fn_name = ident.to_string();
-    let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
-    let name = match &attrs.name {
-        Some(n) => {
-            if kind == Kind::Prompt && !valid_name(&n.value()) {
-                errors.spanned(
-                    n,
-                    "prompt names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
-                );
-            }
-            n.value()
+    if kind == Kind::Prompt && !valid_name(&decl.name) {
+        match &decl.attrs.name {
+            Some(n) => errors.spanned(
+                n,
+                "prompt names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
+            ),
+            None => errors.spanned(
+                &sig.ident,
+                "this function name is not a valid prompt name; set `name = \"...\"`",
+            ),
         }
-        None => {
-            if kind == Kind::Prompt && !valid_name(&fn_name) {
-                errors.spanned(
-                    ident,
-                    "this function name is not a valid prompt name; set `name = \"...\"`",
-                );
-            }
-            fn_name.clone()
-        }
-    };
-    let uri = match (kind, &attrs.uri) {
+    }
+    match (kind, &decl.attrs.uri) {
         (Kind::Resource, Some(u)) => {
-            let v = u.value();
+            let v = &decl.uri;
             let balanced = v.matches('{').count() == v.matches('}').count();
             if v.is_empty() || !v.contains(':') || !balanced {
                 errors.spanned(
@@ -190,126 +222,144 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
                      such as \"notes://{id}\"",
                 );
             }
-            v
         }
-        (Kind::Resource, None) => {
-            errors.spanned(
-                ident,
-                "#[resource] needs `uri = \"...\"` (a fixed URI or a URI template with `{var}`)",
-            );
-            String::new()
-        }
-        (Kind::Prompt, _) => String::new(),
-    };
+        (Kind::Resource, None) => errors.spanned(
+            &sig.ident,
+            "#[resource] needs `uri = \"...\"` (a fixed URI or a URI template with `{var}`)",
+        ),
+        (Kind::Prompt, _) => {}
+    }
+    validate_params(decl, errors);
+}
 
-    let mut params = Vec::new();
-    let mut args_seen = false;
-    for input in &sig.inputs {
-        match input {
-            syn::FnArg::Receiver(r) => errors.spanned(
-                r,
-                format!("#[{what}] goes on free functions, not methods; pass shared data with `State<T>`"),
+fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
+    params::validate_args(&decl.params, errors);
+    for p in &decl.params {
+        match (decl.kind, p) {
+            (Kind::Prompt, Param::Uri) => errors.spanned(
+                &decl.func.sig.ident,
+                "`ResourceUri` is a parameter of `#[resource]` functions, not prompts",
             ),
-            syn::FnArg::Typed(pt) => {
-                let ty = &*pt.ty;
-                if let syn::Type::Reference(r) = ty
-                    && last_ident(&r.elem).is_some_and(|i| i == "ToolContext")
-                {
-                    params.push(Param::Ctx {
-                        mutable: r.mutability.is_some(),
-                    });
-                } else if let Some(inner) = generic_arg(ty, "State") {
-                    params.push(Param::State(inner.clone()));
-                } else if kind == Kind::Resource
-                    && last_ident(ty).is_some_and(|i| i == "ResourceUri")
-                {
-                    params.push(Param::Uri);
-                } else if matches!(ty, syn::Type::Reference(_)) {
-                    errors.spanned(
-                        ty,
-                        format!(
-                            "#[{what}] parameters are `&mut ToolContext`, `State<T>` or one owned \
-                             arguments struct; references other than the context are not allowed"
-                        ),
-                    );
-                } else {
-                    if args_seen {
-                        errors.spanned(
-                            ty,
-                            "at most one arguments type: put every argument into one \
-                             `#[derive(Deserialize, JsonSchema)]` struct",
-                        );
-                    }
-                    if kind == Kind::Resource && !uri.contains('{') {
-                        errors.spanned(
-                            ty,
-                            "a resource with a fixed URI takes no arguments; use a URI template \
-                             (`{var}`) and a struct with one field per variable",
-                        );
-                    }
-                    args_seen = true;
-                    params.push(Param::Args(ty.clone()));
-                }
+            (Kind::Resource, Param::Arg(a)) => errors.spanned(
+                &a.ident,
+                "a resource's template variables come from one struct with a field per variable, \
+                 not from documented parameters",
+            ),
+            (Kind::Resource, Param::Args(t)) if !decl.uri.contains('{') => errors.spanned(
+                t,
+                "a resource with a fixed URI takes no arguments; use a URI template \
+                 (`{var}`) and a struct with one field per variable",
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// How the generated handler gets each parameter.
+#[derive(Default)]
+struct Plan {
+    items: Vec<TokenStream>,
+    prelude: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+    has_args: bool,
+}
+
+/// Expand, part 1: parameters → extraction code.
+fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
+    let mut plan = Plan::default();
+    let plain = params::plain(&decl.params);
+    if !plain.is_empty() {
+        let hidden = params::args_struct_name();
+        plan.items
+            .push(params::args_struct(ms, &hidden, &plain, None));
+        plan.items.push(
+            quote!(fn __args_type() -> __ms::ArgsType<#hidden> { __ms::args_type::<#hidden>() }),
+        );
+        // Prompt arguments travel as strings: checked here, at compile time, per parameter.
+        let checks = plain.iter().map(|a| {
+            let ty = &a.ty;
+            quote_spanned!(ty.span()=> __ms::prompt_argument::<#ty>();)
+        });
+        plan.items
+            .push(quote!(#[allow(dead_code)] fn __prompt_argument_types() { #(#checks)* }));
+    }
+    for (i, p) in decl.params.iter().enumerate() {
+        match p {
+            Param::Ctx { mutable: true } => plan.call_args.push(quote!(ctx)),
+            Param::Ctx { mutable: false } => plan.call_args.push(quote!(&*ctx)),
+            Param::Uri => plan
+                .call_args
+                .push(quote!(__ms::ResourceUri(uri.to_owned()))),
+            Param::State(t) => {
+                let v = format_ident!("__state{}", i);
+                plan.prelude
+                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
+                plan.call_args.push(quote!(#v));
+            }
+            Param::Args(t) => {
+                plan.has_args = true;
+                let item = match decl.kind {
+                    Kind::Prompt => quote_spanned!(t.span()=>
+                        fn __args_type() -> __ms::ArgsType<#t> { __ms::args_type::<#t>() }),
+                    Kind::Resource => quote_spanned!(t.span()=>
+                        fn __args_type() -> __ms::VarsType<#t> { __ms::vars_type::<#t>() }),
+                };
+                plan.items.push(item);
+                plan.call_args.push(quote!(__args));
+            }
+            Param::Arg(a) => {
+                plan.has_args = true;
+                let ident = &a.ident;
+                plan.call_args.push(quote!(__args.#ident));
             }
         }
     }
-    errors.finish()?;
+    plan
+}
 
-    let krate = util::crate_path(attrs.krate.as_ref())?;
+fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
+    let krate = util::crate_path(decl.attrs.krate.as_ref())?;
     let ms = util::support(&krate);
+    let plan = plan(decl, &ms);
+    let (kind, attrs, sig) = (decl.kind, &decl.attrs, &decl.func.sig);
+    let (name, uri, fn_name, ident) = (&decl.name, &decl.uri, &decl.fn_name, &sig.ident);
     let title = util::opt_str(&attrs.title);
-    let description = util::description(&attrs.description, &func.attrs);
+    let description = util::description(&attrs.description, &decl.func.attrs);
     let requires = &attrs.requires;
     let completions = attrs
         .completions
         .iter()
         .map(|(n, p)| quote_spanned!(p.span()=> (#n, #p as __ms::CompletionFn)));
-
-    let mut prelude = Vec::new();
-    let mut call_args = Vec::new();
-    let mut schema = quote!(__ms::no_input_schema);
-    let mut vars_schema = quote!(::core::option::Option::None);
-    let mut args_check = match kind {
-        Kind::Prompt => quote!(__ms::no_args(&args)?;),
-        Kind::Resource => quote!(),
+    let Plan {
+        items,
+        prelude,
+        call_args,
+        has_args,
+    } = &plan;
+    let (schema, vars_schema, args_check) = match (kind, has_args) {
+        (Kind::Prompt, true) => (
+            quote!(__args_type().schema),
+            quote!(),
+            quote!(let __args = (__args_type().parse)(args, &__s.expected)?;),
+        ),
+        (Kind::Prompt, false) => (
+            quote!(__ms::no_input_schema),
+            quote!(),
+            quote!(__ms::no_args(&args)?;),
+        ),
+        (Kind::Resource, true) => (
+            quote!(),
+            quote!(::core::option::Option::Some(__args_type().schema)),
+            quote!(let __args = (__args_type().parse)(args)?;),
+        ),
+        (Kind::Resource, false) => (quote!(), quote!(::core::option::Option::None), quote!()),
     };
-    for (i, p) in params.iter().enumerate() {
-        match p {
-            Param::Ctx { mutable: true } => call_args.push(quote!(ctx)),
-            Param::Ctx { mutable: false } => call_args.push(quote!(&*ctx)),
-            Param::Uri => call_args.push(quote!(__ms::ResourceUri(uri.to_owned()))),
-            Param::State(t) => {
-                let v = format_ident!("__state{}", i);
-                prelude
-                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                call_args.push(quote!(#v));
-            }
-            Param::Args(t) => {
-                match kind {
-                    Kind::Prompt => {
-                        schema = quote_spanned!(t.span()=> __ms::input_schema::<#t>);
-                        args_check = quote_spanned!(t.span()=>
-                            let __args = __ms::parse_args::<#t>(args, &__s.expected)?;
-                        );
-                    }
-                    Kind::Resource => {
-                        vars_schema = quote_spanned!(t.span()=>
-                            ::core::option::Option::Some(__ms::input_schema::<#t> as fn() -> _));
-                        args_check = quote_spanned!(t.span()=>
-                            let __args = __ms::parse_vars::<#t>(args)?;
-                        );
-                    }
-                }
-                call_args.push(quote!(__args));
-            }
-        }
-    }
     let ret_span = match &sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => ident.span(),
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
-    let vis = &func.vis;
+    let vis = &decl.func.vis;
 
     let body = match kind {
         Kind::Prompt => {
@@ -324,6 +374,8 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
 
                 const _: () = {
                     use #ms as __ms;
+
+                    #(#items)*
 
                     fn __static() -> &'static __ms::PromptStatic {
                         static CELL: ::std::sync::OnceLock<__ms::PromptStatic> = ::std::sync::OnceLock::new();
@@ -399,6 +451,8 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
 
                 const _: () = {
                     use #ms as __ms;
+
+                    #(#items)*
 
                     fn __static() -> &'static __ms::ResourceStatic {
                         static CELL: ::std::sync::OnceLock<__ms::ResourceStatic> = ::std::sync::OnceLock::new();

@@ -430,6 +430,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut contents = Vec::new();
     let mut choice_fields: Vec<(syn::Ident, String)> = Vec::new();
     let mut wire_names: Vec<String> = Vec::new();
+    let mut choice_fns: Vec<TokenStream> = Vec::new();
 
     for field in fields {
         let Some(ident) = field.ident.as_ref() else {
@@ -493,6 +494,15 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 continue;
             }
         };
+
+        let choice_fn = format_ident!("__mcp_choice_field_{}", rust_name);
+        if let Shape::Enum(t) | Shape::EnumMulti(t) = &shape {
+            // Spanned at the field type: a type that is not an `ElicitChoice` is reported
+            // once, at the field.
+            choice_fns.push(quote_spanned!(t.span()=>
+                fn #choice_fn() -> #f::ChoiceField<#t> { #f::choice_field::<#t>() }
+            ));
+        }
 
         // Attributes that do not fit the shape are errors, not silently ignored.
         let text_like = matches!(shape, Shape::Text);
@@ -594,10 +604,9 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             Shape::Float { f32: true } => quote!(#f::content::float32(*__v)),
             Shape::Float { f32: false } => quote!(#f::content::float64(*__v)),
             Shape::Boolean => quote!(#f::content::boolean(*__v)),
-            // Spanned at the field type, like the other uses of the type, so a type that is
-            // not an `ElicitChoice` is reported at the field.
-            Shape::Enum(t) => quote_spanned!(t.span()=> #f::content::choice::<#t>(__v)),
-            Shape::EnumMulti(t) => quote_spanned!(t.span()=> #f::content::choices::<#t>(__v)),
+            // Through the field's one `choice_field` (below), which names the type once.
+            Shape::Enum(_) => quote!((#choice_fn().content)(__v)),
+            Shape::EnumMulti(_) => quote!((#choice_fn().contents)(__v)),
             Shape::RuntimeMulti => quote!(#f::content::texts(__v.iter())),
         };
         contents.push(if optional {
@@ -624,7 +633,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 let (min, max) = (opt(attrs.min_length), opt(attrs.max_length));
                 (
                     quote!(#f::FieldKind::Text { min_length: #min, max_length: #max, format: #fmt, default: #default_tokens }),
-                    quote!(into_string(__n)),
+                    quote!(__v.into_string(__n)),
                 )
             }
             Shape::Integer(t) => {
@@ -647,7 +656,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 let (min, max) = (bound(&attrs.minimum, true), bound(&attrs.maximum, false));
                 (
                     quote!(#f::FieldKind::Integer { minimum: #min, maximum: #max, default: #default_tokens }),
-                    quote!(into_int::<#t>(__n)),
+                    quote!(__v.into_int::<#t>(__n)),
                 )
             }
             Shape::Float { f32 } => {
@@ -663,32 +672,32 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 (
                     quote!(#f::FieldKind::Number { minimum: #min, maximum: #max, default: #default_tokens }),
                     if *f32 {
-                        quote!(into_f32(__n))
+                        quote!(__v.into_f32(__n))
                     } else {
-                        quote!(into_f64(__n))
+                        quote!(__v.into_f64(__n))
                     },
                 )
             }
             Shape::Boolean => (
                 quote!(#f::FieldKind::Boolean { default: #default_tokens }),
-                quote!(into_bool(__n)),
+                quote!(__v.into_bool(__n)),
             ),
-            Shape::Enum(t) => (
-                quote_spanned!(t.span()=> #f::FieldKind::select_of::<#t>(#default_tokens)),
-                quote_spanned!(t.span()=> into_choice::<#t>(__n)),
+            Shape::Enum(_) => (
+                quote!((#choice_fn().select)(#default_tokens)),
+                quote!((#choice_fn().parse)(__v, __n)),
             ),
-            Shape::EnumMulti(t) => {
+            Shape::EnumMulti(_) => {
                 let (min, max) = (opt(attrs.min_items), opt(attrs.max_items));
                 (
-                    quote_spanned!(t.span()=> #f::FieldKind::multi_select_of::<#t>(#min, #max)),
-                    quote_spanned!(t.span()=> into_choices::<#t>(__n)),
+                    quote!((#choice_fn().multi)(#min, #max)),
+                    quote!((#choice_fn().parse_many)(__v, __n)),
                 )
             }
             Shape::RuntimeSelect => {
                 choice_fields.push((ident.clone(), wire.clone()));
                 (
                     quote!(#f::FieldKind::Select { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), default: #default_tokens }),
-                    quote!(into_string(__n)),
+                    quote!(__v.into_string(__n)),
                 )
             }
             Shape::RuntimeMulti => {
@@ -696,7 +705,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
                 let (min, max) = (opt(attrs.min_items), opt(attrs.max_items));
                 (
                     quote!(#f::FieldKind::MultiSelect { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), min_items: #min, max_items: #max }),
-                    quote!(into_strings(__n)),
+                    quote!(__v.into_strings(__n)),
                 )
             }
         };
@@ -714,13 +723,13 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
         inits.push(if optional {
             quote! {
                 #ident: match __checked.optional() {
-                    ::core::option::Option::Some((__n, __v)) => ::core::option::Option::Some(__v.#convert?),
+                    ::core::option::Option::Some((__n, __v)) => ::core::option::Option::Some(#convert?),
                     ::core::option::Option::None => ::core::option::Option::None,
                 }
             }
         } else {
             quote! {
-                #ident: { let (__n, __v) = __checked.required()?; __v.#convert? }
+                #ident: { let (__n, __v) = __checked.required()?; #convert? }
             }
         });
     }
@@ -789,6 +798,8 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     Ok(quote! {
         #choices_items
         const _: () = {
+            #(#choice_fns)*
+
             #[allow(unused_variables)]
             fn __mcp_form_fields(__choices: &#choices_ty) -> ::std::vec::Vec<#f::FieldSpec<'_>> {
                 ::std::vec![ #(#specs),* ]

@@ -277,3 +277,116 @@ async fn calls_run_the_function() {
         .is_ok()
     );
 }
+
+/// `notes.list`, with its arguments declared as documented parameters instead of a struct.
+#[tool(
+    name = "notes.list",
+    title = "List notes",
+    read_only,
+    idempotent,
+    open_world = false,
+    rename_all = "camelCase"
+)]
+fn notes_list_plain(
+    /// Workspace URI
+    workspace_uri: String,
+    /// At most this many notes
+    limit: Option<u32>,
+    /// Sort order
+    #[serde(default)]
+    order: Option<Order>,
+    /// Tags to filter by
+    #[serde(default)]
+    tags: Vec<String>,
+) -> Result<Json<ListOutput>, ToolError> {
+    notes_list(ListArgs {
+        workspace_uri,
+        limit,
+        order,
+        tags,
+    })
+}
+
+/// Delete one note, after the user picks which and confirms.
+#[tool(
+    name = "notes_delete",
+    destructive,
+    requires(form_elicitation),
+    rename_all = "camelCase"
+)]
+async fn notes_delete_plain(
+    _ctx: &mut ToolContext,
+    /// File URI of the workspace, e.g. file:///home/me/notes
+    workspace_uri: String,
+    /// Text the note title must contain (case-insensitive)
+    title: String,
+) -> Result<String, ToolError> {
+    Ok(format!("would delete {title:?} in {workspace_uri}"))
+}
+
+/// Documented parameters, without a rename: the property is the parameter's name.
+#[tool]
+fn add(
+    /// The first number
+    a: i64,
+    /// The second number (0 when absent)
+    b: Option<i64>,
+) -> String {
+    (a + b.unwrap_or(0)).to_string()
+}
+
+#[test]
+fn documented_parameters_give_the_same_bytes_as_a_struct() {
+    // Everything but the function's name: the same attributes, doc comment and arguments.
+    let bytes = |t: &dyn ToolHandler| serde_json::to_vec(t.descriptor()).unwrap();
+    let (plain, with_struct) = (notes_list_plain {}, notes_list {});
+    assert_eq!(
+        String::from_utf8(bytes(&plain)).unwrap(),
+        String::from_utf8(bytes(&with_struct))
+            .unwrap()
+            .replace("List notes in a workspace.\\n\\nNewest first unless `order` says otherwise.", "`notes.list`, with its arguments declared as documented parameters instead of a struct.")
+    );
+    assert_eq!(
+        String::from_utf8(bytes(&notes_delete_plain {})).unwrap(),
+        String::from_utf8(bytes(&notes_delete {})).unwrap(),
+    );
+    let d = serde_json::to_value(add {}.descriptor()).unwrap();
+    assert_eq!(
+        d["inputSchema"],
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "int64", "description": "The first number"},
+                "b": {"type": "integer", "format": "int64", "description": "The second number (0 when absent)"}
+            },
+            "required": ["a"]
+        })
+    );
+}
+
+#[tokio::test]
+async fn documented_parameters_are_parsed_and_checked() {
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![notes_delete_plain, add])
+        .build()
+        .unwrap();
+    let r = call(
+        &server,
+        "notes_delete",
+        json!({"workspaceUri": "file:///w", "title": "x"}),
+    )
+    .await;
+    assert_eq!(r.text(), "would delete \"x\" in file:///w");
+    let e = error_text(&call(&server, "notes_delete", json!({"title": "x"})).await);
+    assert_eq!(
+        e,
+        "Invalid arguments: missing field `workspaceUri`; expected {workspaceUri: string, title: string}"
+    );
+    assert_eq!(call(&server, "add", json!({"a": 2})).await.text(), "2");
+    assert_eq!(
+        call(&server, "add", json!({"a": 2, "b": 3})).await.text(),
+        "5"
+    );
+    // The function stays callable as written, doc comments and all.
+    assert_eq!(add(1, Some(1)), "2");
+}

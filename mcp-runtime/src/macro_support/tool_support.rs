@@ -12,16 +12,36 @@ use serde_json::Value;
 pub use crate::context::ToolContext;
 pub use crate::tool::{IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler};
 
-/// Arguments types of `#[tool]` functions.
+/// Arguments types of `#[tool]` and `#[prompt]` functions (and `#[resource]` variables).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's arguments type",
+    message = "`{Self}` cannot be an arguments type",
     label = "needs `Deserialize` and `JsonSchema`",
     note = "add `#[derive(Deserialize, JsonSchema)]` to `{Self}` (serde 1 and schemars 1.x)",
     note = "if `JsonSchema` is derived but still missing, your crate uses another schemars major \
             version: use `mcp_runtime::prelude::JsonSchema` or schemars 1.x"
 )]
 pub trait ToolArgs: serde::de::DeserializeOwned + schemars::JsonSchema {}
+// Not recommended, so that a type missing both derives is one error (this trait's message),
+// not one per missing supertrait.
+#[diagnostic::do_not_recommend]
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgs for T {}
+
+/// The schema and the parser of an arguments type, from a single `ToolArgs` bound, so that
+/// generated code names the type once and a missing derive is reported once.
+pub struct ArgsType<T> {
+    /// Produces the `inputSchema`.
+    pub schema: fn() -> Result<JsonObject, String>,
+    /// Parses the call's arguments (`expected` is the summary for error messages).
+    pub parse: fn(JsonObject, &str) -> Result<T, ToolError>,
+}
+
+/// The [`ArgsType`] of `T`.
+pub fn args_type<T: ToolArgs>() -> ArgsType<T> {
+    ArgsType {
+        schema: input_schema::<T>,
+        parse: parse_args::<T>,
+    }
+}
 
 /// Return types of `#[tool]` functions.
 #[diagnostic::on_unimplemented(
