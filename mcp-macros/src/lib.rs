@@ -14,6 +14,8 @@ mod catalog;
 mod choice;
 mod form;
 mod params;
+mod secret;
+mod shape;
 mod tool;
 mod util;
 

@@ -121,7 +121,7 @@ fn parse_one(pt: &syn::PatType, what: &str) -> syn::Result<Param> {
             ),
         ));
     }
-    if let Some(inner) = crate::form::generic_arg(ty, "State") {
+    if let Some(inner) = crate::shape::generic_arg(ty, "State") {
         return Ok(Param::State(inner.clone()));
     }
     if last_ident(ty).is_some_and(|i| i == "ResourceUri") {

@@ -4,8 +4,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::form::generic_arg;
 use crate::params::{self, Param};
+use crate::shape::generic_arg;
 use crate::util::{self, Errors};
 
 #[derive(Default)]
