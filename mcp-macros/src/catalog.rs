@@ -285,12 +285,13 @@ fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
     }
     for (i, p) in decl.params.iter().enumerate() {
         match p {
-            Param::Ctx { mutable: true } => plan.call_args.push(quote!(ctx)),
-            Param::Ctx { mutable: false } => plan.call_args.push(quote!(&*ctx)),
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
+            }
             Param::Uri => plan
                 .call_args
                 .push(quote!(__ms::ResourceUri(uri.to_owned()))),
-            Param::State(t) => {
+            Param::State { inner: t, .. } => {
                 let v = format_ident!("__state{}", i);
                 plan.prelude
                     .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));

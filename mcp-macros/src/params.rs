@@ -13,10 +13,10 @@ use crate::util::Errors;
 
 /// One parameter of a handler function, as the macro reads it.
 pub(crate) enum Param {
-    /// `&mut ToolContext` (or `&ToolContext`).
-    Ctx { mutable: bool },
-    /// `State<T>`: the `T`.
-    State(syn::Type),
+    /// `&mut ToolContext` (or `&ToolContext`, or a reference to an alias of it).
+    Ctx { mutable: bool, elem: syn::Type },
+    /// `State<T>`: the whole type and the `T`.
+    State { ty: syn::Type, inner: syn::Type },
     /// `ResourceUri` (resources only).
     Uri,
     /// The arguments struct.
@@ -64,7 +64,7 @@ pub(crate) fn parse(sig: &syn::Signature, what: &str, errors: &mut Errors) -> Ve
                     "{what} goes on free functions, not methods; pass shared data with `State<T>`"
                 ),
             ),
-            syn::FnArg::Typed(pt) => match parse_one(pt, what) {
+            syn::FnArg::Typed(pt) => match parse_one(pt) {
                 Ok(p) => params.push(p),
                 Err(e) => errors.push(e),
             },
@@ -73,7 +73,7 @@ pub(crate) fn parse(sig: &syn::Signature, what: &str, errors: &mut Errors) -> Ve
     params
 }
 
-fn parse_one(pt: &syn::PatType, what: &str) -> syn::Result<Param> {
+fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
     let ty = &*pt.ty;
     if pt.attrs.iter().any(|a| a.path().is_ident("doc")) {
         let syn::Pat::Ident(pi) = &*pt.pat else {
@@ -108,21 +108,18 @@ fn parse_one(pt: &syn::PatType, what: &str) -> syn::Result<Param> {
         ));
     }
     if let syn::Type::Reference(r) = ty {
-        if last_ident(&r.elem).is_some_and(|i| i == "ToolContext") {
-            return Ok(Param::Ctx {
-                mutable: r.mutability.is_some(),
-            });
-        }
-        return Err(syn::Error::new_spanned(
-            ty,
-            format!(
-                "{what} parameters are `&mut ToolContext`, `State<T>`, documented arguments or one \
-                 owned arguments struct; references other than the context are not allowed"
-            ),
-        ));
+        // Any reference is the request context; the `ContextParam` bound on the referenced
+        // type checks it (so an alias of `ToolContext` works, and `&str` gets a message).
+        return Ok(Param::Ctx {
+            mutable: r.mutability.is_some(),
+            elem: (*r.elem).clone(),
+        });
     }
     if let Some(inner) = crate::shape::generic_arg(ty, "State") {
-        return Ok(Param::State(inner.clone()));
+        return Ok(Param::State {
+            ty: ty.clone(),
+            inner: inner.clone(),
+        });
     }
     if last_ident(ty).is_some_and(|i| i == "ResourceUri") {
         return Ok(Param::Uri);
@@ -141,6 +138,15 @@ fn parse_one(pt: &syn::PatType, what: &str) -> syn::Result<Param> {
         ));
     }
     Ok(Param::Args(ty.clone()))
+}
+
+/// The expression passing the request context to a reference parameter.
+pub(crate) fn context_arg(mutable: bool, elem: &syn::Type) -> TokenStream {
+    if mutable {
+        quote_spanned!(elem.span()=> __ms::context_mut::<#elem>(ctx))
+    } else {
+        quote_spanned!(elem.span()=> __ms::context_ref::<#elem>(&*ctx))
+    }
 }
 
 /// Checks the shape of the arguments: at most one struct, and not both a struct and

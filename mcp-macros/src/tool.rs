@@ -1,7 +1,7 @@
 //! `#[tool]`: an annotated function → a `ToolHandler` struct of the same name.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::params::{self, Param};
@@ -189,7 +189,8 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
             "`ResourceUri` is a parameter of `#[resource]` functions, not tools",
         );
     }
-    params::validate_args(&decl.params, errors);
+    // Not `params::validate_args`: an undocumented parameter may be an extractor, so two
+    // arguments types (or a struct next to documented parameters) are found by `build()`.
     if let Some(r) = &decl.attrs.rename_all
         && params::plain(&decl.params).is_empty()
     {
@@ -205,62 +206,64 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
 #[derive(Default)]
 struct Plan {
     items: Vec<TokenStream>,
-    prelude: Vec<TokenStream>,
+    /// `__declare_N` per extracted parameter.
+    declares: Vec<TokenStream>,
+    extractions: Vec<TokenStream>,
     call_args: Vec<TokenStream>,
-    state_needs: Vec<TokenStream>,
-    input_schema: Option<TokenStream>,
-    args_check: Option<TokenStream>,
 }
 
-/// Expand, part 1: parameters → extraction code.
+impl Plan {
+    /// A parameter made by its `FromToolCall` impl; the type is named once, in
+    /// `__param_N()`, so a type that is no parameter is one error, at the parameter.
+    fn extract(&mut self, ty: &impl ToTokens, span: Span, var: &syn::Ident) {
+        let f = format_ident!("__param_{}", var);
+        let d = format_ident!("__declare_{}", var);
+        self.items.push(quote_spanned!(span=>
+            fn #f() -> __ms::ParamType<#ty> { __ms::param_type::<#ty>() }
+        ));
+        self.items.push(quote! {
+            fn #d(needs: &mut __ms::ToolCallNeeds) { (#f().declare)(needs) }
+        });
+        self.declares
+            .push(quote!(#d as fn(&mut __ms::ToolCallNeeds)));
+        self.extractions
+            .push(quote!(let #var = (#f().extract)(&mut __call)?;));
+    }
+}
+
+/// Expand, part 1: parameters → extraction code. Which parameter is what is decided by
+/// `FromToolCall` (`State<T>`, `Principal`, an arguments struct, a user's extractor), not
+/// by the type's spelling; documented parameters are gathered into one hidden struct.
 fn plan(decl: &ToolDecl<'_>, ms: &TokenStream) -> Plan {
     let mut plan = Plan::default();
     let plain = params::plain(&decl.params);
     let hidden = params::args_struct_name();
-    if !plain.is_empty() {
-        plan.items.push(params::args_struct(
-            ms,
-            &hidden,
-            &plain,
-            decl.attrs.rename_all.as_ref(),
-        ));
-        plan.items.push(
-            quote!(fn __args_type() -> __ms::ArgsType<#hidden> { __ms::args_type::<#hidden>() }),
-        );
-    }
+    let args_var = format_ident!("__args");
     for (i, p) in decl.params.iter().enumerate() {
         match p {
-            Param::Ctx { mutable: true } => plan.call_args.push(quote!(ctx)),
-            Param::Ctx { mutable: false } => plan.call_args.push(quote!(&*ctx)),
-            Param::Uri => {}
-            Param::State(t) => {
-                let v = format_ident!("__state{}", i);
-                plan.prelude
-                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                plan.state_needs.push(
-                    quote_spanned!(t.span()=> __ms::StateNeed::of::<#t> as fn() -> __ms::StateNeed),
-                );
-                plan.call_args.push(quote!(#v));
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
             }
-            Param::Args(t) => {
-                plan.items.push(quote_spanned!(t.span()=>
-                    fn __args_type() -> __ms::ArgsType<#t> { __ms::args_type::<#t>() }
-                ));
-                plan.call_args.push(quote!(__args));
+            Param::Uri => {}
+            Param::State { ty, .. } | Param::Args(ty) => {
+                let var = format_ident!("__p{}", i);
+                plan.extract(ty, ty.span(), &var);
+                plan.call_args.push(quote!(#var));
             }
             Param::Arg(a) => {
+                if std::ptr::eq(*plain.first().unwrap_or(&a), a) {
+                    plan.items.push(params::args_struct(
+                        ms,
+                        &hidden,
+                        &plain,
+                        decl.attrs.rename_all.as_ref(),
+                    ));
+                    plan.extract(&hidden, Span::call_site(), &args_var);
+                }
                 let ident = &a.ident;
-                plan.call_args.push(quote!(__args.#ident));
+                plan.call_args.push(quote!(#args_var.#ident));
             }
         }
-    }
-    if decl
-        .params
-        .iter()
-        .any(|p| matches!(p, Param::Args(_) | Param::Arg(_)))
-    {
-        plan.input_schema = Some(quote!(__args_type().schema));
-        plan.args_check = Some(quote!(let __args = (__args_type().parse)(args, &__s.expected)?;));
     }
     plan
 }
@@ -294,12 +297,8 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
         hint(attrs.open_world),
     );
     let requires = &attrs.requires;
-    let input_schema = plan
-        .input_schema
-        .clone()
-        .unwrap_or_else(|| quote!(__ms::no_input_schema));
     let output_schema = output_schema(&decl.func.sig);
-    let state_needs = &plan.state_needs;
+    let declares = &plan.declares;
     quote! {
         __ms::ToolSpec {
             name: #name,
@@ -310,9 +309,8 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
             idempotent: #id,
             open_world: #ow,
             requires: &[#(__ms::Requirement::#requires),*],
-            input_schema: #input_schema,
+            params: &[#(#declares),*],
             output_schema: #output_schema,
-            state: &[#(#state_needs),*],
         }
     }
 }
@@ -338,14 +336,10 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
     );
     let Plan {
         items,
-        prelude,
+        extractions,
         call_args,
-        args_check,
         ..
     } = &plan;
-    let args_check = args_check
-        .clone()
-        .unwrap_or_else(|| quote!(__ms::no_args(&args)?;));
 
     Ok(quote! {
         #[doc = #doc]
@@ -380,7 +374,6 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
                     &__tool_static().state
                 }
 
-                #[allow(unused_variables)]
                 fn call<'a>(
                     &'a self,
                     ctx: &'a mut __ms::ToolContext,
@@ -389,8 +382,9 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
                     ::std::boxed::Box::pin(async move {
                         let __s = __tool_static();
                         __s.check()?;
-                        #args_check
-                        #(#prelude)*
+                        let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);
+                        #(#extractions)*
+                        __call.finish()?;
                         let __ret = #ident(#(#call_args),*) #await_;
                         #into_result
                     })

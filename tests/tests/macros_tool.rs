@@ -390,3 +390,100 @@ async fn documented_parameters_are_parsed_and_checked() {
     // The function stays callable as written, doc comments and all.
     assert_eq!(add(1, Some(1)), "2");
 }
+
+/// An extractor of the test's own: the principal's tenant (the part before `/`).
+struct Tenant(String);
+
+impl mcp_runtime::extract::FromToolCall for Tenant {
+    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, ToolError> {
+        match call.context().principal().as_str().split_once('/') {
+            Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
+            None => Err(ToolError::tool("this tool needs a tenant-scoped principal")),
+        }
+    }
+}
+
+type Ctx = ToolContext;
+type Greet = State<Arc<Greeting>>;
+type Caller = Principal;
+
+/// Aliases and a user's extractor: parameters are told apart by trait, not by spelling.
+#[tool]
+fn who(
+    ctx: &mut Ctx,
+    tenant: Tenant,
+    greeting: Greet,
+    caller: Caller,
+    /// How loud
+    loud: Option<bool>,
+) -> String {
+    let _ = ctx;
+    let text = format!("{} {} of {}", greeting.0.0, caller.as_str(), tenant.0);
+    if loud == Some(true) {
+        text.to_uppercase()
+    } else {
+        text
+    }
+}
+
+/// Two arguments types: refused by `build()` (an undocumented parameter could be an
+/// extractor, so the macro cannot tell).
+#[tool]
+fn two_structs(args: DeleteArgs, more: ListArgs) -> String {
+    let _ = (args.title, more.limit);
+    String::new()
+}
+
+#[tokio::test]
+async fn user_extractors_and_aliases_are_parameters() {
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![who])
+        .state(Arc::new(Greeting("hi".into())))
+        .build()
+        .unwrap();
+    let d = serde_json::to_value(who {}.descriptor()).unwrap();
+    assert_eq!(
+        d["inputSchema"]["properties"],
+        json!({"loud": {"type": "boolean", "description": "How loud"}})
+    );
+    assert_eq!(
+        who {}.state_needs().len(),
+        1,
+        "State through an alias is declared"
+    );
+    let call_as = |p: &'static str, args: Value| {
+        let server = server.clone();
+        async move {
+            Client::builder(InProcess::new(server, Principal::new(p)))
+                .build()
+                .call_tool("who", args)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        call_as("acme/ann", json!({"loud": true})).await.text(),
+        "HI ACME/ANN OF ACME"
+    );
+    let e = error_text(&call_as("ann", json!({})).await);
+    assert_eq!(e, "this tool needs a tenant-scoped principal");
+    // Without its state registered, `build()` refuses the tool, alias or not.
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![who])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("add `.state(value)`"), "{err}");
+}
+
+#[test]
+fn build_refuses_two_arguments_types() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![two_structs])
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tool `two_structs` is misdeclared: two parameters are arguments types"),
+        "{err}"
+    );
+}

@@ -23,14 +23,10 @@ fn patterns(
     format!("{a}{b}{text}")
 }
 
-// A struct and documented parameters at once.
+// An undocumented reference is taken for the context, and is not one.
 #[tool]
-fn both(
-    args: Args,
-    /// Extra
-    extra: String,
-) -> String {
-    args.title + &extra
+fn borrowed(name: &str) -> String {
+    name.to_owned()
 }
 
 // `rename_all` renames documented parameters only.
