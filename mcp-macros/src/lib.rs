@@ -26,12 +26,17 @@ use proc_macro::TokenStream;
 /// The function stays callable as written; a `struct` of the same name (type namespace)
 /// implementing `ToolHandler` is added next to it, ready for `tools![name]`.
 ///
-/// Parameters, in any order: `&mut ToolContext` (or `&ToolContext`), `State<T>`, and the
-/// arguments, either as documented parameters (each `/// doc` + `name: Type` is one property
-/// of the `inputSchema`, the doc its description, `Option<T>` not required; `serde`/`schemars`
-/// attributes on it apply to the property) or as one owned struct deriving `Deserialize` and
-/// `JsonSchema`. An undocumented `String`, number, `bool`, `Option` or `Vec` parameter is an
-/// error asking for the doc comment.
+/// Parameters, in any order:
+/// - a reference is the request context: `&mut ToolContext` or `&ToolContext` (an alias too);
+/// - a documented parameter (`/// doc` + `name: Type`) is one property of the `inputSchema`,
+///   the doc its description, `Option<T>` not required; `serde`/`schemars` attributes on it
+///   apply to the property;
+/// - any other owned parameter is made by its `mcp_runtime::extract::FromToolCall` impl:
+///   `State<T>`, `Principal`, one arguments struct deriving `Deserialize` and `JsonSchema`,
+///   or an extractor of your own. Aliases work: the trait decides, not the spelling.
+///
+/// An undocumented `String`, number, `bool`, `Option` or `Vec` parameter is an error asking
+/// for the doc comment; two arguments types are refused by `build()`.
 ///
 /// Attributes: `name = "..."` (default: the function name), `title = "..."`,
 /// `description = "..."` (default: the doc comment), `read_only`, `destructive`, `idempotent`,
