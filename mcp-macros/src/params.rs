@@ -200,7 +200,9 @@ pub(crate) fn strip_attrs(func: &mut syn::ItemFn) {
 
 /// The hidden struct documented parameters become: deriving `Deserialize` and `JsonSchema`
 /// through the runtime's re-exports gives the same deterministic schema a hand-written
-/// struct would. `rename_all` is serde's.
+/// struct would. `rename_all` is serde's. Unknown arguments are refused (and the schema
+/// says `additionalProperties: false`), as for a tool without arguments: a misspelt
+/// optional argument is reported to the model instead of silently dropped.
 pub(crate) fn args_struct(
     ms: &TokenStream,
     name: &syn::Ident,
@@ -216,7 +218,7 @@ pub(crate) fn args_struct(
     });
     quote! {
         #[derive(#ms::serde::Deserialize, #ms::schemars::JsonSchema)]
-        #[serde(crate = #serde_path)]
+        #[serde(crate = #serde_path, deny_unknown_fields)]
         #[schemars(crate = #schemars_path)]
         #rename
         struct #name { #(#fields,)* }

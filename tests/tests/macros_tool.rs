@@ -336,20 +336,22 @@ fn add(
 }
 
 #[test]
-fn documented_parameters_give_the_same_bytes_as_a_struct() {
-    // Everything but the function's name: the same attributes, doc comment and arguments.
-    let bytes = |t: &dyn ToolHandler| serde_json::to_vec(t.descriptor()).unwrap();
-    let (plain, with_struct) = (notes_list_plain {}, notes_list {});
-    assert_eq!(
-        String::from_utf8(bytes(&plain)).unwrap(),
-        String::from_utf8(bytes(&with_struct))
-            .unwrap()
-            .replace("List notes in a workspace.\\n\\nNewest first unless `order` says otherwise.", "`notes.list`, with its arguments declared as documented parameters instead of a struct.")
-    );
-    assert_eq!(
-        String::from_utf8(bytes(&notes_delete_plain {})).unwrap(),
-        String::from_utf8(bytes(&notes_delete {})).unwrap(),
-    );
+fn documented_parameters_give_the_same_schema_as_a_struct() {
+    // The same attributes and arguments as the struct versions, plus what documented
+    // parameters always say: unknown arguments are refused. (Byte for byte against a
+    // `deny_unknown_fields` struct: tests/tests/readme_tour.rs, against notes-example.)
+    let strict = |t: &dyn ToolHandler| {
+        let mut d = serde_json::to_value(t.descriptor()).unwrap();
+        d["inputSchema"]["additionalProperties"] = json!(false);
+        d
+    };
+    let bytes = |d: &Value| d.clone();
+    let mut plain = serde_json::to_value(notes_list_plain {}.descriptor()).unwrap();
+    plain["description"] =
+        json!("List notes in a workspace.\n\nNewest first unless `order` says otherwise.");
+    assert_eq!(bytes(&plain), bytes(&strict(&notes_list {})));
+    let plain = serde_json::to_value(notes_delete_plain {}.descriptor()).unwrap();
+    assert_eq!(bytes(&plain), bytes(&strict(&notes_delete {})));
     let d = serde_json::to_value(add {}.descriptor()).unwrap();
     assert_eq!(
         d["inputSchema"],
@@ -359,6 +361,7 @@ fn documented_parameters_give_the_same_bytes_as_a_struct() {
                 "a": {"type": "integer", "format": "int64", "description": "The first number"},
                 "b": {"type": "integer", "format": "int64", "description": "The second number (0 when absent)"}
             },
+            "additionalProperties": false,
             "required": ["a"]
         })
     );
@@ -383,6 +386,8 @@ async fn documented_parameters_are_parsed_and_checked() {
         "Invalid arguments: missing field `workspaceUri`; expected {workspaceUri: string, title: string}"
     );
     assert_eq!(call(&server, "add", json!({"a": 2})).await.text(), "2");
+    let e = error_text(&call(&server, "add", json!({"a": 2, "c": 3})).await);
+    assert!(e.starts_with("Invalid arguments: unknown field `c`"), "{e}");
     assert_eq!(
         call(&server, "add", json!({"a": 2, "b": 3})).await.text(),
         "5"

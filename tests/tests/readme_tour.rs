@@ -161,6 +161,21 @@ fn readme_shows_this_exact_code_in_at_most_20_lines() {
     }
 }
 
+#[test]
+fn the_tour_tool_takes_the_same_arguments_as_the_notes_example() {
+    // Byte for byte the real tool's inputSchema (from its hand-written struct), so the tour
+    // is honest about what the shorter declaration gives; only the struct's own doc comment
+    // (a root `description`) has no counterpart in parameters.
+    let schema = |t: &dyn ToolHandler| serde_json::to_value(&t.descriptor().input_schema).unwrap();
+    let mut real = schema(&notes_example::tools::notes_delete {});
+    assert_eq!(real["description"], "Arguments of `notes_delete`.");
+    real.as_object_mut().unwrap().remove("description");
+    assert_eq!(
+        serde_json::to_string(&schema(&notes_delete {})).unwrap(),
+        serde_json::to_string(&real).unwrap()
+    );
+}
+
 async fn send(server: &Server, id: i64, params: Value) -> Value {
     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
     let principal = Principal::new("me");
