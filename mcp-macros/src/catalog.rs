@@ -233,7 +233,11 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
 }
 
 fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
-    params::validate_args(&decl.params, errors);
+    // Prompts: an undocumented parameter may be an extractor, so two arguments types are
+    // found by `build()`; resources still take their variables struct by position.
+    if decl.kind == Kind::Resource {
+        params::validate_args(&decl.params, errors);
+    }
     for p in &decl.params {
         match (decl.kind, p) {
             (Kind::Prompt, Param::Uri) => errors.spanned(
@@ -259,22 +263,40 @@ fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
 #[derive(Default)]
 struct Plan {
     items: Vec<TokenStream>,
+    /// Prompts: each extracted parameter's declaration.
+    declares: Vec<TokenStream>,
+    /// Resources: state extraction; prompts: every extraction (from `__call`).
     prelude: Vec<TokenStream>,
     call_args: Vec<TokenStream>,
+    /// Resources: a variables struct is taken.
     has_args: bool,
 }
 
 /// Expand, part 1: parameters → extraction code.
 fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
+    match decl.kind {
+        Kind::Prompt => plan_prompt(decl, ms),
+        Kind::Resource => plan_resource(decl),
+    }
+}
+
+/// A prompt's parameters, made as a tool's are: by `FromToolCall`, documented parameters
+/// gathered into one hidden struct whose field types are checked to be strings.
+fn plan_prompt(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
     let mut plan = Plan::default();
     let plain = params::plain(&decl.params);
+    let args_var = format_ident!("__args");
+    let extract = |plan: &mut Plan, ty: &dyn quote::ToTokens, span: Span, var: &syn::Ident| {
+        let (items, declare, extraction) = params::extractor(&ty, span, var);
+        plan.items.push(items);
+        plan.declares.push(declare);
+        plan.prelude.push(extraction);
+    };
     if !plain.is_empty() {
         let hidden = params::args_struct_name();
         plan.items
             .push(params::args_struct(ms, &hidden, &plain, None));
-        plan.items.push(
-            quote!(fn __args_type() -> __ms::ArgsType<#hidden> { __ms::args_type::<#hidden>() }),
-        );
+        extract(&mut plan, &hidden, Span::call_site(), &args_var);
         // Prompt arguments travel as strings: checked here, at compile time, per parameter.
         let checks = plain.iter().map(|a| {
             let ty = &a.ty;
@@ -283,6 +305,29 @@ fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
         plan.items
             .push(quote!(#[allow(dead_code)] fn __prompt_argument_types() { #(#checks)* }));
     }
+    for (i, p) in decl.params.iter().enumerate() {
+        match p {
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
+            }
+            Param::Uri => {}
+            Param::State { ty, .. } | Param::Args(ty) => {
+                let var = format_ident!("__p{}", i);
+                extract(&mut plan, ty, ty.span(), &var);
+                plan.call_args.push(quote!(#var));
+            }
+            Param::Arg(a) => {
+                let ident = &a.ident;
+                plan.call_args.push(quote!(#args_var.#ident));
+            }
+        }
+    }
+    plan
+}
+
+/// A resource's parameters: the context, `State<T>`, `ResourceUri` and the variables struct.
+fn plan_resource(decl: &Decl<'_>) -> Plan {
+    let mut plan = Plan::default();
     for (i, p) in decl.params.iter().enumerate() {
         match p {
             Param::Ctx { mutable, elem } => {
@@ -299,20 +344,12 @@ fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
             }
             Param::Args(t) => {
                 plan.has_args = true;
-                let item = match decl.kind {
-                    Kind::Prompt => quote_spanned!(t.span()=>
-                        fn __args_type() -> __ms::ArgsType<#t> { __ms::args_type::<#t>() }),
-                    Kind::Resource => quote_spanned!(t.span()=>
-                        fn __args_type() -> __ms::VarsType<#t> { __ms::vars_type::<#t>() }),
-                };
-                plan.items.push(item);
+                plan.items.push(quote_spanned!(t.span()=>
+                    fn __args_type() -> __ms::VarsType<#t> { __ms::vars_type::<#t>() }));
                 plan.call_args.push(quote!(__args));
             }
-            Param::Arg(a) => {
-                plan.has_args = true;
-                let ident = &a.ident;
-                plan.call_args.push(quote!(__args.#ident));
-            }
+            // Refused by `validate_params`.
+            Param::Arg(_) => {}
         }
     }
     plan
@@ -333,20 +370,16 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
         .map(|(n, p)| quote_spanned!(p.span()=> (#n, #p as __ms::CompletionFn)));
     let Plan {
         items,
+        declares,
         prelude,
         call_args,
         has_args,
     } = &plan;
     let (schema, vars_schema, args_check) = match (kind, has_args) {
-        (Kind::Prompt, true) => (
-            quote!(__args_type().schema),
+        (Kind::Prompt, _) => (
+            quote!(&[#(#declares),*]),
             quote!(),
-            quote!(let __args = (__args_type().parse)(args, &__s.expected)?;),
-        ),
-        (Kind::Prompt, false) => (
-            quote!(__ms::no_input_schema),
-            quote!(),
-            quote!(__ms::no_args(&args)?;),
+            quote!(let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);),
         ),
         (Kind::Resource, true) => (
             quote!(),
@@ -444,7 +477,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
                         title: #title,
                         description: #description,
                         requires: &[#(__ms::Requirement::#requires),*],
-                        arguments: #schema,
+                        params: #schema,
                         completions: &[#(#completions),*],
                     })
                 })
@@ -487,6 +520,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
                         __s.check()?;
                         #args_check
                         #(#prelude)*
+                        __call.finish()?;
                         let __ret = #ident(#(#call_args),*) #await_;
                         #into
                     })

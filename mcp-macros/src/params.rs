@@ -140,6 +140,27 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
     Ok(Param::Args(ty.clone()))
 }
 
+/// A parameter made by its `FromToolCall` impl: the items to add (the type is named once,
+/// in `__param_x()`, so a type that is no parameter is one error, at the parameter), the
+/// descriptor's declaration, and the extraction statement binding `var`.
+pub(crate) fn extractor(
+    ty: &impl quote::ToTokens,
+    span: proc_macro2::Span,
+    var: &syn::Ident,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let f = format_ident!("__param_{}", var);
+    let d = format_ident!("__declare_{}", var);
+    let items = quote_spanned!(span=>
+        fn #f() -> __ms::ParamType<#ty> { __ms::param_type::<#ty>() }
+        fn #d(needs: &mut __ms::ToolCallNeeds) { (#f().declare)(needs) }
+    );
+    (
+        items,
+        quote!(#d as fn(&mut __ms::ToolCallNeeds)),
+        quote!(let #var = (#f().extract)(&mut __call)?;),
+    )
+}
+
 /// The expression passing the request context to a reference parameter.
 pub(crate) fn context_arg(mutable: bool, elem: &syn::Type) -> TokenStream {
     if mutable {

@@ -213,21 +213,11 @@ struct Plan {
 }
 
 impl Plan {
-    /// A parameter made by its `FromToolCall` impl; the type is named once, in
-    /// `__param_N()`, so a type that is no parameter is one error, at the parameter.
     fn extract(&mut self, ty: &impl ToTokens, span: Span, var: &syn::Ident) {
-        let f = format_ident!("__param_{}", var);
-        let d = format_ident!("__declare_{}", var);
-        self.items.push(quote_spanned!(span=>
-            fn #f() -> __ms::ParamType<#ty> { __ms::param_type::<#ty>() }
-        ));
-        self.items.push(quote! {
-            fn #d(needs: &mut __ms::ToolCallNeeds) { (#f().declare)(needs) }
-        });
-        self.declares
-            .push(quote!(#d as fn(&mut __ms::ToolCallNeeds)));
-        self.extractions
-            .push(quote!(let #var = (#f().extract)(&mut __call)?;));
+        let (items, declare, extraction) = params::extractor(ty, span, var);
+        self.items.push(items);
+        self.declares.push(declare);
+        self.extractions.push(extraction);
     }
 }
 

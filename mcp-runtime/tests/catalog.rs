@@ -551,3 +551,49 @@ async fn a_prompt_takes_documented_string_parameters() {
     .await;
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
 }
+
+#[derive(Clone)]
+struct House(&'static str);
+type HouseState = State<House>;
+
+/// Greets the caller in the house style: extractors and aliases, as in tools.
+#[prompt]
+fn house_greeting(
+    style: HouseState,
+    caller: Principal,
+    /// Who else to greet
+    guest: Option<String>,
+) -> String {
+    format!(
+        "{} {} {}",
+        style.0.0,
+        caller.as_str(),
+        guest.unwrap_or_default()
+    )
+}
+
+#[tokio::test]
+async fn a_prompt_takes_extractors_by_trait() {
+    let s = Server::builder(Implementation::new("t", "0"))
+        .prompts(prompts![house_greeting])
+        .state(House("Ahoy"))
+        .build()
+        .unwrap();
+    let r = send(
+        &s,
+        "prompts/get",
+        json!({"name": "house_greeting", "arguments": {"guest": "Bo"}}),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"],
+        "Ahoy alice Bo"
+    );
+    let extra = send(
+        &s,
+        "prompts/get",
+        json!({"name": "house_greeting", "arguments": {"guest": "Bo", "x": "1"}}),
+    )
+    .await;
+    assert_eq!(extra["error"]["code"], -32602, "{extra}");
+}

@@ -74,8 +74,9 @@ pub struct PromptSpec {
     pub description: Option<&'static str>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
-    /// Schema of the arguments type (its properties become the prompt's arguments).
-    pub arguments: fn() -> Result<JsonObject, String>,
+    /// Each parameter's declaration; the arguments' schema (its properties become the
+    /// prompt's arguments) comes from them.
+    pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
     /// `complete(arg = provider, ...)`.
     pub completions: &'static [(&'static str, CompletionFn)],
 }
@@ -157,8 +158,13 @@ fn complete_with(
 impl PromptStatic {
     /// Builds the descriptor (deterministic).
     pub fn build(spec: PromptSpec) -> Self {
-        let (schema, mut error) = match (spec.arguments)() {
-            Ok(s) => (s, None),
+        let mut needs = super::tool_support::ToolCallNeeds::default();
+        for declare in spec.params {
+            declare(&mut needs);
+        }
+        let arguments = needs.schema.unwrap_or(super::tool_support::no_input_schema);
+        let (schema, mut error) = match arguments() {
+            Ok(s) => (s, needs.error),
             Err(e) => (JsonObject::new(), Some(e)),
         };
         if error.is_none() {

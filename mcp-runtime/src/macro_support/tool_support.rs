@@ -27,23 +27,6 @@ pub trait ToolArgs: serde::de::DeserializeOwned + schemars::JsonSchema {}
 #[diagnostic::do_not_recommend]
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgs for T {}
 
-/// The schema and the parser of an arguments type, from a single `ToolArgs` bound, so that
-/// generated code names the type once and a missing derive is reported once.
-pub struct ArgsType<T> {
-    /// Produces the `inputSchema`.
-    pub schema: fn() -> Result<JsonObject, String>,
-    /// Parses the call's arguments (`expected` is the summary for error messages).
-    pub parse: fn(JsonObject, &str) -> Result<T, ToolError>,
-}
-
-/// The [`ArgsType`] of `T`.
-pub fn args_type<T: ToolArgs>() -> ArgsType<T> {
-    ArgsType {
-        schema: input_schema::<T>,
-        parse: parse_args::<T>,
-    }
-}
-
 /// Return types of `#[tool]` functions.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
