@@ -51,8 +51,9 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Declares an MCP prompt from a free `fn` or `async fn`.
 ///
 /// Like `#[tool]`: the function stays callable, and a `struct` of the same name implementing
-/// `PromptHandler` is added, ready for `prompts![name]`. Parameters: `&mut ToolContext`,
-/// `State<T>`, and the arguments: documented `String`/`Option<String>` parameters (any other
+/// `PromptHandler` is added, ready for `prompts![name]`. Parameters, as for `#[tool]`: a
+/// reference is the context; owned ones are made by `FromToolCall` (`State<T>`, `Principal`,
+/// your own extractors); and the arguments: documented `String`/`Option<String>` parameters (any other
 /// type is a compile error: prompt arguments are strings), or one arguments struct whose
 /// `String`/`Option<String>` fields become the prompt's arguments (checked by `build()`).
 /// Doc comments → descriptions, `Option` → not required.
