@@ -243,14 +243,16 @@ fn full_confirmation_flow_over_streamable_http() {
     assert!(!fx.exists("tps-report.md"));
     assert!(fx.exists("tps-report-draft.md") && fx.exists("2025/tps-2025.md"));
 
-    // Replay of the accepted confirmation, with the note restored: refused, nothing deleted.
+    // Identical retry of the accepted confirmation, with the note restored: the recorded
+    // result again, marked as a replay; nothing deleted.
     std::fs::write(fx.notes.join("tps-report.md"), "# TPS report\n").unwrap();
     let replay = post(
         addr,
         &delete_retry(13, &args, choose("tps-report.md", true), &state),
     );
-    assert!(is_refusal(&replay), "{replay}");
-    assert!(text(&replay).contains("already used"), "{replay}");
+    assert!(is_replay(&replay), "{replay}");
+    assert!(text(&replay).contains("tps-report.md"), "{replay}");
+    assert!(fx.exists("tps-report.md"));
     let other_choice = post(
         addr,
         &delete_retry(14, &args, choose("shopping.md", true), &state),

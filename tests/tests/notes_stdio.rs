@@ -171,12 +171,18 @@ fn accept_deletes_exactly_the_chosen_note_once() {
         "# TPS report (draft)\n",
     )
     .unwrap();
+    // The identical retry gets the recorded result again (marked); nothing is deleted.
     let again = answer(&mut s, &args, choose("tps-report-draft.md", true), &state).unwrap();
-    assert!(is_refusal(&again), "{again}");
-    assert!(text(&again).contains("already used"), "{again}");
+    assert!(is_replay(&again), "{again}");
+    assert!(text(&again).contains("tps-report-draft.md"), "{again}");
+    assert!(fx.exists("tps-report-draft.md"));
     let mut other = fx.spawn("alice", &["--no-sandbox"]).unwrap();
     let again = answer(&mut other, &args, choose("tps-report.md", true), &state).unwrap();
     assert!(is_refusal(&again), "{again}");
+    // The identical retry from another principal is refused too, never replayed.
+    let mut bob = fx.spawn("bob", &["--no-sandbox"]).unwrap();
+    let again = answer(&mut bob, &args, choose("tps-report-draft.md", true), &state).unwrap();
+    assert!(is_refusal(&again) && !is_replay(&again), "{again}");
     assert!(fx.exists("tps-report-draft.md") && fx.exists("tps-report.md"));
 }
 
