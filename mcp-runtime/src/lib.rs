@@ -30,6 +30,7 @@ pub mod __macro_support_v1;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod context;
+pub mod extract;
 pub mod form;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
