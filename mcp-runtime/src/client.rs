@@ -19,6 +19,9 @@
 //!   [`Round`] to read ([`Round::form`] gives the form under a key as the author's own
 //!   `ElicitForm` type with its offered choices) and answer ([`Round::accept`],
 //!   [`Round::decline`], [`Round::cancel`]) before [`Round::retry`].
+//! - **By hand**: [`Client::resume`] retries a `tools/call` with any `inputResponses` and
+//!   `requestState`; [`Client::request`] sends any method with any params (this handle's
+//!   `_meta` merged in).
 //! - **Errors**: [`ClientError`] types `-32020`, `-32021`, `-32022`, `-32602` and `-32601` with
 //!   their `data`.
 //!
@@ -352,6 +355,27 @@ impl Client {
     ) -> Result<CallToolResult, ClientError> {
         let call = self.tool_call(name, arguments)?;
         self.mrtr_auto(call).await
+    }
+
+    /// `tools/call` resumed by hand: sends `responses` as `inputResponses` and
+    /// `request_state` verbatim (the client never reads it), and returns the next [`Step`].
+    ///
+    /// [`Round::retry`] is the usual way to answer a round; this is the escape hatch around
+    /// it, for a client that kept a round's `requestState` elsewhere (to finish the call after
+    /// a restart, or on another connection to another instance), and for tests of a server's
+    /// state checks: a state replayed after use, tampered with, expired, moved to another tool
+    /// or arguments, or answers that [`Round`]'s typed constructors would refuse to build
+    /// (insert raw JSON into `responses.0`). A returned pending round is numbered 2.
+    pub async fn resume(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        responses: InputResponses,
+        request_state: Option<&str>,
+    ) -> Result<Step<CallToolResult>, ClientError> {
+        let call = self.tool_call(name, arguments)?;
+        let state = request_state.map(str::to_owned);
+        self.mrtr_step(call, Some(responses), state, 2).await
     }
 
     fn tool_call(&self, name: &str, arguments: impl Serialize) -> Result<MrtrCall, ClientError> {

@@ -19,6 +19,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use mcp_runtime::client::{Client, StdioTransport};
 use serde_json::{Value, json};
 
 /// The protocol revision the tests speak.
@@ -104,6 +105,20 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `notes-example ARGS...` (which include `serve --stdio`) behind the typed client, with
+/// extra environment variables `env`; the server's stderr is discarded.
+///
+/// Must be called inside a Tokio runtime (the transport spawns its reader).
+pub fn notes_client(args: &[&str], env: &[(&str, &str)]) -> Result<Client, Error> {
+    let mut command = tokio::process::Command::new(notes_binary()?);
+    command.args(args).stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let transport = StdioTransport::spawn(command)?;
+    Ok(Client::builder(transport).timeout(RESPONSE_TIMEOUT).build())
 }
 
 /// Client capabilities declaring form elicitation.
