@@ -112,13 +112,19 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
 ///
 /// Must be called inside a Tokio runtime (the transport spawns its reader).
 pub fn notes_client(args: &[&str], env: &[(&str, &str)]) -> Result<Client, Error> {
+    let transport = notes_transport(args, env)?;
+    Ok(Client::builder(transport).timeout(RESPONSE_TIMEOUT).build())
+}
+
+/// The transport of [`notes_client`], for a test that configures its own client (protocol
+/// version, capabilities, deadline).
+pub fn notes_transport(args: &[&str], env: &[(&str, &str)]) -> Result<StdioTransport, Error> {
     let mut command = tokio::process::Command::new(notes_binary()?);
     command.args(args).stderr(Stdio::null());
     for (k, v) in env {
         command.env(k, v);
     }
-    let transport = StdioTransport::spawn(command)?;
-    Ok(Client::builder(transport).timeout(RESPONSE_TIMEOUT).build())
+    Ok(StdioTransport::spawn(command)?)
 }
 
 /// Client capabilities declaring form elicitation.
