@@ -1,8 +1,10 @@
 //! Helpers shared by the black-box integration tests.
 //!
 //! - [`binary`]: builds a workspace binary once per test process and returns its path.
-//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks newline-delimited JSON-RPC
-//!   to it, the way an MCP client would.
+//! - [`notes_client`], [`notes_transport`]: `notes-example serve --stdio` behind the typed
+//!   client (`mcp_runtime::client`), which most tests use.
+//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks raw newline-delimited
+//!   JSON-RPC to it, for the tests that check the wire itself.
 //! - [`http_post`]: one Streamable HTTP POST with the `MCP-*` headers the body implies.
 //! - [`meta`], [`form_caps`], [`call_params`], [`retry_params`]: `_meta` and params builders.
 //! - [`lesson_workspace`], [`file_uri`]: the lesson's notes on disk.
