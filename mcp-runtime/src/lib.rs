@@ -35,6 +35,7 @@ pub mod form;
 pub mod legacy;
 pub mod log_safe;
 mod members;
+mod mrtr;
 pub mod prelude;
 mod principal;
 pub mod prompt;

@@ -113,7 +113,7 @@ pub async fn notes_delete(
     let outcome = ctx
         .elicit_with_mutation::<DeleteChoice, _, _>(DELETE_CHOICE_KEY, message, choices, move |c| {
             if !c.confirm {
-                return ClaimMutation::Done(None);
+                return ClaimWork::Nothing(None);
             }
             notes
                 .delete_mutation(&principal, &uri, &needle, c.note_id)

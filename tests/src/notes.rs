@@ -199,11 +199,17 @@ pub fn request_state(response: &Value) -> Result<String, Error> {
         .ok_or_else(|| format!("no requestState in {response}").into())
 }
 
-/// A complete result without `isError: true`.
+/// A complete result without `isError: true` that did the work (not a replay).
 pub fn is_success(response: &Value) -> bool {
-    response
-        .get("result")
-        .is_some_and(|r| r["resultType"] == "complete" && r["isError"] != true)
+    response.get("result").is_some_and(|r| {
+        r["resultType"] == "complete" && r["isError"] != true && !is_replay(response)
+    })
+}
+
+/// The recorded result of an earlier, identical retry (`_meta` marks it as a replay): the
+/// work it reports was done once, by that earlier retry.
+pub fn is_replay(response: &Value) -> bool {
+    response["result"]["_meta"][mcp_runtime::context::REPLAYED_META_KEY] == true
 }
 
 /// A complete result with `isError: true`.
@@ -287,9 +293,19 @@ impl From<Result<Step<CallToolResult>, ClientError>> for Outcome {
 }
 
 impl Outcome {
-    /// A complete result without `isError: true`.
+    /// A complete result without `isError: true` that did the work (not a replay).
     pub fn is_success(&self) -> bool {
-        matches!(self, Outcome::Complete(r) if r.is_error != Some(true))
+        matches!(self, Outcome::Complete(r) if r.is_error != Some(true)) && !self.is_replay()
+    }
+
+    /// The recorded result of an earlier, identical retry (its `_meta` marks it as a replay):
+    /// the work it reports was done once, by that earlier retry.
+    pub fn is_replay(&self) -> bool {
+        let Outcome::Complete(r) = self else {
+            return false;
+        };
+        serde_json::to_value(&r.meta)
+            .is_ok_and(|meta| meta[mcp_runtime::context::REPLAYED_META_KEY] == true)
     }
 
     /// A complete result with `isError: true`.

@@ -67,8 +67,9 @@ fn client(addr: SocketAddr, token: &str) -> Client {
     Client::builder(transport).timeout(RESPONSE_TIMEOUT).build()
 }
 
-/// Raw HTTP on purpose: the status codes (401 without a valid token; 200 for a result and for
-/// a refused replay, whose JSON-RPC body says why) are only visible on the wire.
+/// Raw HTTP on purpose: the status codes (401 without a valid token; 200 for a result, for
+/// the replayed result of an identical retry and for a refused other answer, whose JSON-RPC
+/// body says why) are only visible on the wire.
 #[test]
 fn http_status_codes_on_the_wire() {
     let fx = NotesFixture::new().unwrap();
@@ -113,7 +114,11 @@ fn http_status_codes_on_the_wire() {
     );
     assert!(is_success(&post(addr, &retry)));
     let replay = post(addr, &retry);
-    assert!(is_refusal(&replay), "{replay}");
+    assert!(is_replay(&replay), "{replay}");
+    let mut other = retry.clone();
+    other["params"]["inputResponses"][DELETE_KEY] = json!({"action": "decline"});
+    let refused = post(addr, &other);
+    assert!(is_refusal(&refused), "{refused}");
 }
 
 #[tokio::test]
@@ -211,11 +216,13 @@ async fn full_confirmation_flow_over_streamable_http() {
     assert!(!fx.exists("tps-report.md"));
     assert!(fx.exists("tps-report-draft.md") && fx.exists("2025/tps-2025.md"));
 
-    // Replay of the accepted confirmation, with the note restored: refused, nothing deleted.
+    // Identical retry of the accepted confirmation, with the note restored: the recorded
+    // result again, marked as a replay; nothing deleted.
     std::fs::write(fx.notes.join("tps-report.md"), "# TPS report\n").unwrap();
     let replay = answer_delete(&c, &args, choose("tps-report.md", true), &state).await;
-    assert!(replay.is_refusal(), "{replay:?}");
-    assert!(replay.text().contains("already used"), "{replay:?}");
+    assert!(replay.is_replay(), "{replay:?}");
+    assert!(replay.text().contains("tps-report.md"), "{replay:?}");
+    assert!(fx.exists("tps-report.md"));
     let other_choice = answer_delete(&c, &args, choose("shopping.md", true), &state).await;
     // A choice outside the offered candidates is never carried out.
     assert!(!other_choice.is_success(), "{other_choice:?}");

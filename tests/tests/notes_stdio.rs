@@ -185,12 +185,18 @@ async fn accept_deletes_exactly_the_chosen_note_once() {
         "# TPS report (draft)\n",
     )
     .unwrap();
+    // The identical retry gets the recorded result again (marked); nothing is deleted.
     let again = answer_delete(&c, &args, choose("tps-report-draft.md", true), &state).await;
-    assert!(again.is_refusal(), "{again:?}");
-    assert!(again.text().contains("already used"), "{again:?}");
+    assert!(again.is_replay(), "{again:?}");
+    assert!(again.text().contains("tps-report-draft.md"), "{again:?}");
+    assert!(fx.exists("tps-report-draft.md"));
     let other = fx.client("alice", &["--no-sandbox"]).unwrap();
     let again = answer_delete(&other, &args, choose("tps-report.md", true), &state).await;
     assert!(again.is_refusal(), "{again:?}");
+    // The identical retry from another principal is refused too, never replayed.
+    let bob = fx.client("bob", &["--no-sandbox"]).unwrap();
+    let again = answer_delete(&bob, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(again.is_refusal() && !again.is_replay(), "{again:?}");
     assert!(fx.exists("tps-report-draft.md") && fx.exists("tps-report.md"));
 }
 

@@ -131,6 +131,7 @@ impl Server {
                 fresh_answers: Default::default(),
                 claimed: false,
                 new_correlations: Default::default(),
+                replayed: None,
             },
         });
         Ok(Opened { ctx, arg_digest })
