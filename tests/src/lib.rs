@@ -1,8 +1,10 @@
 //! Helpers shared by the black-box integration tests.
 //!
 //! - [`binary`]: builds a workspace binary once per test process and returns its path.
-//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks newline-delimited JSON-RPC
-//!   to it, the way an MCP client would.
+//! - [`notes_client`], [`notes_transport`]: `notes-example serve --stdio` behind the typed
+//!   client (`mcp_runtime::client`), which most tests use.
+//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks raw newline-delimited
+//!   JSON-RPC to it, for the tests that check the wire itself.
 //! - [`http_post`]: one Streamable HTTP POST with the `MCP-*` headers the body implies.
 //! - [`meta`], [`form_caps`], [`call_params`], [`retry_params`]: `_meta` and params builders.
 //! - [`lesson_workspace`], [`file_uri`]: the lesson's notes on disk.
@@ -19,6 +21,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use mcp_runtime::client::{Client, StdioTransport};
 use serde_json::{Value, json};
 
 /// The protocol revision the tests speak.
@@ -104,6 +107,26 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `notes-example ARGS...` (which include `serve --stdio`) behind the typed client, with
+/// extra environment variables `env`; the server's stderr is discarded.
+///
+/// Must be called inside a Tokio runtime (the transport spawns its reader).
+pub fn notes_client(args: &[&str], env: &[(&str, &str)]) -> Result<Client, Error> {
+    let transport = notes_transport(args, env)?;
+    Ok(Client::builder(transport).timeout(RESPONSE_TIMEOUT).build())
+}
+
+/// The transport of [`notes_client`], for a test that configures its own client (protocol
+/// version, capabilities, deadline).
+pub fn notes_transport(args: &[&str], env: &[(&str, &str)]) -> Result<StdioTransport, Error> {
+    let mut command = tokio::process::Command::new(notes_binary()?);
+    command.args(args).stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    Ok(StdioTransport::spawn(command)?)
 }
 
 /// Client capabilities declaring form elicitation.
