@@ -1,6 +1,6 @@
 //! Tool parameters made from the call, the way axum's `FromRequestParts` makes handler
-//! parameters from a request: `State<T>`, [`Principal`], the arguments struct, and any type
-//! of your own that implements [`FromToolCall`].
+//! parameters from a request: `State<T>`, [`Principal`], [`Cancellation`], the arguments
+//! struct, and any type of your own that implements [`FromToolCall`].
 //!
 //! `#[tool]` decides what an undocumented owned parameter is by this trait, not by how its
 //! type is spelled, so type aliases work and the set of extractors is open:
@@ -37,6 +37,7 @@ use mcp_types::JsonObject;
 use crate::Principal;
 use crate::context::ToolContext;
 use crate::tool::{State, StateNeed, ToolError};
+use crate::transport::CancellationToken;
 
 /// What a `#[tool]` parameter extractor sees of the call.
 pub struct ToolCall<'a> {
@@ -144,6 +145,46 @@ impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
 
     fn declare(needs: &mut ToolCallNeeds) {
         needs.state(StateNeed::of::<T>());
+    }
+}
+
+/// The request's cancellation, as a parameter: a token that is cancelled when the request is
+/// over (the client cancelled it, it timed out, or it was answered). Move it into work the tool
+/// spawns so that work stops with the request; see [`ToolContext::cancellation_token`], which
+/// this is.
+///
+/// ```
+/// use mcp_runtime::extract::Cancellation;
+/// use mcp_runtime::prelude::*;
+///
+/// /// Rebuilds the index in the background, stopping when the request is over.
+/// #[tool(read_only)]
+/// async fn reindex(cancel: Cancellation) -> String {
+///     let worker = tokio::spawn(async move {
+///         tokio::select! {
+///             () = cancel.cancelled() => "stopped",
+///             () = tokio::time::sleep(std::time::Duration::from_secs(3600)) => "done",
+///         }
+///     });
+///     let _ = worker;
+///     "started".to_owned()
+/// }
+/// # let _ = reindex;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Cancellation(pub CancellationToken);
+
+impl std::ops::Deref for Cancellation {
+    type Target = CancellationToken;
+
+    fn deref(&self) -> &CancellationToken {
+        &self.0
+    }
+}
+
+impl FromToolCall for Cancellation {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+        Ok(Cancellation(call.ctx.cancellation_token()))
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
 use mcp_runtime::client::{Client, InProcess};
+use mcp_runtime::extract::Cancellation;
 use mcp_runtime::{Principal, Server, tool, tools};
 use mcp_types::{
     CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, SamplingCapability,
@@ -478,6 +479,41 @@ async fn user_extractors_and_aliases_are_parameters() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("add `.state(value)`"), "{err}");
+}
+
+/// Where the spawned worker of `spawns_work` reports that it saw the cancellation.
+#[derive(Clone, Default)]
+struct Stopped(Arc<tokio::sync::Notify>);
+
+/// Starts background work that must stop when the request is over.
+#[tool]
+async fn spawns_work(cancel: Cancellation, stopped: State<Stopped>) -> String {
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        stopped.0.0.notify_one();
+    });
+    "started".to_owned()
+}
+
+#[tokio::test]
+async fn the_cancellation_extractor_is_the_requests_token() {
+    let stopped = Stopped::default();
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![spawns_work])
+        .state(stopped.clone())
+        .build()
+        .unwrap();
+    let result = Client::builder(InProcess::new(server, Principal::new("ann")))
+        .build()
+        .call_tool("spawns_work", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(result.text(), "started");
+    // The request was answered, so its token is cancelled and the spawned work sees it; a
+    // token not tied to the request would never fire and this would time out.
+    tokio::time::timeout(std::time::Duration::from_secs(10), stopped.0.notified())
+        .await
+        .expect("the spawned work saw the request end");
 }
 
 #[test]
