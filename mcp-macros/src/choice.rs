@@ -5,35 +5,6 @@ use quote::quote;
 
 use crate::util::{self, Errors};
 
-/// Enum attributes: `#[form(crate = "..", rename_all = "..")]`.
-#[derive(Default)]
-struct Container {
-    krate: Option<syn::LitStr>,
-    rename_all: Option<syn::LitStr>,
-}
-
-fn parse_container(input: &syn::DeriveInput, errors: &mut Errors) -> Container {
-    let mut out = Container::default();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("form")) {
-        let r = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                out.krate = Some(meta.value()?.parse::<syn::LitStr>()?);
-            } else if meta.path.is_ident("rename_all") {
-                out.rename_all = Some(meta.value()?.parse()?);
-            } else {
-                return Err(meta.error(
-                    "unknown `form` attribute on an enum; expected `crate = \"...\"` or `rename_all = \"...\"`",
-                ));
-            }
-            Ok(())
-        });
-        if let Err(e) = r {
-            errors.push(e);
-        }
-    }
-    out
-}
-
 /// One option: the variant, its wire value and its title.
 struct Variant<'a> {
     ident: &'a syn::Ident,
@@ -110,7 +81,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
             "ElicitChoice cannot be derived for a generic enum",
         );
     }
-    let container = parse_container(input, &mut errors);
+    let container = util::parse_container(input, &mut errors, "on an enum");
     if data.variants.is_empty() {
         errors.spanned(
             name,

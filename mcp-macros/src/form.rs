@@ -89,35 +89,6 @@ fn parse_field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttr
     out
 }
 
-/// Container attributes: `#[form(crate = "..", rename_all = "..")]`.
-#[derive(Default)]
-struct Container {
-    krate: Option<syn::LitStr>,
-    rename_all: Option<syn::LitStr>,
-}
-
-fn parse_container(input: &syn::DeriveInput, errors: &mut Errors) -> Container {
-    let mut out = Container::default();
-    for attr in input.attrs.iter().filter(|a| a.path().is_ident("form")) {
-        let r = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("crate") {
-                out.krate = Some(meta.value()?.parse::<syn::LitStr>()?);
-            } else if meta.path.is_ident("rename_all") {
-                out.rename_all = Some(meta.value()?.parse()?);
-            } else {
-                return Err(meta.error(
-                    "unknown `form` container attribute; expected `crate = \"...\"` or `rename_all = \"...\"`",
-                ));
-            }
-            Ok(())
-        });
-        if let Err(e) = r {
-            errors.push(e);
-        }
-    }
-    out
-}
-
 type NamedFields = syn::punctuated::Punctuated<syn::Field, syn::Token![,]>;
 
 /// The struct's named fields, or why `ElicitForm` does not apply.
@@ -501,7 +472,7 @@ fn float_bound(e: Option<&syn::Expr>, errors: &mut Errors) -> TokenStream {
 
 pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let container = parse_container(input, &mut errors);
+    let container = util::parse_container(input, &mut errors, "on a struct");
     let fields = named_fields(input)?;
     if !input.generics.params.is_empty() {
         errors.spanned(
