@@ -40,6 +40,8 @@
 //!   `tasks/get`.
 
 mod memory;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 mod store;
 mod tool;
 
