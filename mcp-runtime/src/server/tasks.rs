@@ -169,6 +169,7 @@ impl Server {
             resume_state: None,
             arguments,
             capabilities: Some(capabilities),
+            revision: 0,
         };
         // Durable before announced: a tasks/get right after this reply must find it.
         if let Err(e) = self.inner.tasks.store.create(record.clone()).await {
@@ -268,7 +269,8 @@ impl Server {
             },
         };
         record.set_status(status);
-        if let Err(e) = self.inner.tasks.store.update(record).await {
+        // A refused write means the task was cancelled meanwhile: its status stays.
+        if let Err(e) = self.inner.tasks.store.update(record.next_revision()).await {
             tracing::error!(error = %e, "cannot record a task's outcome");
         }
     }
@@ -326,20 +328,51 @@ impl Server {
         }
     }
 
+    /// Writes attempted before a conflicting writer is reported (each retry re-reads).
+    const WRITE_ATTEMPTS: usize = 4;
+
+    async fn reread(&self, record: &TaskRecord) -> Result<Option<TaskRecord>, ErrorObject> {
+        self.inner
+            .tasks
+            .store
+            .get(&record.task_id, &record.owner)
+            .await
+            .map_err(|e| e.to_error_object())
+    }
+
+    fn busy(task_id: &str) -> ErrorObject {
+        ErrorObject::internal_error(format!(
+            "task `{}` kept changing while this request tried to update it; send it again",
+            crate::log_safe::LogSafe(task_id)
+        ))
+    }
+
     async fn cancel_task(&self, id: &RequestId, mut record: TaskRecord) -> Reply {
-        // Cancelling an ended task is a no-op with the same ack.
-        if !record.status.is_terminal() {
-            record.set_status(TaskStatus::Cancelled);
-            record.input_requests = None;
-            record.resume_state = None;
-            if let Err(e) = self.inner.tasks.store.update(record.clone()).await {
-                return error_reply(Some(id), e.to_error_object());
+        for _ in 0..Self::WRITE_ATTEMPTS {
+            // Cancelling an ended (or meanwhile expired) task is a no-op with the same ack.
+            if record.status.is_terminal() {
+                return ack(self, id);
             }
-            if let Some(token) = self.inner.tasks.running().remove(&record.task_id) {
-                token.cancel();
+            let mut next = record.clone().next_revision();
+            next.set_status(TaskStatus::Cancelled);
+            next.input_requests = None;
+            next.resume_state = None;
+            match self.inner.tasks.store.update(next).await {
+                Ok(true) => {
+                    if let Some(token) = self.inner.tasks.running().remove(&record.task_id) {
+                        token.cancel();
+                    }
+                    return ack(self, id);
+                }
+                Ok(false) => match self.reread(&record).await {
+                    Ok(Some(r)) => record = r,
+                    Ok(None) => return ack(self, id),
+                    Err(e) => return error_reply(Some(id), e),
+                },
+                Err(e) => return error_reply(Some(id), e.to_error_object()),
             }
         }
-        ack(self, id)
+        error_reply(Some(id), Self::busy(&record.task_id))
     }
 
     async fn update_task(
@@ -348,51 +381,62 @@ impl Server {
         mut record: TaskRecord,
         params: JsonObject,
     ) -> Reply {
-        let responses = match params.get("inputResponses") {
-            Some(Value::Object(r)) => r,
-            _ => {
-                return error_reply(
-                    Some(id),
-                    ErrorObject::invalid_params(
-                        "Invalid params: tasks/update needs \"inputResponses\", an object keyed by the task's inputRequests keys",
-                    ),
-                );
-            }
+        let Some(Value::Object(responses)) = params.get("inputResponses") else {
+            return error_reply(
+                Some(id),
+                ErrorObject::invalid_params(
+                    "Invalid params: tasks/update needs \"inputResponses\", an object keyed by the task's inputRequests keys",
+                ),
+            );
         };
-        // Answers to a task that is not waiting, and unknown keys, are ignored (acked).
-        let Some(pending) = record
-            .input_requests
-            .as_mut()
-            .filter(|_| record.status == TaskStatus::InputRequired)
-        else {
-            return ack(self, id);
-        };
-        let mut took = false;
-        for (key, value) in responses {
-            if pending.0.shift_remove(key).is_some() {
-                record.collected.0.insert(key.clone(), value.clone());
-                took = true;
+        for _ in 0..Self::WRITE_ATTEMPTS {
+            // Answers to a task that is not waiting, and unknown keys, are ignored (acked).
+            let mut next = record.clone().next_revision();
+            let Some(pending) = next
+                .input_requests
+                .as_mut()
+                .filter(|_| record.status == TaskStatus::InputRequired)
+            else {
+                return ack(self, id);
+            };
+            let mut took = false;
+            for (key, value) in responses {
+                if pending.0.shift_remove(key).is_some() {
+                    next.collected.0.insert(key.clone(), value.clone());
+                    took = true;
+                }
+            }
+            if !took {
+                return ack(self, id);
+            }
+            let outcome = if pending.0.is_empty() {
+                self.resume(next).await
+            } else {
+                next.updated_ms = now_ms().max(next.updated_ms);
+                self.inner
+                    .tasks
+                    .store
+                    .update(next)
+                    .await
+                    .map_err(|e| e.to_error_object())
+            };
+            match outcome {
+                Ok(true) => return ack(self, id),
+                Ok(false) => match self.reread(&record).await {
+                    Ok(Some(r)) => record = r,
+                    Ok(None) => return ack(self, id),
+                    Err(e) => return error_reply(Some(id), e),
+                },
+                Err(e) => return error_reply(Some(id), e),
             }
         }
-        if !took {
-            return ack(self, id);
-        }
-        if !pending.0.is_empty() {
-            record.updated_ms = now_ms().max(record.updated_ms);
-            if let Err(e) = self.inner.tasks.store.update(record).await {
-                return error_reply(Some(id), e.to_error_object());
-            }
-            return ack(self, id);
-        }
-        match self.resume(record).await {
-            Ok(()) => ack(self, id),
-            Err(e) => error_reply(Some(id), e),
-        }
+        error_reply(Some(id), Self::busy(&record.task_id))
     }
 
     /// Every pending input is answered: run the handler again with the answers, as an MRTR
     /// retry carrying the round's sealed state.
-    async fn resume(&self, mut record: TaskRecord) -> Result<(), ErrorObject> {
+    /// `record` is the next revision; `Ok(false)` when another writer came first.
+    async fn resume(&self, mut record: TaskRecord) -> Result<bool, ErrorObject> {
         let store = &self.inner.tasks.store;
         let Some(tool) = self.inner.router.get(&record.tool).cloned() else {
             record.error = Some(ErrorObject::internal_error(format!(
@@ -400,11 +444,7 @@ impl Server {
                 record.tool
             )));
             record.set_status(TaskStatus::Failed);
-            store
-                .update(record)
-                .await
-                .map_err(|e| e.to_error_object())?;
-            return Ok(());
+            return store.update(record).await.map_err(|e| e.to_error_object());
         };
         let meta = RequestMeta {
             protocol_version: mcp_types::LATEST_PROTOCOL_VERSION.to_owned(),
@@ -438,24 +478,20 @@ impl Server {
             Err(e) => {
                 record.error = Some(e);
                 record.set_status(TaskStatus::Failed);
-                store
-                    .update(record)
-                    .await
-                    .map_err(|e| e.to_error_object())?;
-                return Ok(());
+                return store.update(record).await.map_err(|e| e.to_error_object());
             }
         };
         record.set_status(TaskStatus::Working);
-        // Cancelled meanwhile (or resumed by a concurrent update that ended it): do not run.
+        // Cancelled or resumed by another writer meanwhile: do not run it twice.
         if !store
             .update(record.clone())
             .await
             .map_err(|e| e.to_error_object())?
         {
-            return Ok(());
+            return Ok(false);
         }
         let arg_digest = opened.arg_digest;
         self.spawn_pass(record, pass(tool, opened.ctx, args), arg_digest);
-        Ok(())
+        Ok(true)
     }
 }

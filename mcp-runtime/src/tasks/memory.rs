@@ -105,7 +105,11 @@ impl TaskStore for MemoryTaskStore {
     fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
         let mut tasks = self.lock();
         let wrote = match tasks.get_mut(&record.task_id) {
-            Some(stored) if !stored.status.is_terminal() && stored.owner == record.owner => {
+            Some(stored)
+                if !stored.status.is_terminal()
+                    && stored.owner == record.owner
+                    && stored.revision.checked_add(1) == Some(record.revision) =>
+            {
                 *stored = record;
                 true
             }
@@ -138,6 +142,7 @@ mod tests {
             resume_state: None,
             arguments: Default::default(),
             capabilities: None,
+            revision: 0,
         }
     }
 
@@ -163,19 +168,19 @@ mod tests {
     fn a_terminal_task_never_changes_again() {
         let store = MemoryTaskStore::new(8);
         block(store.create(record("a", "alice", TaskStatus::Working, u64::MAX))).unwrap();
-        assert!(
-            block(store.update(record("a", "alice", TaskStatus::Cancelled, u64::MAX))).unwrap()
-        );
-        assert!(
-            !block(store.update(record("a", "alice", TaskStatus::Completed, u64::MAX))).unwrap()
-        );
+        let write = |status| record("a", "alice", status, u64::MAX).next_revision();
+        // Two writers read revision 0: the first wins, the second must re-read.
+        assert!(block(store.update(write(TaskStatus::Working))).unwrap());
+        assert!(!block(store.update(write(TaskStatus::Working))).unwrap());
+        assert!(block(store.update(write(TaskStatus::Cancelled).next_revision())).unwrap());
+        let late = write(TaskStatus::Completed).next_revision().next_revision();
+        assert!(!block(store.update(late)).unwrap());
         let got = block(store.get("a", "alice")).unwrap().unwrap();
         assert_eq!(got.status, TaskStatus::Cancelled);
         // Another principal cannot overwrite it either.
         block(store.create(record("b", "alice", TaskStatus::Working, u64::MAX))).unwrap();
-        assert!(
-            !block(store.update(record("b", "mallory", TaskStatus::Failed, u64::MAX))).unwrap()
-        );
+        let theft = record("b", "mallory", TaskStatus::Failed, u64::MAX).next_revision();
+        assert!(!block(store.update(theft)).unwrap());
     }
 
     #[test]

@@ -18,6 +18,7 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_tasks (
         task_id    TEXT    NOT NULL PRIMARY KEY,
         owner      TEXT    NOT NULL,
         terminal   INTEGER NOT NULL,
+        revision   INTEGER NOT NULL,
         expires_ms INTEGER NOT NULL,
         record     TEXT    NOT NULL
     ) WITHOUT ROWID;
@@ -110,12 +111,13 @@ impl TaskStore for SqliteTaskStore {
             .map_err(backend("pruning expired tasks"))?;
             let inserted = conn
                 .execute(
-                    "INSERT INTO mcp_tasks (task_id, owner, terminal, expires_ms, record)
-                     VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (task_id) DO NOTHING",
+                    "INSERT INTO mcp_tasks (task_id, owner, terminal, revision, expires_ms, record)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (task_id) DO NOTHING",
                     params![
                         record.task_id,
                         record.owner,
                         record.status.is_terminal(),
+                        i64_of(record.revision),
                         i64_of(record.expires_ms),
                         json
                     ],
@@ -156,17 +158,19 @@ impl TaskStore for SqliteTaskStore {
     fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
         self.run(move |conn| {
             let json = encode(&record)?;
-            // Terminal rows never change: the condition makes a late writer lose.
+            // Terminal rows never change, and a writer that read an older revision loses.
             let changed = conn
                 .execute(
-                    "UPDATE mcp_tasks SET record = ?1, terminal = ?2, expires_ms = ?3
-                     WHERE task_id = ?4 AND owner = ?5 AND terminal = 0",
+                    "UPDATE mcp_tasks SET record = ?1, terminal = ?2, expires_ms = ?3,
+                            revision = ?6
+                     WHERE task_id = ?4 AND owner = ?5 AND terminal = 0 AND revision = ?6 - 1",
                     params![
                         json,
                         record.status.is_terminal(),
                         i64_of(record.expires_ms),
                         record.task_id,
-                        record.owner
+                        record.owner,
+                        i64_of(record.revision)
                     ],
                 )
                 .map_err(backend("updating a task"))?;

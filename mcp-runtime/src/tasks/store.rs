@@ -55,6 +55,10 @@ pub struct TaskRecord {
     /// The capabilities the creating request declared (for the resumed pass).
     #[serde(default)]
     pub capabilities: Option<ClientCapabilities>,
+    /// Write counter: 0 when created, and each [`TaskStore::update`] must carry the stored
+    /// revision plus one, so of two writers that read the same revision only one wins.
+    #[serde(default)]
+    pub revision: u64,
 }
 
 impl TaskRecord {
@@ -87,6 +91,13 @@ impl TaskRecord {
                 .then(|| self.input_requests.clone())
                 .flatten(),
         }
+    }
+
+    /// The record as the next write: revision plus one.
+    #[must_use]
+    pub fn next_revision(mut self) -> Self {
+        self.revision = self.revision.saturating_add(1);
+        self
     }
 
     /// Moves to `status` now.
@@ -150,7 +161,9 @@ pub trait TaskStore: Send + Sync + fmt::Debug {
         owner: &'a str,
     ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
 
-    /// Replaces the stored task with `record` unless the stored one is terminal already
-    /// (completed, failed, cancelled: those never change again). Returns whether it wrote.
+    /// Replaces the stored task with `record` if the stored one is not terminal (completed,
+    /// failed, cancelled never change again), belongs to the same owner, and has revision
+    /// `record.revision - 1` (nobody wrote since the caller read it). Returns whether it
+    /// wrote; `false` means re-read and decide again.
     fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
 }
