@@ -30,8 +30,8 @@
 //!   ack is `{resultType: "complete"}`, also for a task that already ended.
 //! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded
 //!   count, one process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
-//!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) for a
-//!   fleet of hosts. Each task lives for the server's task TTL
+//!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
+//!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
 //!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
 //!   `ttlMs`, and is forgotten after it.
 //! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
@@ -43,6 +43,8 @@
 mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod store;
