@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore};
+use mcp_runtime::replay::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore};
 
 /// The one workspace the benchmark notes live in.
 pub const WORKSPACE: &str = "file:///workspaces/acme";
@@ -176,7 +176,7 @@ impl ReplayStore for NoReplay {
         &self,
         _nonce: Nonce,
         _expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         Box::pin(async move {
             action().map_err(ReplayError::ActionFailed)?;

@@ -20,17 +20,24 @@
 //!   content is asked for again (the state stays retryable).
 //! - The first time a pass hands the tool an answer taken from the retry (accept, decline,
 //!   sampling result, root list), the state's nonce is claimed in the shared
-//!   [`ReplayStore`]. A second use of the same state, on any
+//!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
 //!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
+//! - An identical retry (same principal, same state, same answers) of a `tools/call` whose
+//!   claim recorded its result gets that result again, marked with [`REPLAYED_META_KEY`] in
+//!   its `_meta`; any other reuse is refused.
 //! - Answers of earlier rounds travel inside the signed state; later rounds get them back
 //!   without the client resending them.
 //! - An input request is only made in a mode this request's `clientCapabilities` declare;
 //!   otherwise the call fails with `-32021` naming the missing capability.
+//!
+//! The context is the tool-facing facade: the request's ledger (what the retry brought, what
+//! this pass asked and took, the claim and its recorded outcome) lives in the crate's `mrtr`
+//! module.
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
@@ -40,20 +47,20 @@ use mcp_types::{
     Root, SamplingCapability,
 };
 use serde::Deserialize as _;
-use serde_json::{Map, Number, Value, json};
+use serde_json::{Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
-#[cfg(feature = "postgres")]
-use crate::replay::PgTxMutation;
-#[cfg(feature = "sqlite")]
-use crate::replay::SqliteTxAction;
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-use crate::replay::TxAction;
-use crate::replay::{ActionError, ClaimOutcome, ReplayError, ReplayStore};
-use crate::state::{ArgDigest, CorrelationId, StatePayload};
+pub(crate) use crate::mrtr::Mrtr;
+pub use crate::mrtr::REPLAYED_META_KEY;
+use crate::mrtr::{FreshAnswer, Lookup, binding_digest, form_binding_digest, refused};
+use crate::replay::ActionError;
+pub use crate::replay::ClaimWork;
+use crate::state::{ArgDigest, CorrelationId};
 use crate::tool::ToolError;
-use crate::transport::NotificationSink;
+use crate::transport::{CancellationToken, NotificationSink};
+
+mod cancellation;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,73 +71,6 @@ pub enum Elicitation<T> {
     Declined,
     /// The user dismissed the request without choosing.
     Cancelled,
-}
-
-/// How an accepted answer changes the world, for [`ToolContext::elicit_with_mutation`].
-pub enum ClaimMutation<R> {
-    /// No change (e.g. the user did not tick "confirm"); the answer is still claimed once.
-    Done(R),
-    /// A standalone action run while the claim is held (see
-    /// [`ReplayStore::claim_with`]); make it convergent. *At least once, converging to once*:
-    /// a crash between the action and the claim's `COMMIT` leaves the confirmation usable.
-    Standalone(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// An action run only *after* the claim is durably committed, on Tokio's blocking pool:
-    /// *at most once*. If the action fails (or the process dies before it finishes), the
-    /// confirmation is used up and the failure is reported with that said, so the user asks
-    /// again; a confirmation never acts twice, nor on something re-created after a crash.
-    /// The right choice for a destructive effect outside the replay store's database.
-    AfterClaim(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// Runs in the SQLite replay store's claim transaction (feature `sqlite`).
-    #[cfg(feature = "sqlite")]
-    Sqlite(SqliteTxAction<R>),
-    /// Runs in the PostgreSQL replay store's claim transaction (feature `postgres`).
-    #[cfg(feature = "postgres")]
-    Postgres(PgTxMutation<R>),
-}
-
-impl<R: Send + 'static> ClaimMutation<R> {
-    /// The same mutation, its value passed through `f`.
-    pub fn map<S: Send + 'static>(
-        self,
-        f: impl FnOnce(R) -> S + Send + 'static,
-    ) -> ClaimMutation<S> {
-        match self {
-            Self::Done(value) => ClaimMutation::Done(f(value)),
-            Self::Standalone(action) => {
-                ClaimMutation::Standalone(Box::new(move || action().map(f)))
-            }
-            Self::AfterClaim(action) => {
-                ClaimMutation::AfterClaim(Box::new(move || action().map(f)))
-            }
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(action) => ClaimMutation::Sqlite(Box::new(move |tx| action(tx).map(f))),
-            #[cfg(feature = "postgres")]
-            Self::Postgres(action) => ClaimMutation::Postgres(Box::new(move |tx| {
-                Box::pin(async move { action(tx).await.map(f) })
-            })),
-        }
-    }
-}
-
-impl<R> std::fmt::Debug for ClaimMutation<R> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Done(_) => "ClaimMutation::Done",
-            Self::Standalone(_) => "ClaimMutation::Standalone",
-            Self::AfterClaim(_) => "ClaimMutation::AfterClaim",
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(_) => "ClaimMutation::Sqlite",
-            #[cfg(feature = "postgres")]
-            Self::Postgres(_) => "ClaimMutation::Postgres",
-        })
-    }
-}
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn put<R>(slot: &Mutex<Option<R>>, value: R) {
-    if let Ok(mut guard) = slot.lock() {
-        *guard = Some(value);
-    }
 }
 
 /// Application state registered with the server builder, by type.
@@ -155,85 +95,6 @@ impl StateMap {
     }
 }
 
-/// What a retry brought, and what this pass asked, for one `tools/call`.
-pub(crate) struct Mrtr {
-    pub(crate) store: Arc<dyn ReplayStore>,
-    /// The verified state of this retry (None on a first call).
-    pub(crate) opened: Option<StatePayload>,
-    /// The retry's responses; only read under keys `opened` vouches for.
-    pub(crate) responses: InputResponses,
-    /// Input requests registered on this pass, in order.
-    pub(crate) pending: InputRequests,
-    /// Digest of what each pending request shows, sealed into the next state.
-    pub(crate) pending_bindings: BTreeMap<String, ArgDigest>,
-    /// Answers taken from this retry, in the order taken, carried into the next round's
-    /// state. The responses themselves stay in `responses` under the same keys.
-    pub(crate) fresh_answers: Vec<(String, FreshAnswer)>,
-    /// Whether this pass claimed `opened`'s nonce.
-    pub(crate) claimed: bool,
-    /// Correlation ids minted on this pass (not yet in any sealed state).
-    pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
-}
-
-/// An answer taken from this retry on this pass. Its state record (`{"s", "r", "x"}`) is
-/// only built when a later round needs it: most retries end the call.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FreshAnswer {
-    /// What was shown under the key.
-    digest: ArgDigest,
-    /// Whether the confirmation was carried out (`"x"`: not to be carried out again).
-    executed: bool,
-}
-
-impl FreshAnswer {
-    fn new(digest: ArgDigest) -> Self {
-        FreshAnswer {
-            digest,
-            executed: false,
-        }
-    }
-}
-
-impl Mrtr {
-    fn fresh(&self, key: &str) -> Option<FreshAnswer> {
-        self.fresh_answers
-            .iter()
-            .find_map(|(k, a)| (k == key).then_some(*a))
-    }
-
-    fn record_fresh(&mut self, key: &str, answer: FreshAnswer) {
-        match self.fresh_answers.iter_mut().find(|(k, _)| k == key) {
-            Some((_, slot)) => *slot = answer,
-            None => self.fresh_answers.push((key.to_owned(), answer)),
-        }
-    }
-
-    /// The retry's response under `key` (`null` when absent).
-    fn response(&self, key: &str) -> &Value {
-        self.responses.get_raw(key).unwrap_or(&Value::Null)
-    }
-
-    /// The state record of the answer taken under `key` on this pass.
-    pub(crate) fn fresh_record(&self, key: &str) -> Option<Value> {
-        let answer = self.fresh(key)?;
-        Some(answer_record(
-            answer.digest,
-            self.response(key).clone(),
-            answer.executed,
-        ))
-    }
-}
-
-/// Where a keyed answer comes from.
-enum Lookup {
-    /// Accepted in an earlier round (inside the signed state).
-    Earlier(Value),
-    /// Sent with this retry (in `Mrtr::responses`) under a key the state says was asked.
-    Fresh,
-    /// Not answered yet.
-    Missing,
-}
-
 /// Everything a running tool can see and ask for.
 pub struct ToolContext {
     principal: Principal,
@@ -242,6 +103,8 @@ pub struct ToolContext {
     log_level: Option<LoggingLevel>,
     app_state: Arc<StateMap>,
     notifications: NotificationSink,
+    /// The transport's token for this request (see [`ToolContext::cancelled`]).
+    cancel: CancellationToken,
     pub(crate) mrtr: Mrtr,
 }
 
@@ -269,6 +132,7 @@ pub(crate) struct ContextParts {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) app_state: Arc<StateMap>,
     pub(crate) notifications: NotificationSink,
+    pub(crate) cancel: CancellationToken,
     pub(crate) mrtr: Mrtr,
 }
 
@@ -281,14 +145,16 @@ impl ToolContext {
             log_level: parts.log_level,
             app_state: parts.app_state,
             notifications: parts.notifications,
+            cancel: parts.cancel,
             mrtr: parts.mrtr,
         }
     }
 
     /// A context outside any request, for calling a tool directly (unit tests, one tool
     /// calling another): no client capabilities, no application state, no request state, an
-    /// in-memory replay store, and notifications dropped. Add what the test needs with
-    /// [`ToolContext::and_state`] and [`ToolContext::with_capabilities`].
+    /// in-memory replay store, notifications dropped, and never cancelled. Add what the test
+    /// needs with [`ToolContext::and_state`], [`ToolContext::with_capabilities`] and
+    /// [`ToolContext::with_cancellation`].
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
@@ -297,6 +163,7 @@ impl ToolContext {
             log_level: None,
             app_state: Arc::new(StateMap::default()),
             notifications: NotificationSink::discard(),
+            cancel: CancellationToken::new(),
             mrtr: Mrtr {
                 store: Arc::new(crate::replay::MemoryReplayStore::new(1024)),
                 opened: None,
@@ -306,6 +173,7 @@ impl ToolContext {
                 fresh_answers: Vec::new(),
                 claimed: false,
                 new_correlations: BTreeMap::new(),
+                replayed: None,
             },
         })
     }
@@ -392,7 +260,7 @@ impl ToolContext {
             Resolved::Ready(answer) => Ok(Some(answer)),
             Resolved::Pending => Ok(None),
             Resolved::Claim(answer, record) => {
-                self.claim().await?;
+                self.mrtr.claim(&self.principal).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Some(answer))
             }
@@ -400,9 +268,9 @@ impl ToolContext {
     }
 
     /// Like [`ToolContext::elicit`], but on acceptance runs `mutation` *while the one-time
-    /// claim is held* ([`ReplayStore::claim_with`]): with a SQL replay store the claim and the
-    /// mutation commit together or not at all; if the mutation fails, the claim is rolled back
-    /// and the user's answer stays usable for another retry.
+    /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`](crate::replay::ReplayStore::claim_with)): with a SQL replay
+    /// store the claim and the mutation commit together or not at all; if the mutation fails,
+    /// the claim is rolled back and the user's answer stays usable for another retry.
     ///
     /// `mutation` is synchronous and runs on a blocking thread for SQL stores; keep it short.
     /// Use this for the last input of a flow: an answer from an earlier round is not
@@ -419,39 +287,23 @@ impl ToolContext {
         R: Send + 'static,
         M: FnOnce(F) -> Result<R, ActionError> + Send + 'static,
     {
-        match self.resolve_elicit::<F>(key, message, &choices)? {
-            Resolved::Pending => Err(ToolError::input_required()),
-            Resolved::Ready(Elicitation::Accepted(_)) => Err(ToolError::tool(
-                "this confirmation was already carried out in an earlier round; restart the call",
-            )),
-            Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
-            Resolved::Claim(Elicitation::Declined, record) => {
-                self.claim().await?;
-                self.mrtr.record_fresh(key, record);
-                Ok(Elicitation::Declined)
-            }
-            Resolved::Ready(Elicitation::Cancelled)
-            | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
-            Resolved::Claim(Elicitation::Accepted(value), mut record) => {
-                record.executed = true;
-                let out = self.claim_with(move || mutation(value)).await?;
-                self.mrtr.record_fresh(key, record);
-                Ok(Elicitation::Accepted(out))
-            }
-        }
+        self.elicit_with_mutation::<F, R, _>(key, message, choices, move |value| {
+            ClaimWork::During(Box::new(move || mutation(value)))
+        })
+        .await
     }
 
-    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns a [`ClaimMutation`]
-    /// saying *how* the accepted answer changes the world: not at all ([`ClaimMutation::Done`],
-    /// the claim is still made), by a standalone action under the claim
-    /// ([`ClaimMutation::Standalone`], as `elicit_with_commit`), or inside the replay store's
-    /// own database transaction ([`ClaimMutation::Sqlite`] / [`ClaimMutation::Postgres`]):
-    /// claim, mutation and `COMMIT` are one transaction, and any failure rolls back both.
+    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns the [`ClaimWork`]
+    /// saying *how* the accepted answer changes the world: not at all ([`ClaimWork::Nothing`],
+    /// the claim is still made), by standalone work while the claim is held
+    /// ([`ClaimWork::During`], as `elicit_with_commit`), after the claim committed
+    /// ([`ClaimWork::After`]: at most once; a failure leaves the confirmation used and says
+    /// so), or inside the replay store's own transaction ([`ClaimWork::InTx`] with work from
+    /// the store's constructor, e.g. `replay::sqlite::tx_work`): claim, work and `COMMIT` are
+    /// one transaction, and any failure rolls back both.
     ///
     /// `mutation` itself runs before the claim and must not change anything; the change goes in
-    /// the closure it returns. With [`ClaimMutation::AfterClaim`] the claim is committed first
-    /// and the action runs after it (at most once; a failure leaves the confirmation used and
-    /// says so).
+    /// the work it returns.
     pub async fn elicit_with_mutation<F, R, M>(
         &mut self,
         key: &str,
@@ -462,7 +314,7 @@ impl ToolContext {
     where
         F: ElicitForm,
         R: Send + 'static,
-        M: FnOnce(F) -> ClaimMutation<R> + Send + 'static,
+        M: FnOnce(F) -> ClaimWork<R> + Send + 'static,
     {
         match self.resolve_elicit::<F>(key, message, &choices)? {
             Resolved::Pending => Err(ToolError::input_required()),
@@ -471,7 +323,7 @@ impl ToolContext {
             )),
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
             Resolved::Claim(Elicitation::Declined, record) => {
-                self.claim().await?;
+                self.mrtr.claim(&self.principal).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Declined)
             }
@@ -479,55 +331,8 @@ impl ToolContext {
             | Resolved::Claim(Elicitation::Cancelled, _) => Ok(Elicitation::Cancelled),
             Resolved::Claim(Elicitation::Accepted(value), mut record) => {
                 record.executed = true;
-                let out = match mutation(value) {
-                    ClaimMutation::Done(out) => {
-                        self.claim().await?;
-                        out
-                    }
-                    ClaimMutation::Standalone(action) => self.claim_with(action).await?,
-                    ClaimMutation::AfterClaim(action) => {
-                        // Durable first: if the claim fails, nothing has been done.
-                        self.claim().await?;
-                        match tokio::task::spawn_blocking(action).await {
-                            Ok(Ok(out)) => out,
-                            Ok(Err(e)) => {
-                                return Err(ToolError::tool(format!(
-                                    "{e}. This confirmation is now used up; call the tool again to ask again."
-                                )));
-                            }
-                            Err(e) => {
-                                tracing::error!(error = %e, "action after a committed claim did not finish");
-                                return Err(ToolError::tool(
-                                    "The confirmed action stopped unexpectedly, so whether it took effect is unknown; check before asking again. This confirmation is now used up.",
-                                ));
-                            }
-                        }
-                    }
-                    #[cfg(feature = "sqlite")]
-                    ClaimMutation::Sqlite(action) => {
-                        self.claim_in_tx(|slot| {
-                            TxAction::Sqlite(Box::new(move |tx| {
-                                let value = action(tx)?;
-                                put(&slot, value);
-                                Ok(())
-                            }))
-                        })
-                        .await?
-                    }
-                    #[cfg(feature = "postgres")]
-                    ClaimMutation::Postgres(action) => {
-                        self.claim_in_tx(|slot| {
-                            TxAction::Postgres(Box::new(move |tx| {
-                                Box::pin(async move {
-                                    let value = action(tx).await?;
-                                    put(&slot, value);
-                                    Ok(())
-                                })
-                            }))
-                        })
-                        .await?
-                    }
-                };
+                let work = mutation(value);
+                let out = self.mrtr.claim_work(&self.principal, work).await?;
                 self.mrtr.record_fresh(key, record);
                 Ok(Elicitation::Accepted(out))
             }
@@ -560,7 +365,7 @@ impl ToolContext {
         let request = |message: String| {
             InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)))
         };
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => {
                 let response = record.get("r").unwrap_or(&Value::Null);
                 match decode_elicit::<F>(response, choices) {
@@ -581,17 +386,18 @@ impl ToolContext {
                 // of the binding, so the state stays retryable against the same form).
                 Err(e) => {
                     let reason = F::explain(&e, choices);
-                    self.register(key, digest, request(format!("{reason}\n\n{message}")));
+                    self.mrtr
+                        .register(key, digest, request(format!("{reason}\n\n{message}")));
                     Ok(Resolved::Pending)
                 }
                 // Malformed response: ask again as before.
                 Ok(None) => {
-                    self.register(key, digest, request(message));
+                    self.mrtr.register(key, digest, request(message));
                     Ok(Resolved::Pending)
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request(message));
+                self.mrtr.register(key, digest, request(message));
                 Ok(Resolved::Pending)
             }
         }
@@ -655,7 +461,7 @@ impl ToolContext {
                 ElicitAction::Cancel => Elicitation::Cancelled,
             })
         };
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => record
                 .get("r")
                 .and_then(decode)
@@ -665,16 +471,16 @@ impl ToolContext {
                 Some(answer) => {
                     // One-time: a replayed acceptance is refused. Not recorded in the next
                     // state: the handler's own record is the truth about the step.
-                    self.claim().await?;
+                    self.mrtr.claim(&self.principal).await?;
                     Ok(answer)
                 }
                 None => {
-                    self.register(key, digest, request);
+                    self.mrtr.register(key, digest, request);
                     Err(ToolError::input_required())
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request);
+                self.mrtr.register(key, digest, request);
                 Err(ToolError::input_required())
             }
         }
@@ -694,7 +500,7 @@ impl ToolContext {
         url: impl Into<String>,
     ) -> Result<ToolError, ToolError> {
         let (digest, request) = self.url_request(key, message, url)?;
-        self.register(key, digest, request);
+        self.mrtr.register(key, digest, request);
         Ok(ToolError::input_required())
     }
 
@@ -838,198 +644,34 @@ impl ToolContext {
         digest: ArgDigest,
         request: impl FnOnce() -> InputRequest,
     ) -> Result<Option<T>, ToolError> {
-        match self.lookup(key, digest)? {
+        match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => T::deserialize(record.get("r").unwrap_or(&Value::Null))
                 .map(Some)
                 .map_err(|_| refused("an answer from an earlier round is not understood")),
             Lookup::Fresh => match T::deserialize(self.mrtr.response(key)) {
                 Ok(parsed) => {
-                    self.claim().await?;
+                    self.mrtr.claim(&self.principal).await?;
                     self.mrtr.record_fresh(key, FreshAnswer::new(digest));
                     Ok(Some(parsed))
                 }
                 Err(_) => {
-                    self.register(key, digest, request());
+                    self.mrtr.register(key, digest, request());
                     Ok(None)
                 }
             },
             Lookup::Missing => {
-                self.register(key, digest, request());
+                self.mrtr.register(key, digest, request());
                 Ok(None)
             }
         }
     }
 
-    fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
-        self.mrtr.pending.insert(key.to_owned(), request);
-        self.mrtr.pending_bindings.insert(key.to_owned(), digest);
-    }
-
-    fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, ToolError> {
-        let Some(state) = &self.mrtr.opened else {
-            // Without a verified state nothing was asked: responses are ignored.
-            return Ok(Lookup::Missing);
-        };
-        if let Some(record) = state.answers.get(key) {
-            if record_digest(record) != Some(digest) {
-                return Err(refused(
-                    "what this tool would show under that key changed since it was answered (for example, the list of choices)",
-                ));
-            }
-            return Ok(Lookup::Earlier(record.clone()));
-        }
-        if let Some(fresh) = self.mrtr.fresh(key) {
-            // Asked twice on one pass: hand back the same answer without a second claim.
-            if fresh.digest == digest
-                && let Some(record) = self.mrtr.fresh_record(key)
-            {
-                return Ok(Lookup::Earlier(record));
-            }
-        }
-        match state.bindings.get(key) {
-            None => Ok(Lookup::Missing),
-            Some(bound) if *bound != digest => Err(refused(
-                "what this tool would show under that key changed since it was asked (for example, the list of choices)",
-            )),
-            Some(_) => Ok(if self.mrtr.responses.contains_key(key) {
-                Lookup::Fresh
-            } else {
-                Lookup::Missing
-            }),
-        }
-    }
-
-    /// Claims this retry's state nonce once per pass.
-    async fn claim(&mut self) -> Result<(), ToolError> {
-        if self.mrtr.claimed {
-            return Ok(());
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        match self
-            .mrtr
-            .store
-            .claim_for(&self.principal, state.nonce, state.expires_at_time())
-            .await
-        {
-            Ok(ClaimOutcome::Claimed) => {
-                self.mrtr.claimed = true;
-                Ok(())
-            }
-            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
-            Err(e) => Err(store_failed(&e)),
-        }
-    }
-
-    async fn claim_with<R: Send + 'static>(
+    /// The final answer of a `tools/call` pass (see `Mrtr::finish_call`).
+    pub(crate) async fn finish_call(
         &mut self,
-        mutation: impl FnOnce() -> Result<R, ActionError> + Send + 'static,
-    ) -> Result<R, ToolError> {
-        if self.mrtr.claimed {
-            // The claim is already held by this pass; run the mutation directly.
-            return mutation().map_err(|e| ToolError::tool(e.to_string()));
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
-        let out = Arc::clone(&slot);
-        let action = Box::new(move || {
-            let value = mutation()?;
-            if let Ok(mut guard) = out.lock() {
-                *guard = Some(value);
-            }
-            Ok(())
-        });
-        let outcome = self
-            .mrtr
-            .store
-            .claim_with_for(
-                &self.principal,
-                state.nonce,
-                state.expires_at_time(),
-                action,
-            )
-            .await;
-        self.settle_claim(outcome, &slot)
-    }
-
-    #[cfg(any(feature = "sqlite", feature = "postgres"))]
-    async fn claim_in_tx<R: Send + 'static>(
-        &mut self,
-        action: impl FnOnce(Arc<Mutex<Option<R>>>) -> TxAction,
-    ) -> Result<R, ToolError> {
-        if self.mrtr.claimed {
-            // A claim made earlier in this pass has committed already; a second transaction
-            // could not be atomic with it.
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "a transactional mutation must be the first claim of its retry",
-            )));
-        }
-        let Some(state) = &self.mrtr.opened else {
-            return Err(ToolError::protocol(ErrorObject::internal_error(
-                "claim without request state",
-            )));
-        };
-        let slot: Arc<Mutex<Option<R>>> = Arc::new(Mutex::new(None));
-        let action = action(Arc::clone(&slot));
-        let outcome = self
-            .mrtr
-            .store
-            .claim_in_tx(state.nonce, state.expires_at_time(), action)
-            .await;
-        self.settle_claim(outcome, &slot)
-    }
-
-    /// The value a claimed mutation left in `slot`, or the error its claim outcome means.
-    fn settle_claim<R>(
-        &mut self,
-        outcome: Result<ClaimOutcome, ReplayError>,
-        slot: &Mutex<Option<R>>,
-    ) -> Result<R, ToolError> {
-        match outcome {
-            Ok(ClaimOutcome::Claimed) => {
-                self.mrtr.claimed = true;
-                let value = slot.lock().ok().and_then(|mut g| g.take());
-                value.ok_or_else(|| {
-                    ToolError::protocol(ErrorObject::internal_error(
-                        "the committed mutation produced no value",
-                    ))
-                })
-            }
-            Ok(ClaimOutcome::AlreadyUsed) => Err(already_used()),
-            Err(ReplayError::ActionFailed(e)) => Err(ToolError::tool(format!(
-                "{e} (nothing was changed; the confirmation can be retried)"
-            ))),
-            // The change was made; only its record failed. Report what happened (the value),
-            // and tell the operator the store is failing.
-            Err(ReplayError::ActionUnrecorded { cause }) => {
-                tracing::error!(
-                    reason = cause.reason(),
-                    error = %cause,
-                    "the action under a claim was carried out but the claim could not be committed"
-                );
-                self.mrtr.claimed = true;
-                let value = slot.lock().ok().and_then(|mut g| g.take());
-                value.ok_or_else(|| {
-                    ToolError::protocol(ErrorObject::internal_error(
-                        "the action was carried out but produced no value",
-                    ))
-                })
-            }
-            Err(ReplayError::CommitOutcomeUnknown { cause }) => {
-                tracing::error!(reason = cause.reason(), error = %cause, "claim commit outcome unknown");
-                Err(ToolError::tool(
-                    "The replay store lost its connection while committing, so whether the change was made is unknown; check before asking again.",
-                ))
-            }
-            Err(e) => Err(store_failed(&e)),
-        }
+        outcome: Result<mcp_types::CallToolResult, ToolError>,
+    ) -> Result<mcp_types::CallToolResult, ToolError> {
+        self.mrtr.finish_call(&self.principal, outcome).await
     }
 
     // ---- progress and logging ----------------------------------------------------------
@@ -1128,132 +770,6 @@ fn check_url<'a>(
     Ok(())
 }
 
-/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`,
-/// plus `"x": true` once its confirmation was carried out.
-fn answer_record(digest: ArgDigest, response: Value, executed: bool) -> Value {
-    let mut record = Map::with_capacity(3);
-    record.insert("s".to_owned(), Value::String(digest.to_string()));
-    record.insert("r".to_owned(), response);
-    if executed {
-        record.insert("x".to_owned(), Value::Bool(true));
-    }
-    Value::Object(record)
-}
-
-fn record_digest(record: &Value) -> Option<ArgDigest> {
-    record.get("s").and_then(|s| ArgDigest::deserialize(s).ok())
-}
-
-/// Prefix hashed before a binding (domain separation from argument digests and from any
-/// other SHA-256 of the same bytes; bump the version whenever the layout below changes).
-const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v3\0";
-
-/// Digest binding what was shown under `key`: the method, the key and the request body.
-///
-/// The body's compact serde serialization is streamed straight into SHA-256: no `Value` tree,
-/// no canonicalisation. It only has to be deterministic for one build (the same schema value
-/// always serializes to the same bytes: struct fields in declaration order, maps in insertion
-/// order) and to change whenever what the client is shown changes, which any change to the
-/// serialized request does. Method and key are length-prefixed so no two (method, key, body)
-/// triples share an input.
-fn binding_digest<T: serde::Serialize + ?Sized>(
-    method: &str,
-    key: &str,
-    body: &T,
-) -> Result<ArgDigest, serde_json::Error> {
-    use sha2::Digest as _;
-    let mut hasher = binding_hasher(method, key);
-    serde_json::to_writer(&mut hasher, body)?;
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
-}
-
-/// [`binding_digest`] of a form: what [`ElicitForm::write_binding`] writes for `choices`,
-/// under the elicitation method and `key`.
-fn form_binding_digest<F: ElicitForm>(
-    key: &str,
-    choices: &F::Choices,
-) -> std::io::Result<ArgDigest> {
-    use sha2::Digest as _;
-    // Buffered: the description is written in many small pieces, and one hash update over
-    // the whole buffer is much cheaper than one per piece.
-    let mut buf = Vec::with_capacity(512);
-    F::write_binding(choices, &mut buf)?;
-    let mut hasher = binding_hasher(mcp_types::METHOD_ELICITATION_CREATE, key);
-    hasher.0.update(&buf);
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
-}
-
-fn binding_hasher(method: &str, key: &str) -> HashWriter {
-    use sha2::Digest as _;
-    let mut hasher = HashWriter(sha2::Sha256::new());
-    hasher.0.update(BINDING_DOMAIN);
-    for part in [method, key] {
-        hasher.0.update((part.len() as u64).to_le_bytes());
-        hasher.0.update(part.as_bytes());
-    }
-    hasher
-}
-
-/// Feeds serializer output into a hasher without buffering it.
-struct HashWriter(sha2::Sha256);
-
-impl std::io::Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        sha2::Digest::update(&mut self.0, buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn missing(required: ClientCapabilities) -> ToolError {
     ToolError::protocol(ErrorObject::missing_required_client_capability(&required))
-}
-
-/// The `-32602` for a retry whose state does not fit what the tool asks now.
-pub(crate) fn refused(why: &str) -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(format!(
-        "requestState is invalid: {why}; restart the call without requestState and inputResponses"
-    )))
-}
-
-fn already_used() -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(
-        "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
-    ))
-}
-
-fn store_failed(e: &ReplayError) -> ToolError {
-    if let ReplayError::PrincipalShareExhausted { .. } = e {
-        // The caller's own doing, and something it can act on: a tool error it can read.
-        return ToolError::tool(format!("{e}; nothing was changed"));
-    }
-    ToolError::protocol(ErrorObject::internal_error(format!(
-        "replay store unavailable ({}); nothing was changed, retry later",
-        e.reason()
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::binding_digest;
-    use serde_json::json;
-
-    #[test]
-    fn binding_digest_is_deterministic_and_separates_its_parts() {
-        let schema = json!({"type": "object", "properties": {"id": {"enum": ["a", "b"]}}});
-        let d = |m: &str, k: &str, b: &serde_json::Value| binding_digest(m, k, b).unwrap();
-        let base = d("elicitation/create", "pick", &schema);
-        assert_eq!(base, d("elicitation/create", "pick", &schema.clone()));
-        // A changed choice list, key or method gives another digest.
-        let fewer = json!({"type": "object", "properties": {"id": {"enum": ["a"]}}});
-        assert_ne!(base, d("elicitation/create", "pick", &fewer));
-        assert_ne!(base, d("elicitation/create", "pick2", &schema));
-        assert_ne!(base, d("sampling/createMessage", "pick", &schema));
-        // Length prefixes: moving a byte between method and key changes the digest.
-        let null = serde_json::Value::Null;
-        assert_ne!(d("ab", "c", &null), d("a", "bc", &null));
-    }
 }

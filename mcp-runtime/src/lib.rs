@@ -30,11 +30,13 @@ pub mod __macro_support_v1;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod context;
+pub mod extract;
 pub mod form;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
 pub mod log_safe;
 mod members;
+mod mrtr;
 pub mod prelude;
 mod principal;
 pub mod prompt;

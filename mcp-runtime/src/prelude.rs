@@ -1,7 +1,8 @@
 //! Everything a tool author needs: `use mcp_runtime::prelude::*;`.
 
 pub use crate::Principal;
-pub use crate::context::{ClaimMutation, ElicitForm, Elicitation, FormError, ToolContext};
+pub use crate::context::{ClaimWork, ElicitForm, Elicitation, FormError, ToolContext};
+pub use crate::extract::FromToolCall;
 pub use crate::form::{Choice, ElicitChoice};
 pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
 pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};

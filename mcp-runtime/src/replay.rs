@@ -6,8 +6,15 @@
 //! another instance) finds [`ClaimOutcome::AlreadyUsed`] and does nothing.
 //!
 //! Stores: [`MemoryReplayStore`] (one process), `SqliteReplayStore` (processes on one host
-//! sharing a file), `PostgresReplayStore` (any number of hosts). [`open_store`] picks one
-//! from a configuration string.
+//! sharing a file), `PostgresReplayStore` and `RedisReplayStore` (any number of hosts).
+//! [`open_store`] picks one from a configuration string. A store of your own implements
+//! [`ReplayStore`]; nothing in the core names a driver.
+//!
+//! # Work under a claim
+//!
+//! [`ClaimWork`] is the one vocabulary for what a confirmed answer changes: nothing, standalone
+//! [`DuringWork`] while the claim is held, work after the claim committed, or [`TxWork`] in the
+//! store's own transaction. The sections below say what each guarantees.
 //!
 //! # Claim plus mutation
 //!
@@ -34,7 +41,7 @@
 //! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the
 //! world is restored in between (a deleted file re-created under the same name), a retry acts
 //! on the new object. The alternative is to make the claim durable *first* ([`ReplayStore::claim`])
-//! and act after it (what [`crate::context::ClaimMutation::AfterClaim`] does): a crash or a
+//! and act after it (what [`ClaimWork::After`] does): a crash or a
 //! failure after the commit leaves the confirmation used and the effect not applied, which
 //! the caller reports ("not done; ask again"). That is *at most once*; the convergent
 //! claim-plus-action above is *at least once, converging to once*; a transaction (below) is
@@ -44,9 +51,11 @@
 //!
 //! When the data a handler mutates lives in the *same database* as the replay store, the
 //! convergence argument above is not needed: [`ReplayStore::claim_in_tx`] inserts the nonce and
-//! hands the very same transaction to a [`TxAction`], which re-checks whatever it must and
+//! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and
 //! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
-//! back. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
+//! back. Each backend builds its own work (`replay::sqlite::tx_work`,
+//! `replay::postgres::tx_work`): the core carries it without knowing its type, and a store
+//! given work built for another answers [`ReplayError::TxMismatch`] naming both. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
 //! which claim inside a caller's transaction. Each backend module re-exports its driver crates
 //! (`replay::sqlite::rusqlite`, `replay::postgres::{tokio_postgres, deadpool_postgres}`) so
 //! application code uses exactly the versions the stores do; the core names none of them.
@@ -57,6 +66,16 @@
 //! [`PostgresReplayStore`] the `postgres` feature; [`open_store`] says which feature to enable
 //! for a specification whose store is compiled out.
 //!
+//! # Recorded outcomes
+//!
+//! After a claimed `tools/call` pass, the runtime hands its result to
+//! [`ReplayStore::record_outcome`] (opaque bytes: a fingerprint of principal, nonce and answers,
+//! then the result, or only its digest past [`MAX_RECORDED_OUTCOME`]). A retry whose claim
+//! finds the nonce used reads it back with [`ReplayStore::recorded_outcome`]; only a retry
+//! with the same fingerprint gets the result again (marked with
+//! [`crate::context::REPLAYED_META_KEY`]). The record lives and expires with the claim. A store
+//! that records nothing (the trait's default) keeps refusing identical retries.
+//!
 //! # Expiry
 //!
 //! Claims carry the token's expiry. A claimed nonce must be remembered at least until then
@@ -65,12 +84,14 @@
 //! whose claim is still stored counts as used even past its expiry.
 
 mod memory;
+mod outcome;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+mod work;
 
 use std::fmt;
 use std::sync::Arc;
@@ -80,96 +101,25 @@ use futures::future::BoxFuture;
 
 pub use crate::state::Nonce;
 pub use memory::MemoryReplayStore;
+pub use outcome::MAX_RECORDED_OUTCOME;
+pub(crate) use outcome::{Fingerprint, RecordedOutcome};
 #[cfg(feature = "postgres")]
-pub use postgres::{PgTxAction, PgTxMutation, PostgresReplayStore};
+pub use postgres::PostgresReplayStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisReplayStore;
 #[cfg(feature = "sqlite")]
-pub use sqlite::{SqliteReplayStore, SqliteTxAction};
-
-/// A mutation run inside the replay store's own claim transaction
-/// ([`ReplayStore::claim_in_tx`]).
-///
-/// The variant must match the store: a SQLite action for a [`SqliteReplayStore`], a PostgreSQL
-/// action for a [`PostgresReplayStore`]; anything else is [`ReplayError::TxMismatch`] and
-/// nothing is claimed.
-///
-/// Its variants exist only for the store features compiled in (`sqlite`, `postgres`); with
-/// neither, no value of this type can be built.
-pub enum TxAction {
-    /// Runs on the store's blocking thread with its write transaction (`BEGIN IMMEDIATE`).
-    #[cfg(feature = "sqlite")]
-    Sqlite(SqliteTxAction<()>),
-    /// Runs with the store's transaction, after the claiming `INSERT`.
-    #[cfg(feature = "postgres")]
-    Postgres(PgTxAction),
-}
-
-impl TxAction {
-    /// `sqlite` or `postgres`, for error messages.
-    pub fn backend(&self) -> &'static str {
-        match *self {
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite(_) => "sqlite",
-            #[cfg(feature = "postgres")]
-            Self::Postgres(_) => "postgres",
-        }
-    }
-}
-
-impl fmt::Debug for TxAction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "TxAction::{}", self.backend())
-    }
-}
+pub use sqlite::SqliteReplayStore;
+#[allow(deprecated)]
+pub use work::ClaimAction;
+pub use work::{ActionError, ClaimWork, DuringWork, TxOutput, TxWork};
 
 /// The result of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimOutcome {
-    /// This caller is the one and only claimant (and, for `claim_with`, its action committed).
+    /// This caller is the one and only claimant (and, for `claim_with`, its work committed).
     Claimed,
-    /// The nonce was claimed before: the request is a replay (the action did not run).
+    /// The nonce was claimed before: the request is a replay (the work did not run).
     AlreadyUsed,
-}
-
-/// The mutation [`ReplayStore::claim_with`] runs while holding the claim.
-///
-/// Synchronous and run on a blocking thread by the SQL stores (it may do file I/O); keep it
-/// short, since it holds a database write transaction. To return data, capture a channel or an
-/// `Arc<Mutex<_>>`.
-pub type ClaimAction = Box<dyn FnOnce() -> Result<(), ActionError> + Send + 'static>;
-
-/// Why a [`ClaimAction`] failed; the claim was rolled back.
-pub struct ActionError(Box<dyn std::error::Error + Send + Sync + 'static>);
-
-impl ActionError {
-    /// Wraps any error.
-    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
-        Self(error.into())
-    }
-
-    /// The wrapped error.
-    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
-        self.0
-    }
-}
-
-impl fmt::Debug for ActionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("ActionError").field(&self.0).finish()
-    }
-}
-
-impl fmt::Display for ActionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl std::error::Error for ActionError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
 }
 
 /// Why a replay store operation failed. Messages say what to fix; none contains credentials.
@@ -217,62 +167,30 @@ pub enum ReplayError {
         /// What the commit reported.
         cause: Box<ReplayError>,
     },
-    /// A SQLite error.
-    #[cfg(feature = "sqlite")]
-    #[error("SQLite replay store: {context}: {source}")]
-    Sqlite {
+    /// The store's backend (its driver, its server, its file) failed.
+    #[error("{store} replay store: {context}: {}", error_chain(&**source))]
+    Backend {
+        /// The store's name ([`ReplayStore::name`]): `sqlite`, `postgres`, `redis`, ...
+        store: &'static str,
         /// What was being done.
         context: &'static str,
         /// The underlying error.
         #[source]
-        source: rusqlite::Error,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// The SQLite file was written by a newer build with an unknown schema.
-    #[error(
-        "SQLite replay store schema version {found} is newer than this build supports ({supported}); upgrade this server or use another file"
-    )]
-    SchemaTooNew {
-        /// Version found in the file.
-        found: i64,
-        /// Highest version this build knows.
-        supported: i64,
-    },
-    /// A PostgreSQL error.
-    #[cfg(feature = "postgres")]
-    #[error("PostgreSQL replay store: {context}: {}", error_chain(source))]
-    Postgres {
-        /// What was being done.
-        context: &'static str,
-        /// The underlying error.
-        #[source]
-        source: tokio_postgres::Error,
-    },
-    /// Redis did not answer, or answered with an error.
-    #[cfg(feature = "redis")]
-    #[error("Redis replay store: {context}: {detail}")]
-    Redis {
-        /// What was being done.
-        context: &'static str,
-        /// What went wrong (the driver's error chain, or the missed deadline).
-        detail: String,
-    },
-    /// No PostgreSQL connection could be obtained from the pool.
-    #[error("PostgreSQL replay store: cannot get a connection: {0}")]
-    Pool(String),
     /// A blocking worker task failed (runtime shutting down).
     #[error("replay store worker task failed: {0}")]
     Worker(String),
-    /// [`ReplayStore::claim_in_tx`] was given an action for another kind of database than
-    /// the store's (or the store has no transactions, like the memory store); nothing was
-    /// claimed.
+    /// [`ReplayStore::claim_in_tx`] was given [`TxWork`] built for another store than this
+    /// one (or this store runs no transactions, like the memory store); nothing was claimed.
     #[error(
-        "the replay store ({store}) cannot run a {action} transaction; keep the replay store in the same database as the data the action changes"
+        "the replay store ({store}) cannot run work in a {work} transaction; keep the replay store in the same database as the data the work changes"
     )]
     TxMismatch {
-        /// The store's kind.
+        /// The store's name ([`ReplayStore::name`]).
         store: &'static str,
-        /// The action's kind.
-        action: &'static str,
+        /// The name of the store the work was built for ([`TxWork::store`]).
+        work: &'static str,
     },
     /// The store specification passed to [`open_store`] names a store this build of
     /// mcp-runtime was compiled without.
@@ -294,7 +212,20 @@ pub enum ReplayError {
 }
 
 impl ReplayError {
-    /// A stable short code for logs and metrics.
+    /// A [`ReplayError::Backend`] error of the store `store`.
+    pub fn backend(
+        store: &'static str,
+        context: &'static str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Self::Backend {
+            store,
+            context,
+            source: source.into(),
+        }
+    }
+
+    /// A stable short code for logs and metrics (for a backend error, the store's name).
     pub fn reason(&self) -> &'static str {
         match self {
             Self::CapacityExhausted { .. } => "capacity_exhausted",
@@ -303,14 +234,7 @@ impl ReplayError {
             Self::ActionPanicked => "action_panicked",
             Self::ActionUnrecorded { .. } => "action_unrecorded",
             Self::CommitOutcomeUnknown { .. } => "commit_outcome_unknown",
-            #[cfg(feature = "sqlite")]
-            Self::Sqlite { .. } => "sqlite",
-            Self::SchemaTooNew { .. } => "schema_too_new",
-            #[cfg(feature = "postgres")]
-            Self::Postgres { .. } => "postgres",
-            #[cfg(feature = "redis")]
-            Self::Redis { .. } => "redis",
-            Self::Pool(_) => "pool",
+            Self::Backend { store, .. } => store,
             Self::Worker(_) => "worker",
             Self::InvalidSpec { .. } => "invalid_spec",
             Self::NotCompiledIn { .. } => "not_compiled_in",
@@ -321,8 +245,19 @@ impl ReplayError {
 
 /// A store of claimed nonces shared by every instance of a server.
 ///
-/// Object-safe; hold it as `Arc<dyn ReplayStore>`.
+/// Object-safe; hold it as `Arc<dyn ReplayStore>`. A store of your own implements
+/// [`claim`](Self::claim), [`claim_with`](Self::claim_with) and
+/// [`prune_expired`](Self::prune_expired); it may add transactions
+/// ([`claim_in_tx`](Self::claim_in_tx) with a [`TxWork`] constructor of its own) and recorded
+/// outcomes ([`record_outcome`](Self::record_outcome)), and should say its
+/// [`name`](Self::name).
 pub trait ReplayStore: Send + Sync + fmt::Debug {
+    /// A short name for errors and logs (`memory`, `sqlite`, `postgres`, `redis`). By default,
+    /// the implementing type's name.
+    fn name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
     /// Claims `nonce` (remembered until at least `expires_at`). Exactly one call per nonce,
     /// across every instance sharing the store, gets [`ClaimOutcome::Claimed`].
     fn claim(
@@ -351,42 +286,66 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         principal: &'a crate::Principal,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        work: DuringWork,
     ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
         let _ = principal;
-        self.claim_with(nonce, expires_at, action)
+        self.claim_with(nonce, expires_at, work)
     }
 
-    /// Claims `nonce` and runs `action` under the claim; both commit or neither does.
+    /// Claims `nonce` and runs `work` under the claim; both commit or neither does.
     ///
-    /// `AlreadyUsed` means the action did not run. An action failure returns
+    /// `AlreadyUsed` means the work did not run. A failure of the work returns
     /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. A `COMMIT` failing after
-    /// the action succeeded returns [`ReplayError::ActionUnrecorded`]: the effect stands. See
+    /// the work succeeded returns [`ReplayError::ActionUnrecorded`]: the effect stands. See
     /// the [module docs](self) for what a crash mid-way means.
     fn claim_with(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        work: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
 
-    /// Claims `nonce` and runs `action` in the *same database transaction*; one `COMMIT`
+    /// Claims `nonce` and runs `work` in the *same database transaction*; one `COMMIT`
     /// makes both durable, any failure rolls both back (the nonce stays claimable).
     ///
-    /// `AlreadyUsed` means the action did not run. Stores without transactions (memory), or
-    /// an action for another database kind, give [`ReplayError::TxMismatch`] without claiming.
+    /// `AlreadyUsed` means the work did not run. A store takes only the [`TxWork`] its own
+    /// constructor built ([`TxWork::downcast`]); any other work, or any work at all for a
+    /// store without transactions (the default), is [`ReplayError::TxMismatch`] naming this
+    /// store, and nothing is claimed.
     fn claim_in_tx(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: TxAction,
+        work: TxWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         let _ = (nonce, expires_at);
-        let err = ReplayError::TxMismatch {
-            store: "memory",
-            action: action.backend(),
-        };
+        let err = work.mismatch(self.name());
         Box::pin(async move { Err(err) })
+    }
+
+    /// Keeps `outcome` (opaque bytes, at most [`MAX_RECORDED_OUTCOME`] plus a small header)
+    /// with the claim of `nonce` until `expires_at`, so that an identical retry of the
+    /// claiming request can be answered with it ([`recorded_outcome`](Self::recorded_outcome)).
+    /// Called after the claim committed. The default records nothing: identical retries are
+    /// then refused like any other reuse.
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        let _ = (nonce, expires_at, outcome);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The outcome recorded with the claim of `nonce`, if any and not expired. The default
+    /// has none.
+    fn recorded_outcome(
+        &self,
+        nonce: Nonce,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
+        let _ = nonce;
+        Box::pin(async { Ok(None) })
     }
 
     /// Deletes claims whose expiry has passed; returns how many were deleted.
@@ -459,7 +418,6 @@ pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError>
 
 /// `error` and its sources, joined with `: ` (driver errors keep the useful part, such as
 /// "connection refused", in their sources).
-#[cfg(any(feature = "postgres", feature = "redis"))]
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();

@@ -19,6 +19,7 @@ mod listing;
 mod mrtr;
 mod param_headers;
 mod request;
+mod scopes;
 mod tasks;
 
 use std::collections::HashMap;
@@ -80,6 +81,8 @@ struct Inner {
     param_headers: HashMap<String, Vec<ParamHeader>>,
     /// The tasks extension: store, lifetimes, tasks running here.
     tasks: tasks::Tasks,
+    /// OAuth scopes tools, prompts and resources require.
+    scopes: scopes::RequiredScopes,
 }
 
 /// Why [`ServerBuilder::build`] failed.
@@ -141,6 +144,7 @@ pub struct ServerBuilder {
     cache_scope: CacheScope,
     task_store: Option<Arc<dyn TaskStore>>,
     task_ttl: Duration,
+    scopes: scopes::RequiredScopes,
 }
 
 impl Server {
@@ -162,6 +166,7 @@ impl Server {
             cache_scope: CacheScope::Public,
             task_store: None,
             task_ttl: ServerBuilder::DEFAULT_TASK_TTL,
+            scopes: scopes::RequiredScopes::default(),
         }
     }
 
@@ -345,6 +350,8 @@ impl ServerBuilder {
                 });
             }
         }
+        self.scopes
+            .check(&self.router, &self.prompts, &self.resources)?;
         let keyring = match self.keyring {
             Some(k) => k,
             None => StateKeyring::generate()?,
@@ -408,6 +415,7 @@ impl ServerBuilder {
                     self.task_ttl,
                     Duration::from_millis(500),
                 ),
+                scopes: self.scopes,
             }),
         })
     }

@@ -180,6 +180,15 @@ impl From<crate::form::FormError> for ToolError {
 pub type ToolResult<T> = Result<T, ToolError>;
 
 /// Converts what a tool function returns into a `CallToolResult`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "does not implement `IntoCallToolResult`",
+    note = "return `String`, `&'static str`, `()`, `CallToolResult`, `ContentBlock`, \
+            `Vec<ContentBlock>` or `Json<T>` (T: Serialize + JsonSchema), optionally in \
+            `Result<_, ToolError>`",
+    note = "to return `{Self}` as structured content, wrap it: `Json(value)`, with \
+            `#[derive(Serialize, JsonSchema)]` on `{Self}`"
+)]
 pub trait IntoCallToolResult {
     /// Performs the conversion.
     fn into_call_tool_result(self) -> Result<CallToolResult, ToolError>;

@@ -5,24 +5,38 @@
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
 //! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
 //!   [`auth`]entication, `Origin` checks and header/body validation.
+//! - [`oauth`] (feature `oauth`): an OAuth 2.1 resource server for the HTTP edge (RFC 9728
+//!   metadata, JWT access tokens checked against the issuer's keys, scopes).
 //! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
 //!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
+#[cfg(feature = "http")]
+mod allowlist;
 pub mod auth;
 #[cfg(feature = "http")]
+mod body;
+#[cfg(feature = "http")]
 pub mod edge;
-mod envelope;
+pub(crate) mod envelope;
+#[cfg(feature = "http")]
+pub(crate) mod gates;
 #[cfg(feature = "http")]
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "oauth")]
+pub mod oauth;
+#[cfg(feature = "http")]
+mod response;
 pub mod service;
 pub mod stdio;
 pub(crate) mod tools_call;
 
-pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
 #[cfg(feature = "http")]
-pub use headers::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
+pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
+pub use auth::{
+    AllowAnonymous, AuthFileError, AuthFuture, AuthRejection, Authenticator, BearerTokens, Grant,
+};
 #[cfg(feature = "http")]
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_runtime::context::ClaimMutation;
+use mcp_runtime::context::ClaimWork;
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::sqlite::rusqlite;
 use mcp_runtime::replay::{ActionError, SqliteReplayStore};
@@ -24,7 +24,7 @@ struct World {
 
 #[derive(Deserialize, JsonSchema)]
 struct Args {
-    /// `commit` (elicit_with_commit) or `after` (ClaimMutation::AfterClaim)
+    /// `commit` (elicit_with_commit) or `after` (ClaimWork::After)
     how: String,
 }
 
@@ -61,9 +61,9 @@ async fn change(
     } else {
         ctx.elicit_with_mutation::<Confirm, _, _>("confirm", "Sure?", (), move |c| {
             if c.confirm {
-                ClaimMutation::AfterClaim(Box::new(act))
+                ClaimWork::After(Box::new(act))
             } else {
-                ClaimMutation::Done("nothing".to_owned())
+                ClaimWork::Nothing("nothing".to_owned())
             }
         })
         .await?
@@ -173,7 +173,7 @@ async fn a_commit_failing_after_the_action_reports_the_action_as_done() {
     assert_ne!(r["result"]["isError"], true, "{r}");
 }
 
-/// `AfterClaim`: the claim's `COMMIT` fails, so the action never runs and the reply says
+/// `ClaimWork::After`: the claim's `COMMIT` fails, so the action never runs and the reply says
 /// nothing was changed; once the store recovers the same confirmation works, once.
 #[tokio::test]
 async fn after_claim_a_failed_commit_changes_nothing_and_says_so() {
@@ -186,12 +186,17 @@ async fn after_claim_a_failed_commit_changes_nothing_and_says_so() {
     repair_commits(&fx.db);
     let r = send(&fx.server, retry.clone()).await;
     assert_eq!(reply_text(&r), "Done: changed.", "{r}");
+    // The identical retry gets the recorded result again; nothing runs twice.
     let r = send(&fx.server, retry).await;
-    assert!(reply_text(&r).contains("already used"), "{r}");
+    assert_eq!(reply_text(&r), "Done: changed.", "{r}");
+    assert_eq!(
+        r["result"]["_meta"]["dev.mcp-runtime/replayed"], true,
+        "{r}"
+    );
     assert_eq!(fx.world.effects.load(Ordering::SeqCst), 1);
 }
 
-/// `AfterClaim`: the action fails after the claim committed. The reply says so and that the
+/// `ClaimWork::After`: the action fails after the claim committed. The reply says so and that the
 /// confirmation is used up; the same confirmation never acts later.
 #[tokio::test]
 async fn after_claim_a_failed_action_uses_the_confirmation_and_says_so() {
@@ -204,7 +209,12 @@ async fn after_claim_a_failed_action_uses_the_confirmation_and_says_so() {
     assert!(text.contains("the disk refused"), "{r}");
     assert!(text.contains("used up"), "{r}");
     fx.world.fail.store(0, Ordering::SeqCst);
+    // The identical retry is told the same again (a replay); it does not act.
     let r = send(&fx.server, retry).await;
-    assert!(reply_text(&r).contains("already used"), "{r}");
+    assert!(reply_text(&r).contains("used up"), "{r}");
+    assert_eq!(
+        r["result"]["_meta"]["dev.mcp-runtime/replayed"], true,
+        "{r}"
+    );
     assert_eq!(fx.world.effects.load(Ordering::SeqCst), 0);
 }

@@ -281,7 +281,12 @@ async fn multi_round_carries_earlier_answers_in_the_state() {
         json!({"which": which()}),
     )
     .await;
-    assert_eq!(replay["error"]["code"], -32602);
+    // The identical retry gets the recorded result again; nothing runs twice.
+    assert_eq!(
+        replay["result"]["content"][0]["text"], "n2 because old (round 2)",
+        "{replay}"
+    );
+    assert_eq!(replay["result"]["_meta"]["dev.mcp-runtime/replayed"], true);
     assert_eq!(effects.count(), 1);
 }
 
@@ -323,7 +328,12 @@ async fn sampling_is_gated_and_round_trips() {
     )
     .await;
     assert_eq!(r["result"]["content"][0]["text"], "model m1", "{r}");
-    let r = go(&s, args, json!({"sampling": {}}), Some(&st), answer).await;
+    let r = go(&s, args.clone(), json!({"sampling": {}}), Some(&st), answer).await;
+    assert_eq!(r["result"]["content"][0]["text"], "model m1", "{r}");
+    assert_eq!(r["result"]["_meta"]["dev.mcp-runtime/replayed"], true);
+    // Another answer to the same state is refused.
+    let other = json!({"s": {"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m2"}});
+    let r = go(&s, args, json!({"sampling": {}}), Some(&st), other).await;
     assert_eq!(r["error"]["code"], -32602);
 }
 
@@ -448,7 +458,9 @@ async fn commit_runs_inside_the_claim_and_failure_keeps_it_retryable() {
         json!({"which": which()}),
     )
     .await;
-    assert_eq!(r["error"]["code"], -32602);
+    // The identical retry gets the recorded result again; nothing runs twice.
+    assert_eq!(r["result"]["content"][0]["text"], "deleted n2", "{r}");
+    assert_eq!(r["result"]["_meta"]["dev.mcp-runtime/replayed"], true);
     assert_eq!(effects.count(), 1);
 }
 
@@ -484,7 +496,8 @@ async fn url_elicitation_is_gated_and_round_trips() {
         json!({"pay": {"action": "accept"}}),
     )
     .await;
-    assert_eq!(r["error"]["code"], -32602);
+    assert_eq!(r["result"]["content"][0]["text"], "paid", "{r}");
+    assert_eq!(r["result"]["_meta"]["dev.mcp-runtime/replayed"], true);
 }
 
 #[tokio::test]

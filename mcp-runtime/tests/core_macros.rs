@@ -109,7 +109,15 @@ async fn tool_macro_flow() {
         r["result"]["content"][0]["text"], "Deleted groceries-old",
         "{r}"
     );
-    let r = send(body(4, caps, good)).await;
+    // The identical retry gets the recorded result, marked; another answer is refused.
+    let r = send(body(4, caps.clone(), good)).await;
+    assert_eq!(
+        r["result"]["_meta"]["dev.mcp-runtime/replayed"], true,
+        "{r}"
+    );
+    let other = json!({"requestState": state, "inputResponses": {"delete_choice":
+        {"action": "decline"}}});
+    let r = send(body(5, caps, other)).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
     assert_eq!(deleted.0.load(Ordering::SeqCst), 1);
 }

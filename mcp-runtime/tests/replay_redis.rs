@@ -191,7 +191,7 @@ async fn an_unreachable_redis_is_a_clear_error() {
     let err = open_store("redis://127.0.0.1:1/0").await.unwrap_err();
     assert_eq!(err.reason(), "redis", "{err}");
     let text = err.to_string();
-    assert!(text.starts_with("Redis replay store: connecting"), "{text}");
+    assert!(text.starts_with("redis replay store: connecting"), "{text}");
 }
 
 #[tokio::test]

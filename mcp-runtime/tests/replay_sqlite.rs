@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_runtime::replay::{
-    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
+    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
 };
 
 fn later() -> SystemTime {
@@ -89,7 +89,7 @@ async fn claims_survive_restart() {
             store.claim(nonce(3, 0), later()).await.unwrap(),
             ClaimOutcome::Claimed
         );
-        assert_eq!(store.schema_version().await.unwrap(), 1);
+        assert_eq!(store.schema_version().await.unwrap(), 2);
     }
     let store = SqliteReplayStore::open(&path).await.unwrap();
     assert_eq!(
@@ -101,7 +101,7 @@ async fn claims_survive_restart() {
         ClaimOutcome::Claimed
     );
     // Re-opening did not re-run migrations.
-    assert_eq!(store.schema_version().await.unwrap(), 1);
+    assert_eq!(store.schema_version().await.unwrap(), 2);
 }
 
 #[tokio::test]
@@ -160,7 +160,7 @@ async fn claim_with_commits_or_rolls_back_together() {
 
     // The nonce is still claimable; a convergent unlink runs once.
     let unlinks = Arc::new(AtomicUsize::new(0));
-    let unlink = |path: std::path::PathBuf, count: Arc<AtomicUsize>| -> ClaimAction {
+    let unlink = |path: std::path::PathBuf, count: Arc<AtomicUsize>| -> DuringWork {
         Box::new(move || match std::fs::remove_file(&path) {
             Ok(()) => {
                 count.fetch_add(1, Ordering::SeqCst);
@@ -230,12 +230,24 @@ async fn newer_schema_is_refused() {
         .unwrap();
     drop(conn);
     let err = SqliteReplayStore::open(&path).await.unwrap_err();
+    let too_new = std::error::Error::source(&err)
+        .and_then(|e| e.downcast_ref::<mcp_runtime::replay::sqlite::SchemaTooNew>());
+    assert!(
+        matches!(
+            too_new,
+            Some(mcp_runtime::replay::sqlite::SchemaTooNew {
+                found: 99,
+                supported: 2
+            })
+        ),
+        "{err}"
+    );
     assert!(
         matches!(
             err,
-            ReplayError::SchemaTooNew {
-                found: 99,
-                supported: 1
+            ReplayError::Backend {
+                store: "sqlite",
+                ..
             }
         ),
         "{err}"
@@ -415,7 +427,7 @@ async fn crash_between_action_and_commit_leaves_nonce_claimable() {
     let effects = Arc::new(AtomicUsize::new(0));
     let e = effects.clone();
     let path = file.clone();
-    let action: ClaimAction = Box::new(move || match std::fs::remove_file(&path) {
+    let action: DuringWork = Box::new(move || match std::fs::remove_file(&path) {
         Ok(()) => {
             e.fetch_add(1, Ordering::SeqCst);
             Ok(())
@@ -476,7 +488,7 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
                     .await
             })
             .unwrap();
-        assert_eq!(version, 1, "each migration applied exactly once");
+        assert_eq!(version, 2, "each migration applied exactly once");
     }
 }
 
@@ -500,7 +512,6 @@ fn break_commits(path: &Path) {
 /// (rolled back with the claim), it is a plain store error and nothing stays claimed.
 #[tokio::test]
 async fn a_failed_commit_says_whether_the_action_happened() {
-    use mcp_runtime::replay::TxAction;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("replay.db");
     let store = SqliteReplayStore::open(&path).await.unwrap();
@@ -509,7 +520,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
 
     let ran = Arc::new(AtomicUsize::new(0));
     let counter = ran.clone();
-    let action: ClaimAction = Box::new(move || {
+    let action: DuringWork = Box::new(move || {
         counter.fetch_add(1, Ordering::SeqCst);
         Ok(())
     });
@@ -524,10 +535,10 @@ async fn a_failed_commit_says_whether_the_action_happened() {
     let err = store.claim(nonce(9, 2), later()).await.unwrap_err();
     assert_eq!(err.reason(), "sqlite", "{err}");
 
-    let action = TxAction::Sqlite(Box::new(|tx| {
+    let action = mcp_runtime::replay::sqlite::tx_work(|tx| {
         tx.execute_batch("CREATE TABLE written_in_tx (x INTEGER)")
             .map_err(ActionError::new)
-    }));
+    });
     let err = store
         .claim_in_tx(nonce(9, 3), later(), action)
         .await

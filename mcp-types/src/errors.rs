@@ -36,7 +36,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// The numeric wire value.
-    pub fn code(self) -> i64 {
+    pub const fn code(self) -> i64 {
         match self {
             ErrorCode::ParseError => -32700,
             ErrorCode::InvalidRequest => -32600,

@@ -14,7 +14,7 @@
 //! # Delivery guarantees of a confirmed deletion
 //!
 //! - **Files (`fs`): at most once.** The confirmation's claim is committed first, then the note
-//!   is unlinked ([`ClaimMutation::AfterClaim`]). A crash or failure between the two leaves
+//!   is unlinked ([`ClaimWork::After`]). A crash or failure between the two leaves
 //!   the confirmation used and the note in place; the reply (if any) says the note was not
 //!   deleted and to ask again. One confirmation never deletes twice, and never deletes a
 //!   note re-created under the same id.
@@ -23,7 +23,7 @@
 //! # Deletion in the claim's transaction
 //!
 //! The replay store lives in the same database (startup refuses anything else), so a deletion
-//! is [`ClaimMutation::Sqlite`] / [`ClaimMutation::Postgres`]: inside the very transaction that
+//! is [`ClaimWork::InTx`] (built by `replay::sqlite::tx_work` / `replay::postgres::tx_work`): inside the very transaction that
 //! claims the confirmation's nonce, the backend re-checks that the principal may use the
 //! workspace, that the note still exists in that workspace (row locked) and that its title still
 //! matches the search the user confirmed, deletes exactly that row, and only then does the
@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_runtime::Principal;
-use mcp_runtime::context::ClaimMutation;
+use mcp_runtime::context::ClaimWork;
 use mcp_runtime::replay::postgres::deadpool_postgres::{
     Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
 };
@@ -83,7 +83,7 @@ pub trait NotesBackend: Send + Sync + fmt::Debug + 'static {
         workspace_uri: &str,
         needle: &str,
         id: String,
-    ) -> ClaimMutation<String>;
+    ) -> ClaimWork<String>;
 
     /// Reads the note a `file:` URI names (the `note` resource), returning its id and text,
     /// under the same authorization as the other methods. A URI outside every workspace of
@@ -164,7 +164,7 @@ impl NotesBackend for Notes {
         workspace_uri: &str,
         needle: &str,
         id: String,
-    ) -> ClaimMutation<String> {
+    ) -> ClaimWork<String> {
         crash_point(CrashPoint::BeforeClaim);
         let notes = self.clone();
         let (principal, uri, needle) = (
@@ -172,7 +172,7 @@ impl NotesBackend for Notes {
             workspace_uri.to_owned(),
             needle.to_owned(),
         );
-        ClaimMutation::AfterClaim(Box::new(move || {
+        ClaimWork::After(Box::new(move || {
             crash_point(CrashPoint::AfterClaim);
             let not_deleted =
                 |e: NotesError| ActionError::new(format!("The note {id:?} was not deleted: {e}"));
@@ -459,7 +459,7 @@ impl NotesBackend for SqliteNotes {
         workspace_uri: &str,
         needle: &str,
         id: String,
-    ) -> ClaimMutation<String> {
+    ) -> ClaimWork<String> {
         let grants = Arc::clone(&self.grants);
         let (principal, uri, needle) = (
             principal.clone(),
@@ -474,7 +474,7 @@ impl NotesBackend for SqliteNotes {
             "DELETE FROM \"{}\" WHERE workspace_uri = ?1 AND id = ?2",
             self.table
         );
-        ClaimMutation::Sqlite(Box::new(move |tx| {
+        ClaimWork::InTx(mcp_runtime::replay::sqlite::tx_work(move |tx| {
             // The transaction is BEGIN IMMEDIATE: no other writer runs until it ends.
             let uri = grants
                 .authorize(&principal, &uri)
@@ -690,7 +690,7 @@ impl NotesBackend for PostgresNotes {
         workspace_uri: &str,
         needle: &str,
         id: String,
-    ) -> ClaimMutation<String> {
+    ) -> ClaimWork<String> {
         let grants = Arc::clone(&self.grants);
         let (principal, uri, needle) = (
             principal.clone(),
@@ -705,7 +705,7 @@ impl NotesBackend for PostgresNotes {
             "DELETE FROM \"{}\" WHERE workspace_uri = $1 AND id = $2",
             self.table
         );
-        ClaimMutation::Postgres(Box::new(move |tx| {
+        ClaimWork::InTx(mcp_runtime::replay::postgres::tx_work(move |tx| {
             Box::pin(async move {
                 let uri = grants
                     .authorize(&principal, &uri)
@@ -872,7 +872,7 @@ mod tests {
 
     #[tokio::test]
     async fn sqlite_backend_lists_only_its_workspace_and_deletes_in_a_claim_tx() {
-        use mcp_runtime::replay::{ClaimOutcome, Nonce, ReplayStore, SqliteReplayStore, TxAction};
+        use mcp_runtime::replay::{ClaimOutcome, Nonce, ReplayStore, SqliteReplayStore, TxWork};
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.db");
         let store = SqliteReplayStore::open(&path).await.unwrap();
@@ -901,9 +901,11 @@ mod tests {
         assert_eq!(ids, ["a.md", "b.md"]);
 
         let later = std::time::SystemTime::now() + Duration::from_secs(60);
-        let to_action = |m: ClaimMutation<String>| match m {
-            ClaimMutation::Sqlite(f) => TxAction::Sqlite(Box::new(move |tx| f(tx).map(|_| ()))),
-            other => panic!("{other:?}"),
+        let to_action = |m: ClaimWork<String>| -> TxWork {
+            match m {
+                ClaimWork::InTx(work) => work.map(|_| ()),
+                other => panic!("{other:?}"),
+            }
         };
         // Title no longer matching: rolled back, the nonce stays claimable.
         let n = Nonce::from_bytes([7; 16]);

@@ -191,6 +191,12 @@ fn is_error_result(v: &Option<Value>) -> bool {
         .is_some_and(|r| r["resultType"] == "complete" && r["isError"] == true)
 }
 
+/// Whether `v` is the recorded result of an earlier, identical retry.
+fn is_replayed(v: &Option<Value>) -> bool {
+    v.as_ref()
+        .is_some_and(|v| v["result"]["_meta"][mcp_runtime::context::REPLAYED_META_KEY] == true)
+}
+
 fn is_ok_result(v: &Option<Value>) -> bool {
     v.as_ref()
         .and_then(|v| v.get("result"))
@@ -399,7 +405,8 @@ async fn demo() -> Result<bool, DemoError> {
 
     d.heading(
         "Replay of the same confirmation",
-        "A confirmation is single-use, whatever the retry says.",
+        "A confirmation acts once. An identical retry (a lost response) gets the recorded \
+         result again, marked as a replay; any other use is refused.",
     );
     // Put the note back so the candidates are exactly those the state was issued for: only
     // the one-time claim can stop this replay.
@@ -414,11 +421,23 @@ async fn demo() -> Result<bool, DemoError> {
     );
     let r = d.exchange(&server, &msg).await;
     d.check(
-        error_code(&r) == Some(-32602)
+        is_ok_result(&r)
+            && is_replayed(&r)
             && exists("tps-report-draft.md")
             && exists("tps-report.md")
             && exists("2025/tps-2025.md"),
-        "the used confirmation is refused as already used; nothing deleted",
+        "the identical retry gets the recorded result, marked as a replay; nothing deleted",
+    );
+    let other =
+        json!({"action": "accept", "content": {"note_id": "tps-report.md", "confirm": true}});
+    let msg = d.request(
+        "tools/call",
+        retry("notes_delete", args.clone(), other, &state),
+    );
+    let r = d.exchange(&server, &msg).await;
+    d.check(
+        error_code(&r) == Some(-32602) && exists("tps-report.md"),
+        "another answer to the used confirmation is refused as already used; nothing deleted",
     );
 
     d.heading(
@@ -531,10 +550,15 @@ async fn demo() -> Result<bool, DemoError> {
     );
     println!("(the same accepted retry, sent to instance A and instance B at once)");
     let (a, b) = tokio::join!(d.exchange(&server, &msg_a), d.exchange(&twin, &msg_b));
-    let successes = [&a, &b].iter().filter(|r| is_ok_result(r)).count();
+    // The loser is refused, or (when the winner's result is already recorded) gets that
+    // result again, marked as a replay.
+    let successes = [&a, &b]
+        .iter()
+        .filter(|r| is_ok_result(r) && !is_replayed(r))
+        .count();
     d.check(
         successes == 1 && !exists("2025/tps-2025.md") && exists("shopping.md"),
-        "exactly one instance deleted the note and reported success; the other was refused",
+        "exactly one instance deleted the note and reported success; the other was refused or got the recorded result",
     );
 
     d.heading(

@@ -113,7 +113,7 @@ pub async fn notes_delete(
     let outcome = ctx
         .elicit_with_mutation::<DeleteChoice, _, _>(DELETE_CHOICE_KEY, message, choices, move |c| {
             if !c.confirm {
-                return ClaimMutation::Done(None);
+                return ClaimWork::Nothing(None);
             }
             notes
                 .delete_mutation(&principal, &uri, &needle, c.note_id)
@@ -163,6 +163,11 @@ pub async fn note(
     }
 }
 
+/// The OAuth scope listing and reading notes needs.
+pub const SCOPE_READ: &str = "notes:read";
+/// The OAuth scope deleting notes needs.
+pub const SCOPE_WRITE: &str = "notes:write";
+
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: impl Into<NotesStore>,
@@ -205,6 +210,12 @@ pub fn build_server_with(
         .task("notes_export", mcp_runtime::tasks::TaskSupport::Optional),
     )
     .resources(resources![note])
+    // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
+    // otherwise); stdio and --auth-file tokens carry no scopes and are not restricted.
+    .tool_scopes("notes_list", [SCOPE_READ])
+    .tool_scopes("notes_delete", [SCOPE_WRITE])
+    .tool_scopes("notes_connect_export", [SCOPE_READ])
+    .resource_scopes("file://{+path}", [SCOPE_READ])
     .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)

@@ -68,34 +68,35 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use base64::Engine as _;
-use bytes::{BufMut, Bytes, BytesMut};
-use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
-};
+use bytes::Bytes;
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use mcp_types::{JsonObject, PROTOCOL_VERSION_KEY, RequestId};
-use serde_json::{Value, json};
+use mcp_types::{ErrorCode, JsonObject, RequestId};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::LEGACY_PROTOCOL_VERSION;
 use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
 use crate::log_safe::LogSafe;
+use crate::transport::envelope;
+use crate::transport::gates::{self, Refusal};
 use crate::transport::{
-    AuthRejection, Authenticator, CancellationToken, HttpConfig, OriginAllowlist,
+    Authenticator, CancellationToken, Grant, HttpConfig, McpService as _, OriginAllowlist,
 };
 use crate::{Principal, Server};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
-/// The 2025-11-25 session header.
-pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 
-/// The revisions whose clients use sessions; a request declaring one of them is legacy.
-pub const SESSION_ERA_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+use super::era::MCP_PROTOCOL_VERSION;
+pub use super::era::{
+    HttpEra, MCP_SESSION_ID, SESSION_ERA_VERSIONS, era_from_headers, is_legacy_initialize,
+};
+use super::session_table::{Busy, Entry, make_room, mint_session_id};
+
+/// The code deployed 2025-11-25 SDKs use for "session not found" (not a spec-defined code, so
+/// it is an application code in `mcp_types`' terms).
+const SESSION_NOT_FOUND: ErrorCode = ErrorCode::Other(-32001);
 
 /// Tunables for the legacy HTTP adapter.
 #[derive(Debug, Clone)]
@@ -159,56 +160,6 @@ impl LegacyHttpConfig {
     }
 }
 
-/// Which era an HTTP request belongs to, as far as its verb and headers tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HttpEra {
-    /// 2026-07-28: handled by the modern router, untouched.
-    Modern,
-    /// 2025-11-25: handled by the adapter.
-    Legacy,
-    /// A header-less POST: legacy only if the body is an `initialize` ([`is_legacy_initialize`]).
-    NeedsBody,
-}
-
-/// Decides the era from the verb and headers alone (see the module docs' table).
-pub fn era_from_headers(method: &Method, headers: &HeaderMap) -> HttpEra {
-    if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
-        let legacy = version
-            .to_str()
-            .is_ok_and(|v| SESSION_ERA_VERSIONS.contains(&v.trim()));
-        return if legacy {
-            HttpEra::Legacy
-        } else {
-            HttpEra::Modern
-        };
-    }
-    if headers.contains_key(MCP_METHOD) {
-        return HttpEra::Modern;
-    }
-    if headers.contains_key(MCP_SESSION_ID) {
-        return HttpEra::Legacy;
-    }
-    if method == Method::POST {
-        HttpEra::NeedsBody
-    } else {
-        HttpEra::Modern
-    }
-}
-
-/// Whether a body is a 2025-11-25 `initialize` request: method `initialize` and no modern
-/// `_meta` protocol version (a modern `initialize` is just an unknown method for the core).
-pub fn is_legacy_initialize(body: &[u8]) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(body) else {
-        return false;
-    };
-    value.get("method").and_then(Value::as_str) == Some("initialize")
-        && value
-            .get("params")
-            .and_then(|p| p.get("_meta"))
-            .and_then(|m| m.get(PROTOCOL_VERSION_KEY))
-            .is_none()
-}
-
 /// The 2025-11-25 Streamable HTTP adapter: sessions, and the middleware that routes to it.
 #[derive(Clone)]
 pub struct LegacyHttp {
@@ -229,48 +180,6 @@ struct Inner {
     auth: Arc<dyn Authenticator>,
     config: LegacyHttpConfig,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
-}
-
-/// One live session and its HTTP bookkeeping.
-struct Entry {
-    session: Arc<LegacySession>,
-    last_used: Mutex<Instant>,
-    /// Requests of this session still running (a busy session never expires).
-    busy: AtomicUsize,
-    /// Cancel tokens of the running requests, by serialized JSON-RPC id.
-    in_flight: Mutex<HashMap<String, CancellationToken>>,
-}
-
-impl Entry {
-    fn touch(&self) {
-        *self
-            .last_used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
-    }
-
-    fn expired(&self, ttl: Duration) -> bool {
-        self.busy.load(Ordering::SeqCst) == 0
-            && self
-                .last_used
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .elapsed()
-                > ttl
-    }
-
-    /// Ends the session: waiting server-to-client requests fail, running requests are cancelled.
-    fn end(&self) {
-        self.session.close();
-        for token in self
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-        {
-            token.cancel();
-        }
-    }
 }
 
 impl LegacyHttp {
@@ -344,63 +253,46 @@ enum Pending {
 }
 
 fn origin_refused(inner: &Inner, headers: &HeaderMap) -> bool {
-    headers.get(ORIGIN).is_some_and(|o| {
-        !o.to_str()
-            .is_ok_and(|o| inner.config.allowed_origins.allows(o))
-    })
+    gates::check_origin(&inner.config.allowed_origins, headers).is_err()
 }
 
-fn rpc_error(id: Option<&Value>, code: i64, message: &str) -> Bytes {
-    let mut body = json!({"jsonrpc": "2.0", "error": {"code": code, "message": message}});
-    if let Some(id) = id {
-        body["id"] = id.clone();
-    }
-    Bytes::from(serde_json::to_vec(&body).unwrap_or_default())
-}
-
-fn json_response(status: StatusCode, body: Bytes) -> Response {
-    (status, [(CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
-}
-
-fn refuse(status: StatusCode, id: Option<&Value>, code: i64, message: &str) -> Response {
+fn refuse(status: StatusCode, id: Option<&Value>, code: ErrorCode, message: &str) -> Response {
     tracing::info!(target: LOG_TARGET, status = status.as_u16(), reason = message, "legacy request refused");
-    json_response(status, rpc_error(id, code, message))
+    gates::json(status, envelope::error_body(id, code, message))
 }
 
 async fn read_body(inner: &Inner, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     let limit = inner.config.max_body_bytes;
-    crate::transport::read_body(body, headers, limit, inner.config.request_timeout)
+    gates::body(body, headers, limit, inner.config.request_timeout)
         .await
-        .map_err(|err| {
-            let status = err.status();
-            let mut response = refuse(status, None, -32600, &err.to_string());
-            if status == StatusCode::SERVICE_UNAVAILABLE {
-                response
-                    .headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            response
-        })
+        .map_err(refused)
 }
 
-fn unauthorized(rejection: AuthRejection) -> Response {
-    let challenge = match rejection {
-        AuthRejection::Missing => HeaderValue::from_static(r#"Bearer realm="mcp""#),
-        AuthRejection::InvalidToken => HeaderValue::from_static(
-            r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
-        ),
-        AuthRejection::Malformed => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                None,
-                -32600,
-                "Bad Request: send exactly one Authorization header",
-            );
-        }
+/// Logs a shared gate's refusal and turns it into the response.
+fn refused(refusal: Refusal) -> Response {
+    tracing::info!(target: LOG_TARGET, status = refusal.status.as_u16(), reason = refusal.reason, "legacy request refused");
+    refusal.into_response()
+}
+
+/// 403 `insufficient_scope` when the credentials lack a scope the named tool, prompt or
+/// resource requires (the same rule as the modern transport's).
+fn insufficient_scope(
+    inner: &Inner,
+    grant: &Grant,
+    method: &str,
+    params: &JsonObject,
+    id: &Value,
+) -> Option<Response> {
+    let field = if method == "resources/read" {
+        "uri"
+    } else {
+        "name"
     };
-    let mut response = StatusCode::UNAUTHORIZED.into_response();
-    response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
-    response
+    let name = params.get(field).and_then(Value::as_str)?;
+    let required = inner.server.required_scopes(method, name);
+    gates::check_scopes(&*inner.auth, grant, required, Some(id))
+        .err()
+        .map(refused)
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
@@ -411,7 +303,7 @@ fn not_found(id: Option<&Value>) -> Response {
     refuse(
         StatusCode::NOT_FOUND,
         id,
-        -32001,
+        SESSION_NOT_FOUND,
         "Session not found: it expired, was deleted, or never existed; send `initialize` without Mcp-Session-Id to start a new one",
     )
 }
@@ -469,18 +361,14 @@ fn classify(value: Value) -> Result<Kind, (Option<Value>, &'static str)> {
 }
 
 async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
-    if origin_refused(inner, &parts.headers) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            None,
-            -32600,
-            "Forbidden: Origin not allowed",
-        );
+    if let Err(refusal) = gates::check_origin(&inner.config.allowed_origins, &parts.headers) {
+        return refused(refusal);
     }
-    let principal = match inner.auth.authenticate(&parts.headers) {
-        Ok(p) => p,
-        Err(rejection) => return unauthorized(rejection),
+    let grant = match gates::authenticate(inner.auth.as_ref(), &parts.headers).await {
+        Ok(grant) => grant,
+        Err(refusal) => return refused(refusal),
     };
+    let principal = grant.principal.clone();
     if parts.method == Method::DELETE {
         return delete(inner, &parts.headers, &principal);
     }
@@ -497,7 +385,7 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
         return refuse(
             StatusCode::BAD_REQUEST,
             None,
-            -32600,
+            ErrorCode::InvalidRequest,
             "Bad Request: unsupported MCP-Protocol-Version; this server speaks 2025-11-25 (or 2026-07-28 without sessions)",
         );
     }
@@ -514,15 +402,27 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             return refuse(
                 StatusCode::BAD_REQUEST,
                 None,
-                -32700,
+                ErrorCode::ParseError,
                 "Parse error: invalid JSON",
             );
         }
     };
     let kind = match classify(value) {
         Ok(kind) => kind,
-        Err((id, reason)) => return refuse(StatusCode::BAD_REQUEST, id.as_ref(), -32600, reason),
+        Err((id, reason)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                id.as_ref(),
+                ErrorCode::InvalidRequest,
+                reason,
+            );
+        }
     };
+    if let Kind::Request { id, method, params } = &kind
+        && let Some(response) = insufficient_scope(inner, &grant, method, params, id)
+    {
+        return response;
+    }
     let Some(sid) = session_header(&parts.headers) else {
         return match kind {
             Kind::Request { id, method, params } if method == "initialize" => {
@@ -531,13 +431,13 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             Kind::Request { id, .. } => refuse(
                 StatusCode::BAD_REQUEST,
                 Some(&id),
-                -32600,
+                ErrorCode::InvalidRequest,
                 "Bad Request: Mcp-Session-Id header required; send `initialize` first",
             ),
             _ => refuse(
                 StatusCode::BAD_REQUEST,
                 None,
-                -32600,
+                ErrorCode::InvalidRequest,
                 "Bad Request: Mcp-Session-Id header required; send `initialize` first",
             ),
         };
@@ -562,7 +462,7 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             Delivery::Unknown => refuse(
                 StatusCode::BAD_REQUEST,
                 None,
-                -32600,
+                ErrorCode::InvalidRequest,
                 "Invalid Request: no request of this session waits for that id (already answered, or never sent)",
             ),
         },
@@ -617,7 +517,7 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
         return refuse(
             StatusCode::BAD_REQUEST,
             None,
-            -32600,
+            ErrorCode::InvalidRequest,
             "Bad Request: DELETE needs the Mcp-Session-Id of the session to end",
         );
     };
@@ -635,48 +535,6 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
     StatusCode::NO_CONTENT.into_response()
 }
 
-/// Makes room for one more session of `principal`: drops expired sessions, then, when the
-/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
-/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
-/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
-fn make_room(
-    sessions: &mut HashMap<String, Arc<Entry>>,
-    principal: &Principal,
-    config: &LegacyHttpConfig,
-) -> bool {
-    sessions.retain(|_, entry| {
-        let keep = !entry.expired(config.idle_ttl);
-        if !keep {
-            entry.end();
-        }
-        keep
-    });
-    let mine: Vec<(&String, &Arc<Entry>)> = sessions
-        .iter()
-        .filter(|(_, e)| e.session.principal() == principal)
-        .collect();
-    if mine.len() >= config.max_sessions_per_principal.max(1) {
-        let oldest_idle = mine
-            .iter()
-            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
-            .min_by_key(|(_, e)| *e.last_used.lock().unwrap_or_else(PoisonError::into_inner))
-            .map(|(sid, _)| (*sid).clone());
-        let Some(sid) = oldest_idle else {
-            return false;
-        };
-        if let Some(entry) = sessions.remove(&sid) {
-            entry.end();
-        }
-    }
-    sessions.len() < config.max_sessions
-}
-
-fn mint_session_id() -> Result<String, getrandom::Error> {
-    let mut raw = [0u8; 32];
-    getrandom::fill(&mut raw)?;
-    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw))
-}
-
 async fn open_session(
     inner: &Arc<Inner>,
     principal: Principal,
@@ -687,7 +545,7 @@ async fn open_session(
         return refuse(
             StatusCode::BAD_REQUEST,
             None,
-            -32600,
+            ErrorCode::InvalidRequest,
             "Invalid Request: bad id",
         );
     };
@@ -704,7 +562,7 @@ async fn open_session(
         .await;
     let ok = serde_json::from_slice::<Value>(&reply).is_ok_and(|v| v.get("result").is_some());
     if !ok {
-        return json_response(StatusCode::OK, reply);
+        return gates::json(StatusCode::OK, reply);
     }
     let sid = match mint_session_id() {
         Ok(sid) => sid,
@@ -713,7 +571,7 @@ async fn open_session(
             return refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 Some(&id),
-                -32603,
+                ErrorCode::InternalError,
                 "Internal error: could not mint a session id",
             );
         }
@@ -736,7 +594,7 @@ async fn open_session(
             let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 Some(&id),
-                -32603,
+                ErrorCode::InternalError,
                 "Too many open 2025-11-25 sessions; retry later, or DELETE sessions you no longer use",
             );
             response
@@ -747,7 +605,7 @@ async fn open_session(
         sessions.insert(sid, entry);
     }
     tracing::info!(target: LOG_TARGET, principal = %LogSafe(&principal), "2025-11-25 session opened");
-    let mut response = json_response(StatusCode::OK, reply);
+    let mut response = gates::json(StatusCode::OK, reply);
     response.headers_mut().insert(MCP_SESSION_ID, header);
     response
 }
@@ -762,53 +620,6 @@ fn reply_is_error(reply: &[u8]) -> bool {
     serde_json::from_slice::<Probe>(reply).is_ok_and(|p| p.error.is_some())
 }
 
-fn accepts_sse(headers: &HeaderMap) -> bool {
-    let mut seen = false;
-    for value in headers.get_all(ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            seen = true;
-            let media = item.split(';').next().unwrap_or("").trim();
-            if media == "*/*"
-                || media.eq_ignore_ascii_case("text/event-stream")
-                || media.eq_ignore_ascii_case("text/*")
-            {
-                return true;
-            }
-        }
-    }
-    !seen
-}
-
-fn sse_event(message: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(message.len() + 8);
-    for line in message.split(|&b| b == b'\n') {
-        out.put_slice(b"data: ");
-        out.put_slice(line.strip_suffix(b"\r").unwrap_or(line));
-        out.put_u8(b'\n');
-    }
-    out.put_u8(b'\n');
-    out.freeze()
-}
-
-/// Keeps the session marked busy while a request runs; unmarks it however the run ends.
-struct Busy {
-    entry: Arc<Entry>,
-    key: String,
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.entry
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
-        self.entry.touch();
-        self.entry.busy.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 async fn request(
     inner: &Arc<Inner>,
     entry: Arc<Entry>,
@@ -821,7 +632,7 @@ async fn request(
         return refuse(
             StatusCode::BAD_REQUEST,
             None,
-            -32600,
+            ErrorCode::InvalidRequest,
             "Invalid Request: bad id",
         );
     };
@@ -871,11 +682,11 @@ async fn request(
             handled.map(|reply| (reply, tx))
         }
     };
-    if !accepts_sse(headers) {
+    if !gates::accepts(headers).sse {
         // JSON only: nothing can be sent to the client before the response, so input rounds fail.
         drop(rx);
         return match run.await {
-            Some((reply, _)) => json_response(StatusCode::OK, reply),
+            Some((reply, _)) => gates::json(StatusCode::OK, reply),
             None => StatusCode::ACCEPTED.into_response(),
         };
     }
@@ -890,10 +701,10 @@ async fn request(
     let stream = futures::stream::unfold((rx, guard), move |(mut rx, guard)| async move {
         let event = match keep_alive {
             Some(every) => match tokio::time::timeout(every, rx.recv()).await {
-                Ok(message) => sse_event(&message?),
+                Ok(message) => gates::sse_event(&message?),
                 Err(_) => Bytes::from_static(b": keep-alive\n\n"),
             },
-            None => sse_event(&rx.recv().await?),
+            None => gates::sse_event(&rx.recv().await?),
         };
         Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
     });
@@ -916,77 +727,7 @@ async fn request(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(HeaderName::from_static(k), HeaderValue::from_static(v));
-        }
-        h
-    }
-
-    #[test]
-    fn era_from_headers_table() {
-        let post = Method::POST;
-        assert_eq!(
-            era_from_headers(&post, &HeaderMap::new()),
-            HttpEra::NeedsBody
-        );
-        for v in SESSION_ERA_VERSIONS {
-            let h = {
-                let mut h = HeaderMap::new();
-                h.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(v));
-                h
-            };
-            assert_eq!(era_from_headers(&post, &h), HttpEra::Legacy, "{v}");
-        }
-        // A modern version wins over a stray session id (modern ignores Mcp-Session-Id).
-        let modern = headers(&[
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-session-id", "abc"),
-        ]);
-        assert_eq!(era_from_headers(&post, &modern), HttpEra::Modern);
-        let method_only = headers(&[("mcp-method", "tools/list"), ("mcp-session-id", "abc")]);
-        assert_eq!(era_from_headers(&post, &method_only), HttpEra::Modern);
-        let session = headers(&[("mcp-session-id", "abc")]);
-        assert_eq!(era_from_headers(&post, &session), HttpEra::Legacy);
-        assert_eq!(era_from_headers(&Method::DELETE, &session), HttpEra::Legacy);
-        assert_eq!(
-            era_from_headers(&Method::GET, &HeaderMap::new()),
-            HttpEra::Modern
-        );
-        assert_eq!(
-            era_from_headers(&Method::DELETE, &HeaderMap::new()),
-            HttpEra::Modern
-        );
-    }
-
-    #[test]
-    fn legacy_initialize_detection() {
-        assert!(is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#
-        ));
-        assert!(is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize"}"#
-        ));
-        assert!(!is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#
-        ));
-        assert!(!is_legacy_initialize(
-            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#
-        ));
-        assert!(!is_legacy_initialize(b"[{\"method\":\"initialize\"}]"));
-        assert!(!is_legacy_initialize(b"not json"));
-    }
-
-    #[test]
-    fn session_ids_are_long_random_and_header_safe() {
-        let a = mint_session_id().unwrap();
-        let b = mint_session_id().unwrap();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 43); // 256 bits, base64url without padding
-        assert!(HeaderValue::from_str(&a).is_ok());
-    }
+    use serde_json::json;
 
     #[test]
     fn reply_error_probe_looks_at_the_top_level_only() {

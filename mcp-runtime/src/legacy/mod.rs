@@ -68,8 +68,12 @@
 //!   session affinity for 2025-11-25 clients (modern clients need none).
 
 #[cfg(feature = "http")]
+mod era;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod session;
+#[cfg(feature = "http")]
+mod session_table;
 pub mod stdio;
 
 pub use session::LegacySession;

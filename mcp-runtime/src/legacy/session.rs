@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::{
-    CLIENT_CAPABILITIES_KEY, ErrorObject, JsonObject, JsonRpcErrorResponse, LOG_LEVEL_KEY,
-    PROTOCOL_VERSION_KEY, RequestId, SERVER_INFO_KEY,
+    CLIENT_CAPABILITIES_KEY, ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse,
+    LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, RequestId, SERVER_INFO_KEY,
 };
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
@@ -30,7 +30,7 @@ pub const DEFAULT_INPUT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// JSON-RPC error code for a request abandoned because the client did not answer in time
 /// (the code widely deployed 2025-11-25 client SDKs name "request timed out").
-pub const INPUT_TIMEOUT_CODE: i64 = -32001;
+pub const INPUT_TIMEOUT_CODE: ErrorCode = ErrorCode::Other(-32001);
 
 /// How many timed-out request ids a session remembers, to answer a late reply clearly.
 const REMEMBERED_TIMEOUTS: usize = 64;
@@ -241,7 +241,9 @@ impl LegacySession {
         let answer = match (message.get("result"), message.get("error")) {
             (Some(result), None) => Ok(result.clone()),
             (None, Some(error)) => Err(error.clone()),
-            _ => Err(json!({"code": -32600, "message": "malformed response"})),
+            _ => Err(
+                json!({"code": ErrorCode::InvalidRequest.code(), "message": "malformed response"}),
+            ),
         };
         if tx.send(answer).is_ok() {
             Delivery::Delivered
@@ -463,7 +465,7 @@ impl LegacySession {
         if method == mcp_types::METHOD_TOOLS_CALL {
             Ok(json!({"content": [{"type": "text", "text": text}], "isError": true}))
         } else {
-            Err(json!({"code": INPUT_TIMEOUT_CODE, "message": text}))
+            Err(json!({"code": INPUT_TIMEOUT_CODE.code(), "message": text}))
         }
     }
 
@@ -701,7 +703,8 @@ fn acknowledge_subscription(params: &JsonObject) -> Result<Value, Value> {
 }
 
 fn error_value(error: ErrorObject) -> Value {
-    serde_json::to_value(&error).unwrap_or_else(|_| json!({"code": -32603, "message": "error"}))
+    serde_json::to_value(&error)
+        .unwrap_or_else(|_| json!({"code": ErrorCode::InternalError.code(), "message": "error"}))
 }
 
 pub(super) fn response_bytes(message: &Value) -> Bytes {

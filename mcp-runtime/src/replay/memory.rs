@@ -7,11 +7,14 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 
-use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore};
+use super::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore};
 use crate::Principal;
 
 /// How often claims prune expired entries even when the store is not full.
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
+/// Most bytes of recorded outcomes held at once; beyond it, outcomes are not recorded (an
+/// identical retry is then refused like any other reuse).
+const OUTCOME_BUDGET: usize = 32 * 1024 * 1024;
 
 /// A replay store in this process's memory: only correct for a single-instance server.
 ///
@@ -40,21 +43,33 @@ pub struct MemoryReplayStore {
 
 #[derive(Debug)]
 struct Inner {
-    claims: HashMap<Nonce, (SystemTime, Option<Principal>)>,
+    claims: HashMap<Nonce, Claim>,
     /// Live claims per principal (those made with a principal).
     held: HashMap<Principal, usize>,
+    /// Bytes of all recorded outcomes.
+    outcome_bytes: usize,
     next_prune: SystemTime,
+}
+
+#[derive(Debug)]
+struct Claim {
+    expires_at: SystemTime,
+    owner: Option<Principal>,
+    outcome: Option<Box<[u8]>>,
 }
 
 impl Inner {
     /// Drops expired claims and their principals' counts.
     fn prune(&mut self, now: SystemTime) -> usize {
         let before = self.claims.len();
-        let held = &mut self.held;
-        self.claims.retain(|_, (exp, owner)| {
-            let keep = *exp > now;
-            if !keep && let Some(owner) = owner {
-                release(held, owner);
+        let (held, bytes) = (&mut self.held, &mut self.outcome_bytes);
+        self.claims.retain(|_, claim| {
+            let keep = claim.expires_at > now;
+            if !keep {
+                if let Some(owner) = &claim.owner {
+                    release(held, owner);
+                }
+                *bytes = bytes.saturating_sub(claim.outcome.as_ref().map_or(0, |o| o.len()));
             }
             keep
         });
@@ -64,8 +79,13 @@ impl Inner {
 
     /// Forgets the claim of `nonce` (a failed action's).
     fn remove(&mut self, nonce: &Nonce) {
-        if let Some((_, Some(owner))) = self.claims.remove(nonce) {
-            release(&mut self.held, &owner);
+        if let Some(claim) = self.claims.remove(nonce) {
+            if let Some(owner) = &claim.owner {
+                release(&mut self.held, owner);
+            }
+            self.outcome_bytes = self
+                .outcome_bytes
+                .saturating_sub(claim.outcome.as_ref().map_or(0, |o| o.len()));
         }
     }
 }
@@ -93,6 +113,7 @@ impl MemoryReplayStore {
             inner: Mutex::new(Inner {
                 claims: HashMap::new(),
                 held: HashMap::new(),
+                outcome_bytes: 0,
                 next_prune: SystemTime::now(),
             }),
         }
@@ -158,7 +179,14 @@ impl MemoryReplayStore {
                 capacity: self.capacity,
             });
         }
-        inner.claims.insert(nonce, (expires_at, principal.cloned()));
+        inner.claims.insert(
+            nonce,
+            Claim {
+                expires_at,
+                owner: principal.cloned(),
+                outcome: None,
+            },
+        );
         if let Some(p) = principal {
             *inner.held.entry(p.clone()).or_insert(0) += 1;
         }
@@ -170,7 +198,7 @@ impl MemoryReplayStore {
         principal: Option<&Principal>,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> Result<ClaimOutcome, ReplayError> {
         if self.claim_now(principal, nonce, expires_at)? == ClaimOutcome::AlreadyUsed {
             return Ok(ClaimOutcome::AlreadyUsed);
@@ -191,6 +219,10 @@ impl MemoryReplayStore {
 }
 
 impl ReplayStore for MemoryReplayStore {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+
     fn claim(
         &self,
         nonce: Nonce,
@@ -212,7 +244,7 @@ impl ReplayStore for MemoryReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         Box::pin(self.claim_and_act(None, nonce, expires_at, action))
     }
@@ -222,9 +254,47 @@ impl ReplayStore for MemoryReplayStore {
         principal: &'a Principal,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
         Box::pin(self.claim_and_act(Some(principal), nonce, expires_at, action))
+    }
+
+    /// Kept with the claim; not recorded (silently) once 32 MiB of
+    /// outcomes are held, or when the claim is gone.
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        let _ = expires_at;
+        Box::pin(async move {
+            let mut inner = self.lock();
+            if inner.outcome_bytes + outcome.len() > OUTCOME_BUDGET {
+                return Ok(());
+            }
+            let Some(claim) = inner.claims.get_mut(&nonce) else {
+                return Ok(());
+            };
+            let previous = claim.outcome.replace(outcome.into()).map_or(0, |o| o.len());
+            inner.outcome_bytes = inner.outcome_bytes.saturating_sub(previous) + outcome.len();
+            Ok(())
+        })
+    }
+
+    fn recorded_outcome(
+        &self,
+        nonce: Nonce,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
+        Box::pin(async move {
+            let now = SystemTime::now();
+            let inner = self.lock();
+            Ok(inner
+                .claims
+                .get(&nonce)
+                .filter(|claim| claim.expires_at > now)
+                .and_then(|claim| claim.outcome.as_deref().map(<[u8]>::to_vec)))
+        })
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
@@ -370,7 +440,7 @@ mod tests {
         assert!(matches!(err, ReplayError::ActionPanicked));
         let ran = Arc::new(AtomicUsize::new(0));
         let r = ran.clone();
-        let action: ClaimAction = Box::new(move || {
+        let action: DuringWork = Box::new(move || {
             r.fetch_add(1, Ordering::SeqCst);
             Ok(())
         });
@@ -379,7 +449,7 @@ mod tests {
             ClaimOutcome::Claimed
         );
         let r = ran.clone();
-        let action: ClaimAction = Box::new(move || {
+        let action: DuringWork = Box::new(move || {
             r.fetch_add(1, Ordering::SeqCst);
             Ok(())
         });

@@ -10,29 +10,57 @@ use futures::future::BoxFuture;
 use tokio_postgres::NoTls;
 
 use super::{
-    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, error_chain,
-    unix_secs_i64,
+    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 
 /// The connection pool this store uses (for application tables in the same database).
 pub use deadpool_postgres;
-/// The PostgreSQL driver this store uses (for [`TxAction::Postgres`]).
+/// The PostgreSQL driver this store uses (for [`tx_work`]).
 pub use tokio_postgres;
 
-/// The PostgreSQL form of a [`TxAction`].
-pub type PgTxAction = PgTxMutation<()>;
+/// This store's [`ReplayStore::name`].
+pub const NAME: &str = "postgres";
 
-/// A mutation on a PostgreSQL claim transaction, producing an `R`.
-pub type PgTxMutation<R> = Box<
-    dyn for<'t> FnOnce(&'t tokio_postgres::Transaction<'t>) -> BoxFuture<'t, Result<R, ActionError>>
-        + Send
-        + 'static,
->;
+/// Work on a PostgreSQL store's claim transaction ([`ReplayStore::claim_in_tx`]): `work` gets
+/// the very transaction that inserted the claim, and its writes commit with the claim or roll
+/// back with it.
+pub fn tx_work<R: Send + 'static>(
+    work: impl for<'t> FnOnce(
+        &'t tokio_postgres::Transaction<'t>,
+    ) -> BoxFuture<'t, Result<R, ActionError>>
+    + Send
+    + 'static,
+) -> TxWork<R> {
+    TxWork::new(NAME, |output| {
+        PgTx(Box::new(move |tx| {
+            Box::pin(async move {
+                output.put(work(tx).await?);
+                Ok(())
+            })
+        }))
+    })
+}
 
-/// What runs under a claim: a standalone action, or an action on the claim's own transaction.
+/// The type [`tx_work`] hands the core, found again by [`TxWork::downcast`].
+#[allow(clippy::type_complexity)]
+struct PgTx(
+    Box<
+        dyn for<'t> FnOnce(
+                &'t tokio_postgres::Transaction<'t>,
+            ) -> BoxFuture<'t, Result<(), ActionError>>
+            + Send,
+    >,
+);
+
+/// What runs under a claim: standalone work, or work on the claim's own transaction.
 enum Under {
-    Action(ClaimAction),
-    InTx(PgTxAction),
+    During(DuringWork),
+    InTx(PgTx),
+}
+
+/// The PostgreSQL error of `context`.
+fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ReplayError {
+    move |source| ReplayError::backend(NAME, context, source)
 }
 
 /// Minimum seconds between automatic prunes (one also runs on connect).
@@ -59,6 +87,8 @@ struct Inner {
     table: String,
     insert_sql: String,
     prune_sql: String,
+    record_sql: String,
+    recorded_sql: String,
     last_prune: AtomicI64,
 }
 
@@ -91,10 +121,7 @@ impl PostgresReplayStore {
             });
         }
         let config: tokio_postgres::Config =
-            url.parse().map_err(|source| ReplayError::Postgres {
-                context: "parsing the connection URL",
-                source,
-            })?;
+            url.parse().map_err(pg("parsing the connection URL"))?;
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -108,7 +135,7 @@ impl PostgresReplayStore {
             .wait_timeout(Some(Duration::from_secs(10)))
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
-            .map_err(|e| ReplayError::Pool(e.to_string()))?;
+            .map_err(|e| ReplayError::backend(NAME, "building the connection pool", e))?;
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
@@ -118,6 +145,10 @@ impl PostgresReplayStore {
                      ON CONFLICT (nonce) DO NOTHING RETURNING 1"
                 ),
                 prune_sql: format!("DELETE FROM \"{table}\" WHERE expires_at < $1"),
+                record_sql: format!("UPDATE \"{table}\" SET outcome = $2 WHERE nonce = $1"),
+                recorded_sql: format!(
+                    "SELECT outcome FROM \"{table}\" WHERE nonce = $1 AND expires_at >= $2"
+                ),
                 last_prune: AtomicI64::new(0),
             }),
         };
@@ -166,7 +197,7 @@ impl PostgresReplayStore {
             .pool
             .get()
             .await
-            .map_err(|e| ReplayError::Pool(error_chain(&e)))
+            .map_err(|e| ReplayError::backend(NAME, "getting a connection", e))
     }
 
     async fn create_table(&self) -> Result<(), ReplayError> {
@@ -189,7 +220,8 @@ impl PostgresReplayStore {
                  nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
                  expires_at TIMESTAMPTZ NOT NULL
              );
-             CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);"
+             CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);
+             ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;"
         ))
         .await
         .map_err(pg("creating the replay table"))?;
@@ -267,9 +299,9 @@ impl PostgresReplayStore {
                 .map_err(pg("ending the claim transaction"))?;
             return Ok(ClaimOutcome::AlreadyUsed);
         }
-        let acted_outside = matches!(action, Under::Action(_));
+        let acted_outside = matches!(action, Under::During(_));
         let failure = match action {
-            Under::Action(action) => {
+            Under::During(action) => {
                 let result = tokio::task::spawn_blocking(move || {
                     std::panic::catch_unwind(AssertUnwindSafe(action))
                 })
@@ -283,7 +315,7 @@ impl PostgresReplayStore {
             }
             Under::InTx(action) => {
                 let inner: &tokio_postgres::Transaction<'_> = &tx;
-                let run = AssertUnwindSafe(action(inner));
+                let run = AssertUnwindSafe((action.0)(inner));
                 match futures::FutureExt::catch_unwind(run).await {
                     Ok(Ok(())) => None,
                     Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
@@ -324,11 +356,11 @@ fn valid_table(table: &str) -> bool {
         && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
 }
 
-fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ReplayError {
-    move |source| ReplayError::Postgres { context, source }
-}
-
 impl ReplayStore for PostgresReplayStore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
     fn claim(
         &self,
         nonce: Nonce,
@@ -341,31 +373,64 @@ impl ReplayStore for PostgresReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        work: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_and_act(nonce, expires_at, Under::Action(action)))
+        Box::pin(self.claim_and_act(nonce, expires_at, Under::During(work)))
     }
 
+    /// Runs work built by [`tx_work`]; any other work is [`ReplayError::TxMismatch`].
     fn claim_in_tx(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: TxAction,
+        work: TxWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        match action {
-            TxAction::Postgres(action) => {
-                Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(action)))
-            }
-            // Unreachable when this is the only store feature compiled in.
-            #[allow(unreachable_patterns)]
-            other => {
-                let err = ReplayError::TxMismatch {
-                    store: "postgres",
-                    action: other.backend(),
-                };
+        match work.downcast::<PgTx>() {
+            Ok(work) => Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(work))),
+            Err(other) => {
+                let err = other.mismatch(NAME);
                 Box::pin(async move { Err(err) })
             }
         }
+    }
+
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        let _ = expires_at;
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute(&self.inner.record_sql, &[&&nonce.as_bytes()[..], &outcome])
+                .await
+                .map_err(pg("recording the outcome"))?;
+            Ok(())
+        })
+    }
+
+    fn recorded_outcome(
+        &self,
+        nonce: Nonce,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    &self.inner.recorded_sql,
+                    &[&&nonce.as_bytes()[..], &SystemTime::now()],
+                )
+                .await
+                .map_err(pg("reading the recorded outcome"))?;
+            match row {
+                Some(row) => row
+                    .try_get::<_, Option<Vec<u8>>>(0)
+                    .map_err(pg("reading the recorded outcome")),
+                None => Ok(None),
+            }
+        })
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

@@ -22,9 +22,11 @@
 //!   result is [`ReplayError::ActionUnrecorded`].
 //! - [`ReplayStore::claim_in_tx`]: Redis holds no application tables, so
 //!   [`ReplayError::TxMismatch`] without claiming.
+//! - [`ReplayStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
+//!   claim (`PXAT`).
 //!
 //! Every command has a deadline ([`COMMAND_TIMEOUT`]); an unreachable or restarted Redis gives
-//! [`ReplayError::Redis`] (nothing claimed, nothing acted on), and the next operation
+//! [`ReplayError::Backend`] naming `redis` (nothing claimed, nothing acted on), and the next operation
 //! reconnects.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -32,7 +34,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 
-use super::{ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction, redact};
+use super::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, redact};
+
+/// This store's [`ReplayStore::name`].
+pub const NAME: &str = "redis";
 
 /// How long one Redis command (or connecting) may take before the operation fails.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -71,21 +76,19 @@ impl std::fmt::Debug for RedisReplayStore {
     }
 }
 
-fn failed(context: &'static str, e: &redis::RedisError) -> ReplayError {
-    ReplayError::Redis {
-        context,
-        detail: super::error_chain(e),
-    }
+fn failed(context: &'static str, e: redis::RedisError) -> ReplayError {
+    ReplayError::backend(NAME, context, e)
 }
 
 fn timed_out(context: &'static str) -> ReplayError {
-    ReplayError::Redis {
+    ReplayError::backend(
+        NAME,
         context,
-        detail: format!(
+        format!(
             "no answer within {}s; check that Redis is running and reachable",
             COMMAND_TIMEOUT.as_secs()
         ),
-    }
+    )
 }
 
 /// Unix milliseconds of `t`, at least one second from now (Redis must hold the key at least
@@ -144,6 +147,12 @@ impl RedisReplayStore {
         key
     }
 
+    fn outcome_key(&self, nonce: &Nonce) -> String {
+        let mut key = self.key(nonce);
+        key.push_str(":outcome");
+        key
+    }
+
     /// The live connection, connecting if there is none.
     async fn connection(&self) -> Result<MultiplexedConnection, ReplayError> {
         let mut slot = self.conn.lock().await;
@@ -156,7 +165,7 @@ impl RedisReplayStore {
         )
         .await
         .map_err(|_| timed_out("connecting"))?
-        .map_err(|e| failed("connecting", &e))?;
+        .map_err(|e| failed("connecting", e))?;
         *slot = Some(conn.clone());
         Ok(conn)
     }
@@ -175,7 +184,7 @@ impl RedisReplayStore {
                 if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
                     *self.conn.lock().await = None;
                 }
-                Err(failed(context, &e))
+                Err(failed(context, e))
             }
             Err(_) => {
                 *self.conn.lock().await = None;
@@ -207,7 +216,7 @@ impl RedisReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> Result<ClaimOutcome, ReplayError> {
         let key = self.key(&nonce);
         let mut token = [0u8; 16];
@@ -234,13 +243,11 @@ impl RedisReplayStore {
                 match self.run::<i64>(&mut conn, "recording the claim", cmd).await {
                     Ok(1) => Ok(ClaimOutcome::Claimed),
                     Ok(_) => Err(ReplayError::ActionUnrecorded {
-                        cause: Box::new(ReplayError::Redis {
-                            context: "recording the claim",
-                            detail: format!(
-                                "the action outlasted its {}s lease",
-                                ACTION_LEASE.as_secs()
-                            ),
-                        }),
+                        cause: Box::new(ReplayError::backend(
+                            NAME,
+                            "recording the claim",
+                            format!("the work outlasted its {}s lease", ACTION_LEASE.as_secs()),
+                        )),
                     }),
                     Err(e) => Err(ReplayError::ActionUnrecorded { cause: Box::new(e) }),
                 }
@@ -277,6 +284,10 @@ impl RedisReplayStore {
 }
 
 impl ReplayStore for RedisReplayStore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
     fn claim(
         &self,
         nonce: Nonce,
@@ -289,23 +300,42 @@ impl ReplayStore for RedisReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        action: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
         Box::pin(self.claim_with_inner(nonce, expires_at, action))
     }
 
-    fn claim_in_tx(
-        &self,
+    /// The outcome is its own key next to the claim's (`PREFIX:HEX(nonce):outcome`), expiring
+    /// with it.
+    fn record_outcome<'a>(
+        &'a self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: TxAction,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        let _ = (nonce, expires_at);
-        let err = ReplayError::TxMismatch {
-            store: "redis",
-            action: action.backend(),
-        };
-        Box::pin(async move { Err(err) })
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(self.outcome_key(&nonce))
+                .arg(outcome)
+                .arg("PXAT")
+                .arg(expiry_ms(expires_at));
+            self.run::<()>(&mut conn, "recording the outcome", cmd)
+                .await
+        })
+    }
+
+    fn recorded_outcome(
+        &self,
+        nonce: Nonce,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(self.outcome_key(&nonce));
+            self.run(&mut conn, "reading the recorded outcome", cmd)
+                .await
+        })
     }
 
     /// Redis expires claims itself (`PXAT`); nothing to delete.

@@ -7,27 +7,57 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    ActionError, ClaimAction, ClaimOutcome, Nonce, ReplayError, ReplayStore, TxAction,
-    unix_secs_i64,
+    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 
-/// The SQLite driver this store uses, for [`TxAction::Sqlite`] and application tables in the
-/// same file: exactly the version the store links.
+/// The SQLite driver this store uses, for [`tx_work`] and application tables in the same
+/// file: exactly the version the store links.
 pub use rusqlite;
 
-/// A mutation on a SQLite claim transaction, producing an `R`.
-pub type SqliteTxAction<R> =
-    Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<R, ActionError> + Send + 'static>;
+/// This store's [`ReplayStore::name`].
+pub const NAME: &str = "sqlite";
 
-/// What runs under a claim: nothing, a standalone action, or an action on the claim's own
-/// transaction.
+/// Work on a SQLite store's claim transaction ([`ReplayStore::claim_in_tx`]): `work` gets the
+/// very `BEGIN IMMEDIATE` transaction that claims the nonce, runs on the store's blocking
+/// thread, and commits with the claim or rolls back with it.
+pub fn tx_work<R: Send + 'static>(
+    work: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R, ActionError> + Send + 'static,
+) -> TxWork<R> {
+    TxWork::new(NAME, |output| {
+        SqliteTx(Box::new(move |tx| {
+            output.put(work(tx)?);
+            Ok(())
+        }))
+    })
+}
+
+/// The type [`tx_work`] hands the core, found again by [`TxWork::downcast`].
+struct SqliteTx(SqliteWork);
+
+/// What a [`SqliteTx`] runs.
+type SqliteWork = Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(), ActionError> + Send>;
+
+/// The SQLite file was written by a newer build with an unknown schema (the source of a
+/// [`ReplayError::Backend`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "schema version {found} is newer than this build supports ({supported}); upgrade this server or use another file"
+)]
+pub struct SchemaTooNew {
+    /// Version found in the file.
+    pub found: i64,
+    /// Highest version this build knows.
+    pub supported: i64,
+}
+
+/// What runs under a claim: nothing, standalone work, or work on the claim's own transaction.
 enum Under {
     Nothing,
-    Action(ClaimAction),
-    InTx(SqliteTxAction<()>),
+    During(DuringWork),
+    InTx(SqliteTx),
 }
 
 /// How long a claim waits for another process's write transaction before failing.
@@ -44,6 +74,8 @@ const MIGRATIONS: &[&str] = &[
          expires_at INTEGER NOT NULL
      ) WITHOUT ROWID;
      CREATE INDEX replay_nonces_expires_at ON replay_nonces (expires_at);",
+    // 2: the outcome recorded for identical retries (`ReplayStore::record_outcome`).
+    "ALTER TABLE replay_nonces ADD COLUMN outcome BLOB;",
 ];
 
 /// A replay store in a SQLite file (WAL mode). Any number of processes may open the same
@@ -199,11 +231,11 @@ impl Inner {
             // Dropping `tx` rolls back (nothing was written anyway).
             return Ok(ClaimOutcome::AlreadyUsed);
         }
-        let acted_outside = matches!(action, Under::Action(_));
+        let acted_outside = matches!(action, Under::During(_));
         let outcome = match action {
             Under::Nothing => Ok(Ok(())),
-            Under::Action(action) => std::panic::catch_unwind(AssertUnwindSafe(action)),
-            Under::InTx(action) => std::panic::catch_unwind(AssertUnwindSafe(|| action(&tx))),
+            Under::During(work) => std::panic::catch_unwind(AssertUnwindSafe(work)),
+            Under::InTx(work) => std::panic::catch_unwind(AssertUnwindSafe(|| (work.0)(&tx))),
         };
         let failure = match outcome {
             Ok(Ok(())) => None,
@@ -322,10 +354,14 @@ fn migrate(conn: &mut Connection) -> Result<(), ReplayError> {
         }
     };
     if current > supported {
-        return Err(ReplayError::SchemaTooNew {
-            found: current,
-            supported,
-        });
+        return Err(ReplayError::backend(
+            NAME,
+            "opening the replay store",
+            SchemaTooNew {
+                found: current,
+                supported,
+            },
+        ));
     }
     for (index, migration) in MIGRATIONS.iter().enumerate() {
         let version = i64::try_from(index + 1).unwrap_or(i64::MAX);
@@ -341,7 +377,7 @@ fn migrate(conn: &mut Connection) -> Result<(), ReplayError> {
 }
 
 fn sqlite(context: &'static str) -> impl FnOnce(rusqlite::Error) -> ReplayError {
-    move |source| ReplayError::Sqlite { context, source }
+    move |source| ReplayError::backend(NAME, context, source)
 }
 
 async fn run_blocking<T: Send + 'static>(
@@ -353,6 +389,10 @@ async fn run_blocking<T: Send + 'static>(
 }
 
 impl ReplayStore for SqliteReplayStore {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
     fn claim(
         &self,
         nonce: Nonce,
@@ -365,31 +405,65 @@ impl ReplayStore for SqliteReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: ClaimAction,
+        work: DuringWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at, Under::Action(action)))
+        Box::pin(self.claim_inner(nonce, expires_at, Under::During(work)))
     }
 
+    /// Runs work built by [`tx_work`]; any other work is [`ReplayError::TxMismatch`].
     fn claim_in_tx(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: TxAction,
+        work: TxWork,
     ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        match action {
-            TxAction::Sqlite(action) => {
-                Box::pin(self.claim_inner(nonce, expires_at, Under::InTx(action)))
-            }
-            // Unreachable when this is the only store feature compiled in.
-            #[allow(unreachable_patterns)]
-            other => {
-                let err = ReplayError::TxMismatch {
-                    store: "sqlite",
-                    action: other.backend(),
-                };
+        match work.downcast::<SqliteTx>() {
+            Ok(work) => Box::pin(self.claim_inner(nonce, expires_at, Under::InTx(work))),
+            Err(other) => {
+                let err = other.mismatch(NAME);
                 Box::pin(async move { Err(err) })
             }
         }
+    }
+
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        let _ = expires_at;
+        let (inner, outcome) = (self.inner.clone(), outcome.to_vec());
+        Box::pin(run_blocking(move || {
+            inner
+                .lock()
+                .execute(
+                    "UPDATE replay_nonces SET outcome = ?2 WHERE nonce = ?1",
+                    params![&nonce.as_bytes()[..], outcome],
+                )
+                .map_err(sqlite("recording the outcome"))
+                .map(|_| ())
+        }))
+    }
+
+    fn recorded_outcome(
+        &self,
+        nonce: Nonce,
+    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            let now = unix_secs_i64(SystemTime::now());
+            let found: Option<Option<Vec<u8>>> = inner
+                .lock()
+                .query_row(
+                    "SELECT outcome FROM replay_nonces WHERE nonce = ?1 AND expires_at >= ?2",
+                    params![&nonce.as_bytes()[..], now],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sqlite("reading the recorded outcome"))?;
+            Ok(found.flatten())
+        }))
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

@@ -6,8 +6,8 @@ use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::{
-    ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId, RequestMeta,
-    classify_client_message,
+    ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
+    RequestMeta, classify_client_message,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -237,11 +237,12 @@ impl Server {
             name: &call.name,
         };
         self.settle_reply(id, called, &mut ctx, target, arg_digest)
+            .await
     }
 
     /// The reply to one finished pass of a tool: its result, the input-required round, or
     /// the error.
-    pub(super) fn settle_reply(
+    pub(super) async fn settle_reply(
         &self,
         id: &RequestId,
         called: std::thread::Result<Result<mcp_types::CallToolResult, crate::tool::ToolError>>,
@@ -259,7 +260,8 @@ impl Server {
                 )),
             );
         };
-        let outcome = settle(outcome);
+        // An identical retry gets the recorded outcome; a claimed one is recorded.
+        let outcome = ctx.finish_call(settle(outcome)).await;
         match outcome {
             Ok(result) if result.meta.is_none() && result.extra.is_empty() => {
                 result_reply_with_meta(id, &result, &self.inner.result_meta_json)
@@ -422,12 +424,12 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
         MetaField::Meta | MetaField::ProtocolVersion | MetaField::ClientCapabilities => {
             Reply::malformed_meta(body)
         }
-        _ => Reply::error(-32602, body),
+        _ => Reply::error(ErrorCode::InvalidParams, body),
     }
 }
 
 pub(crate) fn error_reply(id: Option<&RequestId>, error: ErrorObject) -> Reply {
-    let code = error.code().code();
+    let code = error.code();
     Reply::error(code, error_body(id, error))
 }
 
@@ -438,7 +440,7 @@ fn error_body(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
 
 fn serialize_error(response: &JsonRpcErrorResponse) -> Reply {
     Reply::error(
-        response.error.code().code(),
+        response.error.code(),
         Bytes::from(serde_json::to_vec(response).unwrap_or_default()),
     )
 }
@@ -542,6 +544,12 @@ impl McpService for Server {
             .param_headers
             .get(tool)
             .map_or(&[], Vec::as_slice)
+    }
+
+    fn required_scopes(&self, method: &str, name: &str) -> &[String] {
+        self.inner
+            .scopes
+            .required(&self.inner.resources, method, name)
     }
 }
 

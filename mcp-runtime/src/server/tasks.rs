@@ -139,7 +139,9 @@ impl Server {
             // round, a pass that ends at once is a plain result.
             let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
             if let Poll::Ready((outcome, mut ctx)) = first {
-                return self.settle_reply(id, outcome, &mut ctx, target, arg_digest);
+                return self
+                    .settle_reply(id, outcome, &mut ctx, target, arg_digest)
+                    .await;
             }
         }
         let task_id = match new_task_id() {
@@ -214,7 +216,12 @@ impl Server {
         ctx: &mut ToolContext,
         arg_digest: Option<ArgDigest>,
     ) {
-        let status = match outcome.map(settle) {
+        let outcome = match outcome {
+            // An identical retry gets the recorded outcome; a claimed one is recorded.
+            Ok(r) => Ok(ctx.finish_call(settle(r)).await),
+            Err(panic) => Err(panic),
+        };
+        let status = match outcome {
             Err(_) => {
                 tracing::error!(tool = %crate::log_safe::LogSafe(&record.tool), "task tool panicked");
                 record.error = Some(ErrorObject::internal_error(format!(

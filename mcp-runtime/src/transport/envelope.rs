@@ -1,22 +1,13 @@
 //! The little JSON-RPC knowledge transports need: classifying a parsed message and building the
 //! error responses a transport sends on its own (before or instead of the service).
 //!
-//! Kept private and small so the bodies can move to `mcp_types::ErrorObject` once that lands.
+//! Codes come only from [`mcp_types::ErrorCode`]; this module adds no numbers of its own.
 
 use bytes::Bytes;
+use mcp_types::ErrorCode;
 use serde_json::{Map, Value};
 
 use crate::members::member;
-
-/// `-32700` Parse error.
-pub(crate) const PARSE_ERROR: i64 = -32700;
-/// `-32600` Invalid Request.
-pub(crate) const INVALID_REQUEST: i64 = -32600;
-/// `-32603` Internal error.
-pub(crate) const INTERNAL_ERROR: i64 = -32603;
-/// `-32020` HeaderMismatch (HTTP only).
-#[cfg(any(feature = "http", test))]
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
 
 /// What a parsed message is, as far as a transport cares.
 #[derive(Debug)]
@@ -83,9 +74,9 @@ pub(crate) fn classify(value: &Value) -> Kind<'_> {
 
 /// Builds one serialized JSON-RPC error response. The `id` member is omitted when `id` is `None`
 /// or not a legal id, because this revision's schema does not allow `"id": null`.
-pub(crate) fn error_body(id: Option<&Value>, code: i64, message: &str) -> Bytes {
+pub(crate) fn error_body(id: Option<&Value>, code: ErrorCode, message: &str) -> Bytes {
     let mut error = Map::with_capacity(2);
-    error.insert("code".into(), Value::from(code));
+    error.insert("code".into(), Value::from(code.code()));
     error.insert("message".into(), Value::from(message));
     let mut envelope = Map::with_capacity(3);
     envelope.insert("jsonrpc".into(), Value::from("2.0"));
@@ -135,16 +126,16 @@ mod tests {
 
     #[test]
     fn error_body_omits_unusable_ids() {
-        let body = error_body(None, PARSE_ERROR, "Parse error");
+        let body = error_body(None, ErrorCode::ParseError, "Parse error");
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(
             v,
             json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}})
         );
-        let body = error_body(Some(&Value::Null), INVALID_REQUEST, "x");
+        let body = error_body(Some(&Value::Null), ErrorCode::InvalidRequest, "x");
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert!(v.get("id").is_none());
-        let body = error_body(Some(&json!("r-1")), HEADER_MISMATCH, "x");
+        let body = error_body(Some(&json!("r-1")), ErrorCode::HeaderMismatch, "x");
         let v: Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v["id"], "r-1");
         assert_eq!(v["error"]["code"], -32020);

@@ -45,41 +45,33 @@
 use std::future::Future;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use bytes::{BufMut, Bytes, BytesMut};
-use http::header::{
-    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE, ORIGIN, RETRY_AFTER, WWW_AUTHENTICATE,
-};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use serde_json::Value;
+use bytes::Bytes;
+use http::header::ALLOW;
+use http::{HeaderValue, Method, StatusCode};
+use mcp_types::ErrorCode;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
-use tokio::time::Sleep;
-use tokio_util::sync::DropGuard;
 
-use super::auth::{AuthRejection, Authenticator};
+use super::allowlist::{HostAllowlist, OriginAllowlist};
+use super::auth::Authenticator;
 pub use super::edge::{BodyError, read_body, serve_router};
 use super::envelope::{self, Kind};
-use super::headers::{self, HostAllowlist, OriginAllowlist};
+use super::gates::{self, Refusal, json};
+use super::headers;
+use super::response::{RequestLog, handle_request};
 use super::service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
-    RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestContext,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
 
-const LOG_TARGET: &str = "mcp_runtime::transport::http";
-const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
-const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
 
 /// Tunables for the HTTP transport and its connection edge ([`serve_router`]).
 #[derive(Debug, Clone)]
@@ -215,8 +207,10 @@ pub struct InvalidPath(String);
 /// A Streamable HTTP server for one [`McpService`].
 pub struct HttpServer {
     service: Arc<dyn McpService>,
-    auth: Arc<dyn Authenticator>,
+    pub(super) auth: Arc<dyn Authenticator>,
     config: HttpConfig,
+    /// Routes served beside the MCP endpoint (e.g. OAuth protected-resource metadata).
+    pub(super) routes: Option<Router>,
 }
 
 impl HttpServer {
@@ -228,6 +222,7 @@ impl HttpServer {
             service,
             auth,
             config: HttpConfig::default(),
+            routes: None,
         }
     }
 
@@ -264,9 +259,13 @@ impl HttpServer {
             origins: self.config.allowed_origins.clone(),
             notification_buffer: self.config.notification_buffer.max(1),
         });
-        Ok(Router::new()
+        let router = Router::new()
             .route(path, any(handle_mcp))
-            .with_state(shared))
+            .with_state(shared);
+        Ok(match &self.routes {
+            Some(routes) => router.merge(routes.clone()),
+            None => router,
+        })
     }
 
     /// Binds [`HttpConfig::bind`].
@@ -353,23 +352,32 @@ pub async fn shutdown_signal() {
     tracing::info!(target: LOG_TARGET, "shutdown signal received; draining in-flight requests");
 }
 
-struct Shared {
-    service: Arc<dyn McpService>,
+pub(super) struct Shared {
+    pub(super) service: Arc<dyn McpService>,
     auth: Arc<dyn Authenticator>,
     max_body_bytes: usize,
-    request_timeout: Duration,
+    pub(super) request_timeout: Duration,
     body_timeout: Duration,
     origins: OriginAllowlist,
-    notification_buffer: usize,
-}
-
-/// A JSON response with the given status.
-fn json(status: StatusCode, body: Bytes) -> Response {
-    (status, [(CONTENT_TYPE, APPLICATION_JSON)], body).into_response()
+    pub(super) notification_buffer: usize,
 }
 
 /// Logs and builds a rejection that happened before the service ran.
 fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &str) -> Response {
+    log_rejection(status, started, reason);
+    match body {
+        Some(body) => json(status, body),
+        None => status.into_response(),
+    }
+}
+
+/// Logs a gate's refusal and turns it into the response.
+fn refused(refusal: Refusal, started: Instant) -> Response {
+    log_rejection(refusal.status, started, refusal.reason);
+    refusal.into_response()
+}
+
+fn log_rejection(status: StatusCode, started: Instant, reason: &str) {
     tracing::info!(
         target: LOG_TARGET,
         status = status.as_u16(),
@@ -378,71 +386,10 @@ fn reject(status: StatusCode, body: Option<Bytes>, started: Instant, reason: &st
         latency_us = micros(started),
         "mcp request"
     );
-    match body {
-        Some(body) => json(status, body),
-        None => status.into_response(),
-    }
 }
 
-fn micros(started: Instant) -> u64 {
+pub(super) fn micros(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-/// What the client's `Accept` header allows.
-#[derive(Debug, Clone, Copy)]
-struct Accepts {
-    json: bool,
-    sse: bool,
-}
-
-fn accepts(headers: &HeaderMap) -> Accepts {
-    // What spec-following clients send, recognised without parsing.
-    let mut values = headers.get_all(ACCEPT).iter();
-    if let (Some(only), None) = (values.next(), values.next())
-        && only.as_bytes() == b"application/json, text/event-stream"
-    {
-        return Accepts {
-            json: true,
-            sse: true,
-        };
-    }
-    let mut seen = false;
-    let mut out = Accepts {
-        json: false,
-        sse: false,
-    };
-    for value in headers.get_all(ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            seen = true;
-            let mut parts = item.split(';');
-            let media = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            if refused {
-                continue;
-            }
-            let any = media == "*/*";
-            out.json |= any
-                || media.eq_ignore_ascii_case("application/json")
-                || media.eq_ignore_ascii_case("application/*");
-            out.sse |= any
-                || media.eq_ignore_ascii_case("text/event-stream")
-                || media.eq_ignore_ascii_case("text/*");
-        }
-    }
-    if !seen {
-        // No Accept header: the spec does not say; accept both rather than fail minimal clients.
-        return Accepts {
-            json: true,
-            sse: true,
-        };
-    }
-    out
 }
 
 async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Response {
@@ -450,16 +397,8 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     let (parts, body) = request.into_parts();
 
     // 1. Origin (DNS-rebinding defence), before anything else.
-    if let Some(origin) = parts.headers.get(ORIGIN) {
-        let allowed = origin.to_str().is_ok_and(|o| shared.origins.allows(o));
-        if !allowed {
-            let body = envelope::error_body(
-                None,
-                envelope::INVALID_REQUEST,
-                "Forbidden: Origin not allowed",
-            );
-            return reject(StatusCode::FORBIDDEN, Some(body), started, "origin");
-        }
+    if let Err(refusal) = gates::check_origin(&shared.origins, &parts.headers) {
+        return refused(refusal, started);
     }
 
     // 2. Verb: only POST exists in this revision (no GET stream, no DELETE session).
@@ -472,28 +411,11 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 3. Authentication, before the body is read.
-    let principal = match shared.auth.authenticate(&parts.headers) {
-        Ok(principal) => principal,
-        Err(AuthRejection::Malformed) => {
-            let body = envelope::error_body(
-                None,
-                envelope::INVALID_REQUEST,
-                "Bad Request: send exactly one Authorization header",
-            );
-            return reject(StatusCode::BAD_REQUEST, Some(body), started, "auth");
-        }
-        Err(rejection) => {
-            let challenge = match rejection {
-                AuthRejection::InvalidToken => HeaderValue::from_static(
-                    r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
-                ),
-                _ => HeaderValue::from_static(r#"Bearer realm="mcp""#),
-            };
-            let mut response = reject(StatusCode::UNAUTHORIZED, None, started, "auth");
-            response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
-            return response;
-        }
+    let grant = match gates::authenticate(shared.auth.as_ref(), &parts.headers).await {
+        Ok(grant) => grant,
+        Err(refusal) => return refused(refusal, started),
     };
+    let principal = grant.principal.clone();
 
     // 4. The body: bounded in size, due within the body deadline (and the request's), and,
     // under `serve_router`, charged to the server-wide budget. One timer covers the whole
@@ -501,25 +423,9 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     let deadline = tokio::time::sleep(shared.request_timeout);
     tokio::pin!(deadline);
     let body_timeout = shared.body_timeout.min(shared.request_timeout);
-    let raw = match read_body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
+    let raw = match gates::body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
         Ok(raw) => raw,
-        Err(err) => {
-            let reason = match err {
-                BodyError::TooLarge { .. } => "body size",
-                BodyError::TimedOut { .. } => "body timeout",
-                BodyError::Busy => "body budget",
-                BodyError::Broken => "body read",
-            };
-            let busy = matches!(err, BodyError::Busy);
-            let body = envelope::error_body(None, envelope::INVALID_REQUEST, &err.to_string());
-            let mut response = reject(err.status(), Some(body), started, reason);
-            if busy {
-                response
-                    .headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            }
-            return response;
-        }
+        Err(refusal) => return refused(refusal, started),
     };
 
     // 5. Parse once; the parsed value travels on to the service.
@@ -527,7 +433,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Ok(message) => message,
         Err(_) => {
             let body =
-                envelope::error_body(None, envelope::PARSE_ERROR, "Parse error: invalid JSON");
+                envelope::error_body(None, ErrorCode::ParseError, "Parse error: invalid JSON");
             return reject(StatusCode::BAD_REQUEST, Some(body), started, "parse");
         }
     };
@@ -537,7 +443,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         Kind::Invalid { id, reason } => {
             let body = envelope::error_body(
                 id,
-                envelope::INVALID_REQUEST,
+                ErrorCode::InvalidRequest,
                 &format!("Invalid Request: {reason}"),
             );
             return reject(
@@ -549,7 +455,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         }
         Kind::Notification { method } => {
             if let Err(err) = headers::check_notification(&parts.headers, message.value(), method) {
-                let body = envelope::error_body(None, envelope::HEADER_MISMATCH, &err.to_string());
+                let body = envelope::error_body(None, ErrorCode::HeaderMismatch, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
             }
             let method = method.to_owned();
@@ -562,18 +468,26 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
                 headers::check_request(&parts.headers, body, method, |t| service.param_headers(t))
             {
                 let body =
-                    envelope::error_body(Some(id), envelope::HEADER_MISMATCH, &err.to_string());
+                    envelope::error_body(Some(id), ErrorCode::HeaderMismatch, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
+            }
+            if let Some(name) = body.name {
+                let required = shared.service.required_scopes(method, name);
+                if let Err(refusal) =
+                    gates::check_scopes(shared.auth.as_ref(), &grant, required, Some(id))
+                {
+                    return refused(refusal, started);
+                }
             }
             (id.clone(), method.to_owned())
         }
     };
 
-    let accept = accepts(&parts.headers);
+    let accept = gates::accepts(&parts.headers);
     if !accept.json && !accept.sse {
         let body = envelope::error_body(
             Some(&id),
-            envelope::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             "Not Acceptable: Accept must list application/json and text/event-stream",
         );
         return reject(StatusCode::NOT_ACCEPTABLE, Some(body), started, "accept");
@@ -634,292 +548,9 @@ async fn notification(
     response
 }
 
-/// Per-request log record; logs exactly once, as "cancelled" if dropped unfinished (client
-/// disconnect).
-struct RequestLog {
-    id: Value,
-    method: String,
-    principal: Principal,
-    started: Instant,
-    done: bool,
-}
-
-impl RequestLog {
-    fn finish(&mut self, status: StatusCode, outcome: &str) {
-        self.done = true;
-        tracing::info!(
-            target: LOG_TARGET,
-            request_id = %LogSafe(&self.id),
-            method = %LogSafe(&self.method),
-            principal = %LogSafe(&self.principal),
-            status = status.as_u16(),
-            outcome,
-            latency_us = micros(self.started),
-            "mcp request"
-        );
-    }
-}
-
-impl Drop for RequestLog {
-    fn drop(&mut self) {
-        if !self.done {
-            tracing::info!(
-                target: LOG_TARGET,
-                request_id = %LogSafe(&self.id),
-                method = %LogSafe(&self.method),
-                principal = %LogSafe(&self.principal),
-                outcome = "cancelled",
-                latency_us = micros(self.started),
-                "mcp request: client disconnected"
-            );
-        }
-    }
-}
-
-fn outcome(reply: &Reply) -> &'static str {
-    match reply.kind {
-        ReplyKind::Result => "ok",
-        _ => "error",
-    }
-}
-
-type HandlerFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
-
-fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
-    Reply::error(
-        envelope::INTERNAL_ERROR,
-        envelope::error_body(
-            Some(id),
-            envelope::INTERNAL_ERROR,
-            &format!(
-                "Internal error: request timed out after {} ms",
-                timeout.as_millis()
-            ),
-        ),
-    )
-}
-
-fn no_reply(id: &Value) -> Reply {
-    Reply::error(
-        envelope::INTERNAL_ERROR,
-        envelope::error_body(
-            Some(id),
-            envelope::INTERNAL_ERROR,
-            "Internal error: the server produced no response",
-        ),
-    )
-}
-
-async fn handle_request(
-    shared: &Shared,
-    message: Message,
-    mut log: RequestLog,
-    accept: Accepts,
-    deadline: Pin<&mut Sleep>,
-) -> Response {
-    let cancel = CancellationToken::new();
-    // Dropping the guard (response sent, or client gone) cancels the request's token.
-    let guard = cancel.clone().drop_guard();
-    // Most requests emit no notification: the channel is created on the first send only.
-    let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
-    let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
-    let service = Arc::clone(&shared.service);
-    let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
-    let timeout = shared.request_timeout;
-
-    let mut sse = SseState {
-        handler: None,
-        rx: None,
-        lazy: None,
-        pending: Vec::new(),
-        reply: None,
-        deadline: deadline.deadline(),
-        timeout,
-        log: None,
-        _guard: guard,
-    };
-    if !accept.json {
-        sse.handler = Some(handler);
-        sse.lazy = Some(lazy);
-        sse.log = Some(log);
-        return sse_response(sse);
-    }
-
-    // JSON phase: wait for the reply; switch to SSE on the first notification. The handler is
-    // polled first: one that finishes on its first poll (the common case) never touches the
-    // notification or timer machinery.
-    let mut deadline = deadline;
-    let mut rx: Option<mpsc::Receiver<Bytes>> = None;
-    loop {
-        tokio::select! {
-            biased;
-            reply = &mut handler => {
-                let reply = reply.unwrap_or_else(|| no_reply(&log.id));
-                // Notifications queued in the same poll that produced the reply still go first.
-                if accept.sse && let Some(mut rx) = rx.take().or_else(|| lazy.try_take())
-                    && let Ok(note) = rx.try_recv()
-                {
-                    sse.pending.push(note);
-                    while let Ok(note) = rx.try_recv() {
-                        sse.pending.push(note);
-                    }
-                    sse.reply = Some(reply);
-                    sse.log = Some(log);
-                    return sse_response(sse);
-                }
-                let status = reply.http_status();
-                log.finish(status, outcome(&reply));
-                drop(sse);
-                return json(status, reply.body);
-            },
-            opened = lazy.opened(), if rx.is_none() => {
-                if accept.sse {
-                    sse.handler = Some(handler);
-                    sse.rx = Some(opened);
-                    sse.log = Some(log);
-                    return sse_response(sse);
-                }
-                // JSON only: the client cannot receive notifications; drain and drop them.
-                rx = Some(opened);
-            },
-            note = async { rx.as_mut()?.recv().await }, if rx.is_some() => {
-                if note.is_none() {
-                    // Every sender is gone; `opened` never fires twice, so this stays quiet.
-                    rx = None;
-                }
-            },
-            () = deadline.as_mut() => {
-                drop(handler);
-                let reply = timeout_reply(&log.id, timeout);
-                log.finish(StatusCode::OK, "timeout");
-                return json(StatusCode::OK, reply.body);
-            },
-        }
-    }
-}
-
-/// An SSE response in progress. Dropping it (client disconnect) drops the handler and cancels
-/// the request.
-struct SseState {
-    handler: Option<HandlerFuture>,
-    rx: Option<mpsc::Receiver<Bytes>>,
-    /// The not-yet-created channel, until the handler first sends.
-    lazy: Option<LazyReceiver>,
-    /// Notifications already received, to send before anything else.
-    pending: Vec<Bytes>,
-    /// The final response, once known.
-    reply: Option<Reply>,
-    deadline: tokio::time::Instant,
-    timeout: Duration,
-    log: Option<RequestLog>,
-    _guard: DropGuard,
-}
-
-/// Frames one JSON-RPC message as an SSE event. Compact JSON has no raw newlines, but a service
-/// may hand over pretty-printed bytes, so each line becomes its own `data:` field.
-fn sse_event(message: &[u8]) -> Bytes {
-    let mut out = BytesMut::with_capacity(message.len() + 8);
-    for line in message.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        out.put_slice(b"data: ");
-        out.put_slice(line);
-        out.put_u8(b'\n');
-    }
-    out.put_u8(b'\n');
-    out.freeze()
-}
-
-impl SseState {
-    /// Moves the channel's receiver in once the handler has created it.
-    fn adopt_lazy(&mut self) {
-        if self.rx.is_none()
-            && let Some(rx) = self.lazy.as_ref().and_then(LazyReceiver::try_take)
-        {
-            self.rx = Some(rx);
-            self.lazy = None;
-        }
-    }
-
-    /// The next event, or `None` once the final response was sent.
-    async fn next_event(&mut self) -> Option<Bytes> {
-        if !self.pending.is_empty() {
-            return Some(sse_event(&self.pending.remove(0)));
-        }
-        loop {
-            self.adopt_lazy();
-            if let Some(reply) = self.reply.take() {
-                // Drain notifications the handler queued before returning, then the reply.
-                if let Some(note) = self.rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
-                    self.reply = Some(reply);
-                    return Some(sse_event(&note));
-                }
-                self.rx = None;
-                self.lazy = None;
-                if let Some(log) = self.log.as_mut() {
-                    log.finish(StatusCode::OK, outcome(&reply));
-                }
-                return Some(sse_event(&reply.body));
-            }
-            let handler = self.handler.as_mut()?;
-            let rx_open = self.rx.is_some();
-            let lazy = self.lazy.as_ref();
-            let lazy_waiting = !rx_open && lazy.is_some();
-            tokio::select! {
-                biased;
-                note = async { self.rx.as_mut()?.recv().await }, if rx_open => match note {
-                    Some(note) => return Some(sse_event(&note)),
-                    None => self.rx = None,
-                },
-                opened = async { Some(lazy?.opened().await) }, if lazy_waiting => {
-                    self.rx = opened;
-                    self.lazy = None;
-                },
-                reply = handler => {
-                    self.handler = None;
-                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
-                    self.reply = Some(reply.unwrap_or_else(|| no_reply(&id)));
-                }
-                () = tokio::time::sleep_until(self.deadline) => {
-                    self.handler = None;
-                    self.rx = None;
-                    self.lazy = None;
-                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
-                    if let Some(log) = self.log.as_mut() {
-                        log.finish(StatusCode::OK, "timeout");
-                    }
-                    return Some(sse_event(&timeout_reply(&id, self.timeout).body));
-                }
-            }
-        }
-    }
-}
-
-fn sse_response(state: SseState) -> Response {
-    let stream = futures::stream::unfold(state, |mut state| async move {
-        let event = state.next_event().await?;
-        Some((Ok::<_, std::convert::Infallible>(event), state))
-    });
-    (
-        StatusCode::OK,
-        [
-            (CONTENT_TYPE, EVENT_STREAM),
-            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
-            (X_ACCEL_BUFFERING, HeaderValue::from_static("no")),
-        ],
-        Body::from_stream(stream),
-    )
-        .into_response()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn accept(v: &str) -> Accepts {
-        let mut h = HeaderMap::new();
-        h.insert(ACCEPT, HeaderValue::from_str(v).unwrap());
-        accepts(&h)
-    }
 
     #[test]
     fn public_url_gives_its_host_and_is_checked() {
@@ -943,30 +574,5 @@ mod tests {
             );
         }
         assert!(HttpConfig::default().public_host().is_none());
-    }
-
-    #[test]
-    fn accept_negotiation() {
-        let both = accept("application/json, text/event-stream");
-        assert!(both.json && both.sse);
-        let json_only = accept("application/json");
-        assert!(json_only.json && !json_only.sse);
-        let any = accept("*/*");
-        assert!(any.json && any.sse);
-        let refused = accept("application/json, text/event-stream;q=0");
-        assert!(refused.json && !refused.sse);
-        let none = accept("text/html");
-        assert!(!none.json && !none.sse);
-        let missing = accepts(&HeaderMap::new());
-        assert!(missing.json && missing.sse);
-    }
-
-    #[test]
-    fn sse_framing_splits_lines() {
-        assert_eq!(&sse_event(b"{\"a\":1}")[..], b"data: {\"a\":1}\n\n");
-        assert_eq!(
-            &sse_event(b"{\r\n\"a\":1\n}")[..],
-            b"data: {\ndata: \"a\":1\ndata: }\n\n"
-        );
     }
 }

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use http::StatusCode;
+use mcp_types::ErrorCode;
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 pub use tokio_util::sync::CancellationToken;
@@ -360,7 +361,7 @@ impl Reply {
     }
 
     /// An `error` response with the given JSON-RPC error code.
-    pub fn error(code: i64, body: Bytes) -> Self {
+    pub fn error(code: ErrorCode, body: Bytes) -> Self {
         Self {
             body,
             kind: ReplyKind::Error { code },
@@ -390,7 +391,7 @@ pub enum ReplyKind {
     /// An `error` response with this JSON-RPC error code.
     Error {
         /// The JSON-RPC error code (`error.code`).
-        code: i64,
+        code: ErrorCode,
     },
     /// A `-32602` error because required `params._meta` fields are missing or malformed.
     MalformedMeta,
@@ -406,9 +407,15 @@ impl ReplyKind {
             Self::Result => StatusCode::OK,
             Self::MalformedMeta => StatusCode::BAD_REQUEST,
             Self::Error { code } => match code {
-                -32601 => StatusCode::NOT_FOUND,
-                -32020 | -32021 | -32022 | -32700 | -32600 => StatusCode::BAD_REQUEST,
-                _ => StatusCode::OK,
+                ErrorCode::MethodNotFound => StatusCode::NOT_FOUND,
+                ErrorCode::HeaderMismatch
+                | ErrorCode::MissingRequiredClientCapability
+                | ErrorCode::UnsupportedProtocolVersion
+                | ErrorCode::ParseError
+                | ErrorCode::InvalidRequest => StatusCode::BAD_REQUEST,
+                ErrorCode::InvalidParams | ErrorCode::InternalError | ErrorCode::Other(_) => {
+                    StatusCode::OK
+                }
             },
         }
     }
@@ -457,6 +464,13 @@ pub trait McpService: Send + Sync + 'static {
     /// Header rules a `tools/call` of `tool` must satisfy (its `x-mcp-header` properties, which
     /// become `Mcp-Param-*` headers on HTTP). Default: none.
     fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
+        &[]
+    }
+
+    /// OAuth scopes a request of `method` naming `name` (the tool or prompt name, or the
+    /// resource URI of `resources/read`) requires; a transport refuses a token lacking any of
+    /// them (HTTP 403 `insufficient_scope`). Default: none.
+    fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
         &[]
     }
 }

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
+use mcp_types::ErrorCode;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -123,7 +124,7 @@ where
                     "Invalid Request: message longer than {} bytes",
                     config.max_line_bytes
                 );
-                let body = envelope::error_body(None, envelope::INVALID_REQUEST, &msg);
+                let body = envelope::error_body(None, ErrorCode::InvalidRequest, &msg);
                 if tx.send(body).await.is_err() {
                     break Ok(());
                 }
@@ -184,7 +185,7 @@ async fn dispatch(
         Err(err) => {
             tracing::debug!(error = %LogSafe(&err), "stdio: unparsable line");
             let body =
-                envelope::error_body(None, envelope::PARSE_ERROR, "Parse error: invalid JSON");
+                envelope::error_body(None, ErrorCode::ParseError, "Parse error: invalid JSON");
             let _ = tx.send(body).await;
             return;
         }
@@ -193,7 +194,7 @@ async fn dispatch(
         Kind::Invalid { id, reason } => {
             let body = envelope::error_body(
                 id,
-                envelope::INVALID_REQUEST,
+                ErrorCode::InvalidRequest,
                 &format!("Invalid Request: {reason}"),
             );
             let _ = tx.send(body).await;
@@ -232,7 +233,7 @@ async fn dispatch(
     if duplicate {
         let body = envelope::error_body(
             Some(&id),
-            envelope::INVALID_REQUEST,
+            ErrorCode::InvalidRequest,
             "Invalid Request: this id is already in use by a request in flight",
         );
         let _ = tx.send(body).await;
@@ -273,7 +274,7 @@ async fn dispatch(
             Some(None) => {
                 let body = envelope::error_body(
                     Some(&id),
-                    envelope::INTERNAL_ERROR,
+                    ErrorCode::InternalError,
                     "Internal error: the server produced no response",
                 );
                 let _ = tx.send(body).await;

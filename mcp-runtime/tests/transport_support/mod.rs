@@ -58,7 +58,10 @@ fn error(id: Option<&Value>, code: i64, message: &str) -> Reply {
     if let Some(id) = id {
         body["id"] = id.clone();
     }
-    Reply::error(code, Bytes::from(serde_json::to_vec(&body).unwrap()))
+    Reply::error(
+        mcp_types::ErrorCode::from_code(code),
+        Bytes::from(serde_json::to_vec(&body).unwrap()),
+    )
 }
 
 /// Counts a drop that happens before `done` is set.

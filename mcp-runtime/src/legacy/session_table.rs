@@ -1,0 +1,131 @@
+//! The HTTP adapter's table of live 2025-11-25 sessions: entries, idle expiry, the
+//! per-principal and server-wide caps, and session ids.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+
+use super::http::LegacyHttpConfig;
+use super::session::LegacySession;
+use crate::Principal;
+use crate::transport::CancellationToken;
+
+/// One live session and its HTTP bookkeeping.
+pub(super) struct Entry {
+    pub(super) session: Arc<LegacySession>,
+    pub(super) last_used: Mutex<Instant>,
+    /// Requests of this session still running (a busy session never expires).
+    pub(super) busy: AtomicUsize,
+    /// Cancel tokens of the running requests, by serialized JSON-RPC id.
+    pub(super) in_flight: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Entry {
+    pub(super) fn touch(&self) {
+        *self
+            .last_used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    }
+
+    pub(super) fn expired(&self, ttl: Duration) -> bool {
+        self.busy.load(Ordering::SeqCst) == 0
+            && self
+                .last_used
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .elapsed()
+                > ttl
+    }
+
+    /// Ends the session: waiting server-to-client requests fail, running requests are cancelled.
+    pub(super) fn end(&self) {
+        self.session.close();
+        for token in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+        {
+            token.cancel();
+        }
+    }
+}
+
+/// Makes room for one more session of `principal`: drops expired sessions, then, when the
+/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
+/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
+/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
+pub(super) fn make_room(
+    sessions: &mut HashMap<String, Arc<Entry>>,
+    principal: &Principal,
+    config: &LegacyHttpConfig,
+) -> bool {
+    sessions.retain(|_, entry| {
+        let keep = !entry.expired(config.idle_ttl);
+        if !keep {
+            entry.end();
+        }
+        keep
+    });
+    let mine: Vec<(&String, &Arc<Entry>)> = sessions
+        .iter()
+        .filter(|(_, e)| e.session.principal() == principal)
+        .collect();
+    if mine.len() >= config.max_sessions_per_principal.max(1) {
+        let oldest_idle = mine
+            .iter()
+            .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
+            .min_by_key(|(_, e)| *e.last_used.lock().unwrap_or_else(PoisonError::into_inner))
+            .map(|(sid, _)| (*sid).clone());
+        let Some(sid) = oldest_idle else {
+            return false;
+        };
+        if let Some(entry) = sessions.remove(&sid) {
+            entry.end();
+        }
+    }
+    sessions.len() < config.max_sessions
+}
+
+pub(super) fn mint_session_id() -> Result<String, getrandom::Error> {
+    let mut raw = [0u8; 32];
+    getrandom::fill(&mut raw)?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw))
+}
+
+/// Keeps the session marked busy while a request runs; unmarks it however the run ends.
+pub(super) struct Busy {
+    pub(super) entry: Arc<Entry>,
+    pub(super) key: String,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.entry
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+        self.entry.touch();
+        self.entry.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn session_ids_are_long_random_and_header_safe() {
+        let a = mint_session_id().unwrap();
+        let b = mint_session_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43); // 256 bits, base64url without padding
+        assert!(HeaderValue::from_str(&a).is_ok());
+    }
+}

@@ -1,0 +1,266 @@
+//! Claiming a retry's one-time state, running [`ClaimWork`] under the claim, and answering an
+//! identical retry with the outcome the claim recorded.
+
+use mcp_types::{CallToolResult, ErrorObject};
+use serde_json::{Map, Value};
+
+use super::Mrtr;
+use crate::Principal;
+use crate::replay::{
+    ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
+};
+use crate::tool::ToolError;
+
+/// The `_meta` key marking a result as the recorded outcome of an earlier, identical retry
+/// (value `true`): the work it reports was carried out once, by that earlier retry.
+pub const REPLAYED_META_KEY: &str = "dev.mcp-runtime/replayed";
+
+impl Mrtr {
+    /// What identifies an identical retry of this state: the principal, the nonce and the
+    /// answers under every key the state vouches for.
+    fn fingerprint(&self, principal: &Principal) -> Option<Fingerprint> {
+        let state = self.opened.as_ref()?;
+        let mut answers = Map::new();
+        for key in state.bindings.keys() {
+            if let Some(answer) = self.responses.get_raw(key) {
+                answers.insert(key.clone(), answer.clone());
+            }
+        }
+        Some(Fingerprint::new(
+            principal,
+            state.nonce,
+            &Value::Object(answers),
+        ))
+    }
+
+    /// The refusal of a used state; when the claimant recorded its outcome for an identical
+    /// retry, that outcome is kept in `replayed` for the dispatcher to answer with.
+    async fn refuse_reuse(&mut self, principal: &Principal) -> ToolError {
+        if let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) {
+            match self.store.recorded_outcome(state.nonce).await {
+                Ok(Some(bytes)) => self.replayed = RecordedOutcome::decode(&bytes, fingerprint),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
+                }
+            }
+        }
+        already_used()
+    }
+
+    /// Claims this retry's state nonce once per pass.
+    pub(crate) async fn claim(&mut self, principal: &Principal) -> Result<(), ToolError> {
+        if self.claimed {
+            return Ok(());
+        }
+        let state = self.opened.as_ref().ok_or_else(no_state)?;
+        match self
+            .store
+            .claim_for(principal, state.nonce, state.expires_at_time())
+            .await
+        {
+            Ok(ClaimOutcome::Claimed) => {
+                self.claimed = true;
+                Ok(())
+            }
+            Ok(ClaimOutcome::AlreadyUsed) => Err(self.refuse_reuse(principal).await),
+            Err(e) => Err(store_failed(&e)),
+        }
+    }
+
+    /// Claims this retry's state nonce and runs `work` as it says (see [`ClaimWork`]).
+    pub(crate) async fn claim_work<R: Send + 'static>(
+        &mut self,
+        principal: &Principal,
+        work: ClaimWork<R>,
+    ) -> Result<R, ToolError> {
+        match work {
+            ClaimWork::Nothing(value) => {
+                self.claim(principal).await?;
+                Ok(value)
+            }
+            ClaimWork::During(work) if self.claimed => {
+                // The claim is already held by this pass; run the work directly.
+                work().map_err(|e| ToolError::tool(e.to_string()))
+            }
+            ClaimWork::During(work) => {
+                let (work, output) = with_output(work);
+                let state = self.opened.as_ref().ok_or_else(no_state)?;
+                let outcome = self
+                    .store
+                    .claim_with_for(principal, state.nonce, state.expires_at_time(), work)
+                    .await;
+                self.settle(principal, outcome, output).await
+            }
+            ClaimWork::After(work) => {
+                // Durable first: if the claim fails, nothing has been done.
+                self.claim(principal).await?;
+                match tokio::task::spawn_blocking(work).await {
+                    Ok(Ok(out)) => Ok(out),
+                    Ok(Err(e)) => Err(ToolError::tool(format!(
+                        "{e}. This confirmation is now used up; call the tool again to ask again."
+                    ))),
+                    Err(e) => {
+                        tracing::error!(error = %e, "work after a committed claim did not finish");
+                        Err(ToolError::tool(
+                            "The confirmed action stopped unexpectedly, so whether it took effect is unknown; check before asking again. This confirmation is now used up.",
+                        ))
+                    }
+                }
+            }
+            ClaimWork::InTx(work) => {
+                if self.claimed {
+                    // A claim made earlier in this pass has committed already; a second
+                    // transaction could not be atomic with it.
+                    return Err(ToolError::protocol(ErrorObject::internal_error(
+                        "transactional work must be the first claim of its retry",
+                    )));
+                }
+                let state = self.opened.as_ref().ok_or_else(no_state)?;
+                let (work, output) = work.detach();
+                let outcome = self
+                    .store
+                    .claim_in_tx(state.nonce, state.expires_at_time(), work)
+                    .await;
+                self.settle(principal, outcome, output).await
+            }
+        }
+    }
+
+    /// The value claimed work left in `output`, or the error its claim outcome means.
+    async fn settle<R>(
+        &mut self,
+        principal: &Principal,
+        outcome: Result<ClaimOutcome, ReplayError>,
+        output: impl FnOnce() -> Option<R>,
+    ) -> Result<R, ToolError> {
+        let carried_out = match outcome {
+            Ok(ClaimOutcome::Claimed) => true,
+            Ok(ClaimOutcome::AlreadyUsed) => return Err(self.refuse_reuse(principal).await),
+            Err(ReplayError::ActionFailed(e)) => {
+                return Err(ToolError::tool(format!(
+                    "{e} (nothing was changed; the confirmation can be retried)"
+                )));
+            }
+            // The change was made; only its record failed. Report what happened (the value),
+            // and tell the operator the store is failing.
+            Err(ReplayError::ActionUnrecorded { cause }) => {
+                tracing::error!(
+                    reason = cause.reason(),
+                    error = %cause,
+                    "the work under a claim was carried out but the claim could not be committed"
+                );
+                false
+            }
+            Err(ReplayError::CommitOutcomeUnknown { cause }) => {
+                tracing::error!(reason = cause.reason(), error = %cause, "claim commit outcome unknown");
+                return Err(ToolError::tool(
+                    "The replay store lost its connection while committing, so whether the change was made is unknown; check before asking again.",
+                ));
+            }
+            Err(e) => return Err(store_failed(&e)),
+        };
+        self.claimed = true;
+        output().ok_or_else(|| {
+            ToolError::protocol(ErrorObject::internal_error(if carried_out {
+                "the committed work produced no value"
+            } else {
+                "the work was carried out but produced no value"
+            }))
+        })
+    }
+}
+
+impl Mrtr {
+    /// The final answer of a `tools/call` pass: the outcome recorded for an identical retry
+    /// when this pass found one (marked with [`REPLAYED_META_KEY`]); otherwise `outcome`,
+    /// recorded with the claim when this pass claimed, so an identical retry gets it again.
+    pub(crate) async fn finish_call(
+        &mut self,
+        principal: &Principal,
+        outcome: Result<CallToolResult, ToolError>,
+    ) -> Result<CallToolResult, ToolError> {
+        if let Some(recorded) = self.replayed.take() {
+            return Ok(replayed_result(recorded));
+        }
+        let (Ok(result), true) = (&outcome, self.claimed) else {
+            return outcome;
+        };
+        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
+            return outcome;
+        };
+        match serde_json::to_vec(result) {
+            Ok(bytes) => {
+                let record = RecordedOutcome::encode(fingerprint, &bytes);
+                let recorded = self
+                    .store
+                    .record_outcome(state.nonce, state.expires_at_time(), &record)
+                    .await;
+                if let Err(e) = recorded {
+                    // The answer stands; an identical retry is refused as "already used".
+                    tracing::warn!(reason = e.reason(), error = %e, "recording a claim's outcome failed");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "a claimed result did not serialise"),
+        }
+        outcome
+    }
+}
+
+/// The result an identical retry gets.
+fn replayed_result(recorded: RecordedOutcome) -> CallToolResult {
+    let mut result = match recorded {
+        RecordedOutcome::Kept(bytes) => match serde_json::from_slice::<CallToolResult>(&bytes) {
+            Ok(result) => result,
+            Err(_) => CallToolResult::error(
+                "This confirmation was already carried out, but its recorded result could not be read back; check the outcome before asking again.",
+            ),
+        },
+        RecordedOutcome::TooLarge { len } => CallToolResult::error(format!(
+            "This confirmation was already carried out by an earlier retry, but its result ({len} bytes) was too large to keep for retries; check the outcome before asking again."
+        )),
+    };
+    result
+        .meta
+        .get_or_insert_with(Default::default)
+        .extra
+        .insert(REPLAYED_META_KEY.to_owned(), Value::Bool(true));
+    result
+}
+
+/// `work` storing its value where the returned reader finds it after the claim.
+fn with_output<R: Send + 'static>(
+    work: Box<dyn FnOnce() -> Result<R, crate::replay::ActionError> + Send>,
+) -> (DuringWork, impl FnOnce() -> Option<R>) {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = std::sync::Arc::clone(&slot);
+    let work: DuringWork = Box::new(move || {
+        let value = work()?;
+        if let Ok(mut guard) = out.lock() {
+            *guard = Some(value);
+        }
+        Ok(())
+    });
+    (work, move || slot.lock().ok().and_then(|mut g| g.take()))
+}
+
+fn no_state() -> ToolError {
+    ToolError::protocol(ErrorObject::internal_error("claim without request state"))
+}
+
+fn already_used() -> ToolError {
+    ToolError::protocol(ErrorObject::invalid_params(
+        "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
+    ))
+}
+
+fn store_failed(e: &ReplayError) -> ToolError {
+    if let ReplayError::PrincipalShareExhausted { .. } = e {
+        // The caller's own doing, and something it can act on: a tool error it can read.
+        return ToolError::tool(format!("{e}; nothing was changed"));
+    }
+    ToolError::protocol(ErrorObject::internal_error(format!(
+        "replay store unavailable ({}); nothing was changed, retry later",
+        e.reason()
+    )))
+}

@@ -1,0 +1,294 @@
+//! How a Streamable HTTP request is answered once it passed the gates: one JSON body, or, when
+//! the handler emits notifications and the client accepts it, an SSE stream of those
+//! notifications followed by the reply. The request deadline covers both.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue, StatusCode};
+use mcp_types::ErrorCode;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Sleep;
+use tokio_util::sync::DropGuard;
+
+use super::envelope;
+use super::gates::{Accepts, json, sse_event};
+use super::http::{LOG_TARGET, Shared, micros};
+use super::service::{
+    CancellationToken, LazyReceiver, Message, NotificationSink, Reply, ReplyKind, RequestContext,
+};
+use crate::Principal;
+use crate::log_safe::LogSafe;
+
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+
+/// Per-request log record; logs exactly once, as "cancelled" if dropped unfinished (client
+/// disconnect).
+pub(super) struct RequestLog {
+    pub(super) id: Value,
+    pub(super) method: String,
+    pub(super) principal: Principal,
+    pub(super) started: Instant,
+    pub(super) done: bool,
+}
+
+impl RequestLog {
+    fn finish(&mut self, status: StatusCode, outcome: &str) {
+        self.done = true;
+        tracing::info!(
+            target: LOG_TARGET,
+            request_id = %LogSafe(&self.id),
+            method = %LogSafe(&self.method),
+            principal = %LogSafe(&self.principal),
+            status = status.as_u16(),
+            outcome,
+            latency_us = micros(self.started),
+            "mcp request"
+        );
+    }
+}
+
+impl Drop for RequestLog {
+    fn drop(&mut self) {
+        if !self.done {
+            tracing::info!(
+                target: LOG_TARGET,
+                request_id = %LogSafe(&self.id),
+                method = %LogSafe(&self.method),
+                principal = %LogSafe(&self.principal),
+                outcome = "cancelled",
+                latency_us = micros(self.started),
+                "mcp request: client disconnected"
+            );
+        }
+    }
+}
+
+fn outcome(reply: &Reply) -> &'static str {
+    match reply.kind {
+        ReplyKind::Result => "ok",
+        _ => "error",
+    }
+}
+
+type HandlerFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
+
+fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
+    Reply::error(
+        ErrorCode::InternalError,
+        envelope::error_body(
+            Some(id),
+            ErrorCode::InternalError,
+            &format!(
+                "Internal error: request timed out after {} ms",
+                timeout.as_millis()
+            ),
+        ),
+    )
+}
+
+fn no_reply(id: &Value) -> Reply {
+    Reply::error(
+        ErrorCode::InternalError,
+        envelope::error_body(
+            Some(id),
+            ErrorCode::InternalError,
+            "Internal error: the server produced no response",
+        ),
+    )
+}
+
+pub(super) async fn handle_request(
+    shared: &Shared,
+    message: Message,
+    mut log: RequestLog,
+    accept: Accepts,
+    deadline: Pin<&mut Sleep>,
+) -> Response {
+    let cancel = CancellationToken::new();
+    // Dropping the guard (response sent, or client gone) cancels the request's token.
+    let guard = cancel.clone().drop_guard();
+    // Most requests emit no notification: the channel is created on the first send only.
+    let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
+    let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
+    let service = Arc::clone(&shared.service);
+    let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
+    let timeout = shared.request_timeout;
+
+    let mut sse = SseState {
+        handler: None,
+        rx: None,
+        lazy: None,
+        pending: Vec::new(),
+        reply: None,
+        deadline: deadline.deadline(),
+        timeout,
+        log: None,
+        _guard: guard,
+    };
+    if !accept.json {
+        sse.handler = Some(handler);
+        sse.lazy = Some(lazy);
+        sse.log = Some(log);
+        return sse_response(sse);
+    }
+
+    // JSON phase: wait for the reply; switch to SSE on the first notification. The handler is
+    // polled first: one that finishes on its first poll (the common case) never touches the
+    // notification or timer machinery.
+    let mut deadline = deadline;
+    let mut rx: Option<mpsc::Receiver<Bytes>> = None;
+    loop {
+        tokio::select! {
+            biased;
+            reply = &mut handler => {
+                let reply = reply.unwrap_or_else(|| no_reply(&log.id));
+                // Notifications queued in the same poll that produced the reply still go first.
+                if accept.sse && let Some(mut rx) = rx.take().or_else(|| lazy.try_take())
+                    && let Ok(note) = rx.try_recv()
+                {
+                    sse.pending.push(note);
+                    while let Ok(note) = rx.try_recv() {
+                        sse.pending.push(note);
+                    }
+                    sse.reply = Some(reply);
+                    sse.log = Some(log);
+                    return sse_response(sse);
+                }
+                let status = reply.http_status();
+                log.finish(status, outcome(&reply));
+                drop(sse);
+                return json(status, reply.body);
+            },
+            opened = lazy.opened(), if rx.is_none() => {
+                if accept.sse {
+                    sse.handler = Some(handler);
+                    sse.rx = Some(opened);
+                    sse.log = Some(log);
+                    return sse_response(sse);
+                }
+                // JSON only: the client cannot receive notifications; drain and drop them.
+                rx = Some(opened);
+            },
+            note = async { rx.as_mut()?.recv().await }, if rx.is_some() => {
+                if note.is_none() {
+                    // Every sender is gone; `opened` never fires twice, so this stays quiet.
+                    rx = None;
+                }
+            },
+            () = deadline.as_mut() => {
+                drop(handler);
+                let reply = timeout_reply(&log.id, timeout);
+                log.finish(StatusCode::OK, "timeout");
+                return json(StatusCode::OK, reply.body);
+            },
+        }
+    }
+}
+
+/// An SSE response in progress. Dropping it (client disconnect) drops the handler and cancels
+/// the request.
+struct SseState {
+    handler: Option<HandlerFuture>,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    /// The not-yet-created channel, until the handler first sends.
+    lazy: Option<LazyReceiver>,
+    /// Notifications already received, to send before anything else.
+    pending: Vec<Bytes>,
+    /// The final response, once known.
+    reply: Option<Reply>,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+    log: Option<RequestLog>,
+    _guard: DropGuard,
+}
+
+impl SseState {
+    /// Moves the channel's receiver in once the handler has created it.
+    fn adopt_lazy(&mut self) {
+        if self.rx.is_none()
+            && let Some(rx) = self.lazy.as_ref().and_then(LazyReceiver::try_take)
+        {
+            self.rx = Some(rx);
+            self.lazy = None;
+        }
+    }
+
+    /// The next event, or `None` once the final response was sent.
+    async fn next_event(&mut self) -> Option<Bytes> {
+        if !self.pending.is_empty() {
+            return Some(sse_event(&self.pending.remove(0)));
+        }
+        loop {
+            self.adopt_lazy();
+            if let Some(reply) = self.reply.take() {
+                // Drain notifications the handler queued before returning, then the reply.
+                if let Some(note) = self.rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                    self.reply = Some(reply);
+                    return Some(sse_event(&note));
+                }
+                self.rx = None;
+                self.lazy = None;
+                if let Some(log) = self.log.as_mut() {
+                    log.finish(StatusCode::OK, outcome(&reply));
+                }
+                return Some(sse_event(&reply.body));
+            }
+            let handler = self.handler.as_mut()?;
+            let rx_open = self.rx.is_some();
+            let lazy = self.lazy.as_ref();
+            let lazy_waiting = !rx_open && lazy.is_some();
+            tokio::select! {
+                biased;
+                note = async { self.rx.as_mut()?.recv().await }, if rx_open => match note {
+                    Some(note) => return Some(sse_event(&note)),
+                    None => self.rx = None,
+                },
+                opened = async { Some(lazy?.opened().await) }, if lazy_waiting => {
+                    self.rx = opened;
+                    self.lazy = None;
+                },
+                reply = handler => {
+                    self.handler = None;
+                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
+                    self.reply = Some(reply.unwrap_or_else(|| no_reply(&id)));
+                }
+                () = tokio::time::sleep_until(self.deadline) => {
+                    self.handler = None;
+                    self.rx = None;
+                    self.lazy = None;
+                    let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
+                    if let Some(log) = self.log.as_mut() {
+                        log.finish(StatusCode::OK, "timeout");
+                    }
+                    return Some(sse_event(&timeout_reply(&id, self.timeout).body));
+                }
+            }
+        }
+    }
+}
+
+fn sse_response(state: SseState) -> Response {
+    let stream = futures::stream::unfold(state, |mut state| async move {
+        let event = state.next_event().await?;
+        Some((Ok::<_, std::convert::Infallible>(event), state))
+    });
+    (
+        StatusCode::OK,
+        [
+            (CONTENT_TYPE, EVENT_STREAM),
+            (CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+            (X_ACCEL_BUFFERING, HeaderValue::from_static("no")),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}

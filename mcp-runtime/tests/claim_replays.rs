@@ -1,0 +1,227 @@
+//! Idempotent retries, per store: the same principal retrying the same `requestState` with the
+//! same answers gets the result the claim recorded (marked as a replay in `_meta`), and the
+//! work runs once; any other reuse stays refused. PostgreSQL and Redis tests print `skipped:`
+//! and pass without a server, unless `MCP_REQUIRE_POSTGRES` / `MCP_REQUIRE_REDIS` is set.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use mcp_runtime::context::REPLAYED_META_KEY;
+use mcp_runtime::prelude::*;
+use mcp_runtime::replay::{MAX_RECORDED_OUTCOME, MemoryReplayStore, Nonce, ReplayStore};
+use serde_json::{Value, json};
+
+#[derive(Clone, Default)]
+struct Effects(Arc<AtomicUsize>);
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// How many bytes of text to answer with (0: a short answer).
+    size: usize,
+}
+
+#[derive(ElicitForm)]
+struct Confirm {
+    /// Yes, do it
+    confirm: bool,
+}
+
+/// Counts an effect under the claim once confirmed.
+#[tool(destructive, requires(form_elicitation))]
+async fn act(
+    ctx: &mut ToolContext,
+    State(effects): State<Effects>,
+    args: Args,
+) -> Result<String, ToolError> {
+    let outcome = ctx
+        .elicit_with_commit::<Confirm, _, _>("confirm", "Sure?", (), move |c| {
+            if c.confirm {
+                Ok(effects.0.fetch_add(1, Ordering::SeqCst) + 1)
+            } else {
+                Ok(0)
+            }
+        })
+        .await?;
+    match outcome {
+        Elicitation::Accepted(_) if args.size > 0 => Ok("x".repeat(args.size)),
+        Elicitation::Accepted(n) => Ok(format!("Done {n}.")),
+        _ => Ok("Nothing done.".to_owned()),
+    }
+}
+
+fn body(size: usize, extra: Value) -> Vec<u8> {
+    let mut params = json!({
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}},
+        "name": "act",
+        "arguments": {"size": size}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
+async fn send(server: &Server, who: &str, body: &[u8]) -> Value {
+    serde_json::from_slice(
+        &server
+            .handle_bytes(body, &Principal::new(who))
+            .await
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+fn answer(size: usize, confirm: bool, state: &str) -> Vec<u8> {
+    body(
+        size,
+        json!({"requestState": state, "inputResponses": {"confirm":
+            {"action": "accept", "content": {"confirm": confirm}}}}),
+    )
+}
+
+fn text(r: &Value) -> String {
+    r["error"]["message"]
+        .as_str()
+        .or_else(|| r["result"]["content"][0]["text"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The whole contract, against one store.
+async fn identical_retries_replay(store: Arc<dyn ReplayStore>) {
+    let effects = Effects::default();
+    let server = Server::builder(Implementation::new("t", "1.0"))
+        .tools(tools![act])
+        .state(effects.clone())
+        .replay_store(store.clone())
+        .build()
+        .unwrap();
+    let first = send(&server, "me", &body(0, json!({}))).await;
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let done = send(&server, "me", &answer(0, true, &state)).await;
+    assert_eq!(text(&done), "Done 1.", "{done}");
+    assert!(done["result"]["_meta"].get(REPLAYED_META_KEY).is_none());
+    for _ in 0..2 {
+        let again = send(&server, "me", &answer(0, true, &state)).await;
+        assert_eq!(text(&again), "Done 1.", "{again}");
+        assert_eq!(again["result"]["_meta"][REPLAYED_META_KEY], true, "{again}");
+    }
+    assert_eq!(effects.0.load(Ordering::SeqCst), 1);
+    let other = send(&server, "me", &answer(0, false, &state)).await;
+    assert!(text(&other).contains("already used"), "{other}");
+    let stranger = send(&server, "mallory", &answer(0, true, &state)).await;
+    assert_eq!(stranger["error"]["code"], -32602, "{stranger}");
+    assert_eq!(effects.0.load(Ordering::SeqCst), 1);
+
+    // A result too large to keep: the identical retry is told so, and nothing runs again.
+    let big = MAX_RECORDED_OUTCOME + 1;
+    let first = send(&server, "me", &body(big, json!({}))).await;
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let done = send(&server, "me", &answer(big, true, &state)).await;
+    assert_eq!(text(&done).len(), big);
+    let again = send(&server, "me", &answer(big, true, &state)).await;
+    assert_eq!(again["result"]["isError"], true, "{again}");
+    assert!(text(&again).contains("too large to keep"), "{again}");
+    assert_eq!(again["result"]["_meta"][REPLAYED_META_KEY], true);
+    assert_eq!(effects.0.load(Ordering::SeqCst), 2);
+}
+
+/// A recorded outcome expires with its claim.
+async fn outcomes_expire_with_the_claim(store: &dyn ReplayStore, seed: u8) {
+    let live = Nonce::from_bytes([seed; 16]);
+    let expired = Nonce::from_bytes([seed.wrapping_add(1); 16]);
+    let later = SystemTime::now() + Duration::from_secs(300);
+    let past = SystemTime::now() - Duration::from_secs(5);
+    store.claim(live, later).await.unwrap();
+    store.claim(expired, past).await.unwrap();
+    store.record_outcome(live, later, b"kept").await.unwrap();
+    store.record_outcome(expired, past, b"gone").await.unwrap();
+    assert_eq!(
+        store.recorded_outcome(live).await.unwrap().as_deref(),
+        Some(&b"kept"[..])
+    );
+    assert_eq!(store.recorded_outcome(expired).await.unwrap(), None);
+    // No claim, no outcome.
+    let never = Nonce::from_bytes([seed.wrapping_add(2); 16]);
+    assert_eq!(store.recorded_outcome(never).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn memory_store_replays_identical_retries() {
+    let store = Arc::new(MemoryReplayStore::new(100));
+    identical_retries_replay(store.clone()).await;
+    outcomes_expire_with_the_claim(&*store, 1).await;
+}
+
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn sqlite_store_replays_identical_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("r.db"))
+            .await
+            .unwrap(),
+    );
+    identical_retries_replay(store.clone()).await;
+    outcomes_expire_with_the_claim(&*store, 1).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn postgres_store_replays_identical_retries() {
+    let url = std::env::var("MCP_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).unwrap();
+    let table = format!("replays_{:08x}", u32::from_le_bytes(r));
+    let store =
+        match mcp_runtime::replay::PostgresReplayStore::connect_with_table(&url, &table).await {
+            Ok(store) => Arc::new(store),
+            Err(e) => {
+                assert!(
+                    std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),
+                    "MCP_REQUIRE_POSTGRES is set but PostgreSQL at {url} is unreachable: {e}"
+                );
+                println!("skipped: no PostgreSQL at {url}: {e}");
+                return;
+            }
+        };
+    identical_retries_replay(store.clone()).await;
+    outcomes_expire_with_the_claim(&*store, 1).await;
+    let client = store.pool().get().await.unwrap();
+    client
+        .batch_execute(&format!("DROP TABLE \"{table}\""))
+        .await
+        .unwrap();
+}
+
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn redis_store_replays_identical_retries() {
+    let url = std::env::var("MCP_TEST_REDIS_URL")
+        .unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned());
+    let store = match mcp_runtime::replay::RedisReplayStore::connect(&url).await {
+        Ok(store) => store,
+        Err(e) => {
+            assert!(
+                std::env::var_os("MCP_REQUIRE_REDIS").is_none(),
+                "MCP_REQUIRE_REDIS is set but Redis at {url} is unreachable: {e}"
+            );
+            println!("skipped: no Redis at {url}: {e}");
+            return;
+        }
+    };
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).unwrap();
+    let prefix = format!("mcp:test:replays:{:08x}", u32::from_le_bytes(r));
+    let store = Arc::new(store.with_prefix(&prefix).unwrap());
+    // Redis keeps every key at least a second (it must outlive the token), so expiry is
+    // Redis's own `PXAT` and is not checked here.
+    identical_retries_replay(store).await;
+}
