@@ -49,6 +49,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod server;
 pub mod state;
+pub mod tasks;
 pub mod tool;
 pub mod transport;
 pub mod uri_template;

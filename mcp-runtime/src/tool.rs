@@ -38,6 +38,17 @@ pub trait ToolHandler: Send + Sync + 'static {
         &[]
     }
 
+    /// Whether the tool runs as a task (the tasks extension). `Forbidden` unless registered
+    /// with [`ToolRouter::task`](crate::router::ToolRouter::task).
+    fn task_support(&self) -> mcp_types::TaskSupport {
+        mcp_types::TaskSupport::Forbidden
+    }
+
+    /// When a task-supporting tool becomes a task (see [`crate::tasks::TaskStart`]).
+    fn task_start(&self) -> crate::tasks::TaskStart {
+        crate::tasks::TaskStart::OnCall
+    }
+
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
     fn call<'a>(
         &'a self,

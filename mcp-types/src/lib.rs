@@ -73,6 +73,7 @@ pub mod result;
 pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tools;
 
 pub use capabilities::*;
@@ -93,6 +94,7 @@ pub use result::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 
 /// A JSON object (`{ [key: string]: unknown }` in the spec).

@@ -199,11 +199,16 @@ pub fn build_server_with(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
     ))
-    .tools(tools![
-        notes_list,
-        notes_delete,
-        crate::connect::notes_connect_export
-    ])
+    .tools(
+        tools![
+            notes_list,
+            notes_delete,
+            crate::connect::notes_connect_export,
+            crate::export::notes_export
+        ]
+        // A long export runs as a task for clients that support the tasks extension.
+        .task("notes_export", mcp_runtime::tasks::TaskSupport::Optional),
+    )
     .resources(resources![note])
     // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
     // otherwise); stdio and --auth-file tokens carry no scopes and are not restricted.
@@ -218,7 +223,9 @@ pub fn build_server_with(
     .state_ttl(state_ttl)
     .instructions(
         "Notes live in workspaces named by file: URIs. notes_list shows ids and titles; \
-             notes_delete always asks the user which note and for confirmation.",
+             notes_delete always asks the user which note and for confirmation; notes_export \
+             bundles a workspace into one Markdown text (a task when the client supports \
+             tasks).",
     )
     .build()
 }
