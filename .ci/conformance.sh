@@ -3,6 +3,10 @@
 # scenarios, then the 2025-11-25 ones (served through the runtime's legacy adapter, from the
 # same fixture handlers).
 #
+# The 2026-07-28 run counts every scenario it runs (CONFORMANCE_ALL=1): the 37 scored ones,
+# the pending ones and the ten tasks-* extension scenarios (SEP-2663) alike, and it fails
+# unless all ten tasks-* scenarios reported a result.
+#
 # Builds the fixture server (debug), starts it on a free loopback port (port 0), runs
 # ../shared/conformance/run-server-suite against it once per revision, stops it, and fails if
 # either suite fails. Each suite's last line is "conformance: N passed, M failed"; per-scenario
@@ -65,7 +69,10 @@ run_suite() {
   echo "conformance: === $spec server suite ==="
   out_log=$(mktemp "${TMPDIR:-/tmp}/conformance-suite.XXXXXX.log")
   set +e
-  CONFORMANCE_SPEC=$spec CONFORMANCE_OUT=${CONFORMANCE_OUT:+$CONFORMANCE_OUT/$spec} "$SUITE" "$URL" "$@" 2>&1 | tee "$out_log"
+  # Every scenario counts for the 2026-07-28 run (the extension and pending ones too).
+  local all=0
+  [ "$spec" = 2026-07-28 ] && all=1
+  CONFORMANCE_ALL=$all CONFORMANCE_SPEC=$spec CONFORMANCE_OUT=${CONFORMANCE_OUT:+$CONFORMANCE_OUT/$spec} "$SUITE" "$URL" "$@" 2>&1 | tee "$out_log"
   rc=${PIPESTATUS[0]}
   set -e
   # Every scored check must pass: there is no expected-failures list.
@@ -77,6 +84,16 @@ run_suite() {
     echo "conformance: the $spec suite exited with $rc; server log: $LOG" >&2
   fi
   SUMMARIES+=("$spec: $(grep '^conformance: [0-9]* passed' "$out_log" | tail -n1)")
+  if [ "$spec" = 2026-07-28 ]; then
+    # The tasks extension: each of its ten scenarios must have run (a harness that skipped
+    # one would otherwise pass silently).
+    local ran
+    ran=$(grep -oE '^[^ ]+ tasks-[a-z-]+:' "$out_log" | sort -u | wc -l)
+    if [ "$ran" -ne 10 ]; then
+      echo "conformance: expected the 10 tasks-* scenarios to run, saw $ran; server log: $LOG" >&2
+      return 1
+    fi
+  fi
   return "$rc"
 }
 

@@ -5,8 +5,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::form::generic_arg;
-use crate::tool::{last_ident, valid_name};
+use crate::params::{self, Param};
+use crate::tool::valid_name;
 use crate::util::{self, Errors};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -110,15 +110,19 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
     out
 }
 
-enum Param {
-    Ctx { mutable: bool },
-    Uri,
-    State(syn::Type),
-    Args(syn::Type),
+/// A parsed `#[prompt]`/`#[resource]`: attributes, name, URI and parameters.
+struct Decl<'a> {
+    kind: Kind,
+    attrs: Attrs,
+    func: &'a syn::ItemFn,
+    fn_name: String,
+    name: String,
+    uri: String,
+    params: Vec<Param>,
 }
 
 pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
             let mut out = syn::Error::new(
@@ -133,7 +137,9 @@ pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenS
             return out;
         }
     };
-    match generate(kind, attr, &func) {
+    let generated = generate(kind, attr, &func);
+    params::strip_attrs(&mut func);
+    match generated {
         Ok(t) => quote!(#func #t),
         Err(e) => {
             let e = e.to_compile_error();
@@ -144,10 +150,46 @@ pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenS
 
 fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let attrs = parse_attrs(kind, attr, &mut errors);
-    let what = kind.attr();
-    let sig = &func.sig;
-    let ident = &sig.ident;
+    let decl = parse(kind, attr, func, &mut errors);
+    validate(&decl, &mut errors);
+    errors.finish()?;
+    expand_decl(&decl)
+}
+
+/// Parse: attributes, name, URI and parameters.
+fn parse<'a>(
+    kind: Kind,
+    attr: TokenStream,
+    func: &'a syn::ItemFn,
+    errors: &mut Errors,
+) -> Decl<'a> {
+    let attrs = parse_attrs(kind, attr, errors);
+    let fn_name = func.sig.ident.to_string();
+    let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
+    let name = attrs
+        .name
+        .as_ref()
+        .map_or_else(|| fn_name.clone(), syn::LitStr::value);
+    let uri = attrs
+        .uri
+        .as_ref()
+        .map(syn::LitStr::value)
+        .unwrap_or_default();
+    let params = params::parse(&func.sig, &format!("#[{}]", kind.attr()), errors);
+    Decl {
+        kind,
+        attrs,
+        func,
+        fn_name,
+        name,
+        uri,
+        params,
+    }
+}
+
+/// Validate: signature, name, URI, and which parameters this kind takes.
+fn validate(decl: &Decl<'_>, errors: &mut Errors) {
+    let (kind, what, sig) = (decl.kind, decl.kind.attr(), &decl.func.sig);
     if !sig.generics.params.is_empty() {
         errors.spanned(
             &sig.generics,
@@ -157,31 +199,21 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
     if let Some(c) = &sig.constness {
         errors.spanned(c, format!("a #[{what}] function cannot be `const`"));
     }
-    let fn_name = ident.to_string();
-    let fn_name = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
-    let name = match &attrs.name {
-        Some(n) => {
-            if kind == Kind::Prompt && !valid_name(&n.value()) {
-                errors.spanned(
-                    n,
-                    "prompt names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
-                );
-            }
-            n.value()
+    if kind == Kind::Prompt && !valid_name(&decl.name) {
+        match &decl.attrs.name {
+            Some(n) => errors.spanned(
+                n,
+                "prompt names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
+            ),
+            None => errors.spanned(
+                &sig.ident,
+                "this function name is not a valid prompt name; set `name = \"...\"`",
+            ),
         }
-        None => {
-            if kind == Kind::Prompt && !valid_name(&fn_name) {
-                errors.spanned(
-                    ident,
-                    "this function name is not a valid prompt name; set `name = \"...\"`",
-                );
-            }
-            fn_name.clone()
-        }
-    };
-    let uri = match (kind, &attrs.uri) {
+    }
+    match (kind, &decl.attrs.uri) {
         (Kind::Resource, Some(u)) => {
-            let v = u.value();
+            let v = &decl.uri;
             let balanced = v.matches('{').count() == v.matches('}').count();
             if v.is_empty() || !v.contains(':') || !balanced {
                 errors.spanned(
@@ -190,284 +222,436 @@ fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<To
                      such as \"notes://{id}\"",
                 );
             }
-            v
         }
-        (Kind::Resource, None) => {
-            errors.spanned(
-                ident,
-                "#[resource] needs `uri = \"...\"` (a fixed URI or a URI template with `{var}`)",
-            );
-            String::new()
-        }
-        (Kind::Prompt, _) => String::new(),
-    };
+        (Kind::Resource, None) => errors.spanned(
+            &sig.ident,
+            "#[resource] needs `uri = \"...\"` (a fixed URI or a URI template with `{var}`)",
+        ),
+        (Kind::Prompt, _) => {}
+    }
+    validate_params(decl, errors);
+}
 
-    let mut params = Vec::new();
-    let mut args_seen = false;
-    for input in &sig.inputs {
-        match input {
-            syn::FnArg::Receiver(r) => errors.spanned(
-                r,
-                format!("#[{what}] goes on free functions, not methods; pass shared data with `State<T>`"),
+fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
+    // Prompts: an undocumented parameter may be an extractor, so two arguments types are
+    // found by `build()`; resources still take their variables struct by position.
+    if decl.kind == Kind::Resource {
+        params::validate_args(&decl.params, errors);
+    }
+    for p in &decl.params {
+        match (decl.kind, p) {
+            (Kind::Prompt, Param::Uri) => errors.spanned(
+                &decl.func.sig.ident,
+                "`ResourceUri` is a parameter of `#[resource]` functions, not prompts",
             ),
-            syn::FnArg::Typed(pt) => {
-                let ty = &*pt.ty;
-                if let syn::Type::Reference(r) = ty
-                    && last_ident(&r.elem).is_some_and(|i| i == "ToolContext")
-                {
-                    params.push(Param::Ctx {
-                        mutable: r.mutability.is_some(),
-                    });
-                } else if let Some(inner) = generic_arg(ty, "State") {
-                    params.push(Param::State(inner.clone()));
-                } else if kind == Kind::Resource
-                    && last_ident(ty).is_some_and(|i| i == "ResourceUri")
-                {
-                    params.push(Param::Uri);
-                } else if matches!(ty, syn::Type::Reference(_)) {
-                    errors.spanned(
-                        ty,
-                        format!(
-                            "#[{what}] parameters are `&mut ToolContext`, `State<T>` or one owned \
-                             arguments struct; references other than the context are not allowed"
-                        ),
-                    );
-                } else {
-                    if args_seen {
-                        errors.spanned(
-                            ty,
-                            "at most one arguments type: put every argument into one \
-                             `#[derive(Deserialize, JsonSchema)]` struct",
-                        );
-                    }
-                    if kind == Kind::Resource && !uri.contains('{') {
-                        errors.spanned(
-                            ty,
-                            "a resource with a fixed URI takes no arguments; use a URI template \
-                             (`{var}`) and a struct with one field per variable",
-                        );
-                    }
-                    args_seen = true;
-                    params.push(Param::Args(ty.clone()));
-                }
+            (Kind::Resource, Param::Arg(a)) => errors.spanned(
+                &a.ident,
+                "a resource's template variables come from one struct with a field per variable, \
+                 not from documented parameters",
+            ),
+            (Kind::Resource, Param::Args(t)) if !decl.uri.contains('{') => errors.spanned(
+                t,
+                "a resource with a fixed URI takes no arguments; use a URI template \
+                 (`{var}`) and a struct with one field per variable",
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// How the generated handler gets each parameter.
+#[derive(Default)]
+struct Plan {
+    items: Vec<TokenStream>,
+    /// Prompts: each extracted parameter's declaration.
+    declares: Vec<TokenStream>,
+    /// Resources: state extraction; prompts: every extraction (from `__call`).
+    prelude: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+    /// Resources: a variables struct is taken.
+    has_args: bool,
+}
+
+/// Expand, part 1: parameters → extraction code.
+fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
+    match decl.kind {
+        Kind::Prompt => plan_prompt(decl, ms),
+        Kind::Resource => plan_resource(decl),
+    }
+}
+
+/// A prompt's parameters, made as a tool's are: by `FromToolCall`, documented parameters
+/// gathered into one hidden struct whose field types are checked to be strings.
+fn plan_prompt(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
+    let mut plan = Plan::default();
+    let plain = params::plain(&decl.params);
+    let args_var = format_ident!("__args");
+    let extract = |plan: &mut Plan, ty: &dyn quote::ToTokens, span: Span, var: &syn::Ident| {
+        let (items, declare, extraction) = params::extractor(&ty, span, var);
+        plan.items.push(items);
+        plan.declares.push(declare);
+        plan.prelude.push(extraction);
+    };
+    if !plain.is_empty() {
+        let hidden = params::args_struct_name();
+        plan.items
+            .push(params::args_struct(ms, &hidden, &plain, None));
+        extract(&mut plan, &hidden, Span::call_site(), &args_var);
+        // Prompt arguments travel as strings: checked here, at compile time, per parameter.
+        let checks = plain.iter().map(|a| {
+            let ty = &a.ty;
+            quote_spanned!(ty.span()=> __ms::prompt_argument::<#ty>();)
+        });
+        plan.items
+            .push(quote!(#[allow(dead_code)] fn __prompt_argument_types() { #(#checks)* }));
+    }
+    for (i, p) in decl.params.iter().enumerate() {
+        match p {
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
+            }
+            Param::Uri => {}
+            Param::State { ty, .. } | Param::Args(ty) => {
+                let var = format_ident!("__p{}", i);
+                extract(&mut plan, ty, ty.span(), &var);
+                plan.call_args.push(quote!(#var));
+            }
+            Param::Arg(a) => {
+                let ident = &a.ident;
+                plan.call_args.push(quote!(#args_var.#ident));
             }
         }
     }
-    errors.finish()?;
+    plan
+}
 
-    let krate = util::crate_path(attrs.krate.as_ref())?;
+/// A resource's parameters: the context, `State<T>`, `ResourceUri` and the variables struct.
+fn plan_resource(decl: &Decl<'_>) -> Plan {
+    let mut plan = Plan::default();
+    for (i, p) in decl.params.iter().enumerate() {
+        match p {
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
+            }
+            Param::Uri => plan
+                .call_args
+                .push(quote!(__ms::ResourceUri(uri.to_owned()))),
+            Param::State { inner: t, .. } => {
+                let v = format_ident!("__state{}", i);
+                plan.prelude
+                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
+                plan.call_args.push(quote!(#v));
+            }
+            Param::Args(t) => {
+                plan.has_args = true;
+                plan.items.push(quote_spanned!(t.span()=>
+                    fn __args_type() -> __ms::VarsType<#t> { __ms::vars_type::<#t>() }));
+                plan.call_args.push(quote!(__args));
+            }
+            // Refused by `validate_params`.
+            Param::Arg(_) => {}
+        }
+    }
+    plan
+}
+
+fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
+    let krate = util::crate_path(decl.attrs.krate.as_ref())?;
     let ms = util::support(&krate);
+    let plan = plan(decl, &ms);
+    let (kind, attrs, sig) = (decl.kind, &decl.attrs, &decl.func.sig);
+    let (name, uri, fn_name, ident) = (&decl.name, &decl.uri, &decl.fn_name, &sig.ident);
     let title = util::opt_str(&attrs.title);
-    let description = util::description(&attrs.description, &func.attrs);
+    let description = util::description(&attrs.description, &decl.func.attrs);
     let requires = &attrs.requires;
     let completions = attrs
         .completions
         .iter()
         .map(|(n, p)| quote_spanned!(p.span()=> (#n, #p as __ms::CompletionFn)));
-
-    let mut prelude = Vec::new();
-    let mut call_args = Vec::new();
-    let mut schema = quote!(__ms::no_input_schema);
-    let mut vars_schema = quote!(::core::option::Option::None);
-    let mut args_check = match kind {
-        Kind::Prompt => quote!(__ms::no_args(&args)?;),
-        Kind::Resource => quote!(),
+    let Plan {
+        items,
+        declares,
+        prelude,
+        call_args,
+        has_args,
+    } = &plan;
+    let (schema, vars_schema, args_check) = match (kind, has_args) {
+        (Kind::Prompt, _) => (
+            quote!(&[#(#declares),*]),
+            quote!(),
+            quote!(let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);),
+        ),
+        (Kind::Resource, true) => (
+            quote!(),
+            quote!(::core::option::Option::Some(__args_type().schema)),
+            quote!(let __args = (__args_type().parse)(args)?;),
+        ),
+        (Kind::Resource, false) => (quote!(), quote!(::core::option::Option::None), quote!()),
     };
-    for (i, p) in params.iter().enumerate() {
-        match p {
-            Param::Ctx { mutable: true } => call_args.push(quote!(ctx)),
-            Param::Ctx { mutable: false } => call_args.push(quote!(&*ctx)),
-            Param::Uri => call_args.push(quote!(__ms::ResourceUri(uri.to_owned()))),
-            Param::State(t) => {
-                let v = format_ident!("__state{}", i);
-                prelude
-                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                call_args.push(quote!(#v));
-            }
-            Param::Args(t) => {
-                match kind {
-                    Kind::Prompt => {
-                        schema = quote_spanned!(t.span()=> __ms::input_schema::<#t>);
-                        args_check = quote_spanned!(t.span()=>
-                            let __args = __ms::parse_args::<#t>(args, &__s.expected)?;
-                        );
-                    }
-                    Kind::Resource => {
-                        vars_schema = quote_spanned!(t.span()=>
-                            ::core::option::Option::Some(__ms::input_schema::<#t> as fn() -> _));
-                        args_check = quote_spanned!(t.span()=>
-                            let __args = __ms::parse_vars::<#t>(args)?;
-                        );
-                    }
-                }
-                call_args.push(quote!(__args));
-            }
-        }
-    }
     let ret_span = match &sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => ident.span(),
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
-    let vis = &func.vis;
-
-    let body = match kind {
-        Kind::Prompt => {
-            let into = quote_spanned!(ret_span=> __ms::into_prompt_result(__ret));
-            let doc =
-                format!("The `{name}` prompt, generated by `#[prompt]` from [`{fn_name}()`].");
-            quote! {
-                #[doc = #doc]
-                #[allow(non_camel_case_types)]
-                #[derive(Debug, Default, Clone, Copy)]
-                #vis struct #ident {}
-
-                const _: () = {
-                    use #ms as __ms;
-
-                    fn __static() -> &'static __ms::PromptStatic {
-                        static CELL: ::std::sync::OnceLock<__ms::PromptStatic> = ::std::sync::OnceLock::new();
-                        CELL.get_or_init(|| {
-                            __ms::PromptStatic::build(__ms::PromptSpec {
-                                name: #name,
-                                title: #title,
-                                description: #description,
-                                requires: &[#(__ms::Requirement::#requires),*],
-                                arguments: #schema,
-                                completions: &[#(#completions),*],
-                            })
-                        })
-                    }
-
-                    impl __ms::PromptHandler for #ident {
-                        fn descriptor(&self) -> &__ms::mcp_types::Prompt {
-                            &__static().prompt
-                        }
-
-                        fn declaration_error(&self) -> ::core::option::Option<&str> {
-                            __static().error.as_deref()
-                        }
-
-                        fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
-                            &__static().capabilities
-                        }
-
-                        fn has_completions(&self) -> bool {
-                            __static().has_completions()
-                        }
-
-                        fn complete(
-                            &self,
-                            argument: &str,
-                            value: &str,
-                            context: &__ms::mcp_types::CompletionContext,
-                        ) -> ::core::option::Option<::std::vec::Vec<::std::string::String>> {
-                            __static().complete(argument, value, context)
-                        }
-
-                        #[allow(unused_variables)]
-                        fn get<'a>(
-                            &'a self,
-                            ctx: &'a mut __ms::ToolContext,
-                            args: __ms::mcp_types::JsonObject,
-                        ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::GetPromptResult, __ms::ToolError>> {
-                            ::std::boxed::Box::pin(async move {
-                                let __s = __static();
-                                __s.check()?;
-                                #args_check
-                                #(#prelude)*
-                                let __ret = #ident(#(#call_args),*) #await_;
-                                #into
-                            })
-                        }
-                    }
-                };
-            }
-        }
-        Kind::Resource => {
-            let into = quote_spanned!(ret_span=> __ms::into_contents(__ret, uri, __s.descriptor.mime_type()));
-            let mime = util::opt_str(&attrs.mime_type);
-            let ttl = attrs.ttl_ms.unwrap_or(0);
-            let public = attrs.public.unwrap_or(false);
-            let doc =
-                format!("The `{uri}` resource, generated by `#[resource]` from [`{fn_name}()`].");
-            quote! {
-                #[doc = #doc]
-                #[allow(non_camel_case_types)]
-                #[derive(Debug, Default, Clone, Copy)]
-                #vis struct #ident {}
-
-                const _: () = {
-                    use #ms as __ms;
-
-                    fn __static() -> &'static __ms::ResourceStatic {
-                        static CELL: ::std::sync::OnceLock<__ms::ResourceStatic> = ::std::sync::OnceLock::new();
-                        CELL.get_or_init(|| {
-                            __ms::ResourceStatic::build(__ms::ResourceSpec {
-                                uri: #uri,
-                                name: #name,
-                                title: #title,
-                                description: #description,
-                                mime_type: #mime,
-                                requires: &[#(__ms::Requirement::#requires),*],
-                                ttl_ms: #ttl,
-                                public: #public,
-                                variables: #vars_schema,
-                                completions: &[#(#completions),*],
-                            })
-                        })
-                    }
-
-                    impl __ms::ResourceHandler for #ident {
-                        fn descriptor(&self) -> &__ms::ResourceDescriptor {
-                            &__static().descriptor
-                        }
-
-                        fn declaration_error(&self) -> ::core::option::Option<&str> {
-                            __static().error.as_deref()
-                        }
-
-                        fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
-                            &__static().capabilities
-                        }
-
-                        fn cache_hints(&self) -> (u64, __ms::mcp_types::CacheScope) {
-                            __static().hints
-                        }
-
-                        fn has_completions(&self) -> bool {
-                            __static().has_completions()
-                        }
-
-                        fn complete(
-                            &self,
-                            variable: &str,
-                            value: &str,
-                            context: &__ms::mcp_types::CompletionContext,
-                        ) -> ::core::option::Option<::std::vec::Vec<::std::string::String>> {
-                            __static().complete(variable, value, context)
-                        }
-
-                        #[allow(unused_variables)]
-                        fn read<'a>(
-                            &'a self,
-                            ctx: &'a mut __ms::ToolContext,
-                            uri: &'a str,
-                            args: __ms::mcp_types::JsonObject,
-                        ) -> __ms::BoxFuture<'a, ::core::result::Result<::std::vec::Vec<__ms::mcp_types::ResourceContents>, __ms::ToolError>> {
-                            ::std::boxed::Box::pin(async move {
-                                let __s = __static();
-                                __s.check()?;
-                                #args_check
-                                #(#prelude)*
-                                let __ret = #ident(#(#call_args),*) #await_;
-                                #into
-                            })
-                        }
-                    }
-                };
-            }
-        }
+    let vis = &decl.func.vis;
+    let parts = Parts {
+        ms: &ms,
+        ident,
+        vis,
+        name,
+        fn_name,
+        title,
+        description,
+        requires,
+        completions: completions.collect(),
+        items,
+        prelude,
+        call_args,
+        args_check,
+        ret_span,
+        await_,
     };
-    Ok(body)
+    Ok(match kind {
+        Kind::Prompt => expand_prompt(&parts, &schema),
+        Kind::Resource => expand_resource(&parts, attrs, uri, &vars_schema),
+    })
+}
+
+/// What the prompt and resource expansions share.
+struct Parts<'a> {
+    ms: &'a TokenStream,
+    ident: &'a syn::Ident,
+    vis: &'a syn::Visibility,
+    name: &'a str,
+    fn_name: &'a str,
+    title: TokenStream,
+    description: TokenStream,
+    requires: &'a [TokenStream],
+    completions: Vec<TokenStream>,
+    items: &'a [TokenStream],
+    prelude: &'a [TokenStream],
+    call_args: &'a [TokenStream],
+    args_check: TokenStream,
+    ret_span: Span,
+    await_: Option<TokenStream>,
+}
+
+/// Expand: a prompt's handler struct and `PromptHandler` impl.
+fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
+    let Parts {
+        ms,
+        ident,
+        vis,
+        name,
+        fn_name,
+        title,
+        description,
+        requires,
+        completions,
+        items,
+        prelude,
+        call_args,
+        args_check,
+        ret_span,
+        await_,
+    } = p;
+    let ret_span = *ret_span;
+    let into = quote_spanned!(ret_span=> __ms::into_prompt_result(__ret));
+    let doc = format!("The `{name}` prompt, generated by `#[prompt]` from [`{fn_name}()`].");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Default, Clone, Copy)]
+        #vis struct #ident {}
+
+        const _: () = {
+            use #ms as __ms;
+
+            #(#items)*
+
+            fn __static() -> &'static __ms::PromptStatic {
+                static CELL: ::std::sync::OnceLock<__ms::PromptStatic> = ::std::sync::OnceLock::new();
+                CELL.get_or_init(|| {
+                    __ms::PromptStatic::build(__ms::PromptSpec {
+                        name: #name,
+                        title: #title,
+                        description: #description,
+                        requires: &[#(__ms::Requirement::#requires),*],
+                        params: #schema,
+                        completions: &[#(#completions),*],
+                    })
+                })
+            }
+
+            impl __ms::PromptHandler for #ident {
+                fn descriptor(&self) -> &__ms::mcp_types::Prompt {
+                    &__static().prompt
+                }
+
+                fn declaration_error(&self) -> ::core::option::Option<&str> {
+                    __static().error.as_deref()
+                }
+
+                fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
+                    &__static().capabilities
+                }
+
+                fn has_completions(&self) -> bool {
+                    __static().has_completions()
+                }
+
+                fn complete(
+                    &self,
+                    argument: &str,
+                    value: &str,
+                    context: &__ms::mcp_types::CompletionContext,
+                ) -> ::core::option::Option<::std::vec::Vec<::std::string::String>> {
+                    __static().complete(argument, value, context)
+                }
+
+                #[allow(unused_variables)]
+                fn get<'a>(
+                    &'a self,
+                    ctx: &'a mut __ms::ToolContext,
+                    args: __ms::mcp_types::JsonObject,
+                ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::GetPromptResult, __ms::ToolError>> {
+                    ::std::boxed::Box::pin(async move {
+                        let __s = __static();
+                        __s.check()?;
+                        #args_check
+                        #(#prelude)*
+                        __call.finish()?;
+                        let __ret = #ident(#(#call_args),*) #await_;
+                        #into
+                    })
+                }
+            }
+        };
+    }
+}
+
+/// Expand: a resource's handler struct and `ResourceHandler` impl.
+fn expand_resource(
+    p: &Parts<'_>,
+    attrs: &Attrs,
+    uri: &str,
+    vars_schema: &TokenStream,
+) -> TokenStream {
+    let Parts {
+        ms,
+        ident,
+        vis,
+        fn_name,
+        items,
+        prelude,
+        call_args,
+        args_check,
+        ret_span,
+        await_,
+        ..
+    } = p;
+    let ret_span = *ret_span;
+    let into =
+        quote_spanned!(ret_span=> __ms::into_contents(__ret, uri, __s.descriptor.mime_type()));
+    let spec = resource_spec(p, attrs, uri, vars_schema);
+    let doc = format!("The `{uri}` resource, generated by `#[resource]` from [`{fn_name}()`].");
+    quote! {
+        #[doc = #doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Debug, Default, Clone, Copy)]
+        #vis struct #ident {}
+
+        const _: () = {
+            use #ms as __ms;
+
+            #(#items)*
+
+            fn __static() -> &'static __ms::ResourceStatic {
+                static CELL: ::std::sync::OnceLock<__ms::ResourceStatic> = ::std::sync::OnceLock::new();
+                CELL.get_or_init(|| __ms::ResourceStatic::build(#spec))
+            }
+
+            impl __ms::ResourceHandler for #ident {
+                fn descriptor(&self) -> &__ms::ResourceDescriptor {
+                    &__static().descriptor
+                }
+
+                fn declaration_error(&self) -> ::core::option::Option<&str> {
+                    __static().error.as_deref()
+                }
+
+                fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
+                    &__static().capabilities
+                }
+
+                fn cache_hints(&self) -> (u64, __ms::mcp_types::CacheScope) {
+                    __static().hints
+                }
+
+                fn has_completions(&self) -> bool {
+                    __static().has_completions()
+                }
+
+                fn complete(
+                    &self,
+                    variable: &str,
+                    value: &str,
+                    context: &__ms::mcp_types::CompletionContext,
+                ) -> ::core::option::Option<::std::vec::Vec<::std::string::String>> {
+                    __static().complete(variable, value, context)
+                }
+
+                #[allow(unused_variables)]
+                fn read<'a>(
+                    &'a self,
+                    ctx: &'a mut __ms::ToolContext,
+                    uri: &'a str,
+                    args: __ms::mcp_types::JsonObject,
+                ) -> __ms::BoxFuture<'a, ::core::result::Result<::std::vec::Vec<__ms::mcp_types::ResourceContents>, __ms::ToolError>> {
+                    ::std::boxed::Box::pin(async move {
+                        let __s = __static();
+                        __s.check()?;
+                        #args_check
+                        #(#prelude)*
+                        let __ret = #ident(#(#call_args),*) #await_;
+                        #into
+                    })
+                }
+            }
+        };
+    }
+}
+
+/// A resource's `ResourceSpec` expression.
+fn resource_spec(
+    p: &Parts<'_>,
+    attrs: &Attrs,
+    uri: &str,
+    vars_schema: &TokenStream,
+) -> TokenStream {
+    let Parts {
+        name,
+        title,
+        description,
+        requires,
+        completions,
+        ..
+    } = p;
+    let mime = util::opt_str(&attrs.mime_type);
+    let ttl = attrs.ttl_ms.unwrap_or(0);
+    let public = attrs.public.unwrap_or(false);
+    quote! {
+        __ms::ResourceSpec {
+            uri: #uri,
+            name: #name,
+            title: #title,
+            description: #description,
+            mime_type: #mime,
+            requires: &[#(__ms::Requirement::#requires),*],
+            ttl_ms: #ttl,
+            public: #public,
+            variables: #vars_schema,
+            completions: &[#(#completions),*],
+        }
+    }
 }

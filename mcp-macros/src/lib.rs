@@ -13,6 +13,9 @@
 mod catalog;
 mod choice;
 mod form;
+mod params;
+mod secret;
+mod shape;
 mod tool;
 mod util;
 
@@ -23,10 +26,23 @@ use proc_macro::TokenStream;
 /// The function stays callable as written; a `struct` of the same name (type namespace)
 /// implementing `ToolHandler` is added next to it, ready for `tools![name]`.
 ///
+/// Parameters, in any order:
+/// - a reference is the request context: `&mut ToolContext` or `&ToolContext` (an alias too);
+/// - a documented parameter (`/// doc` + `name: Type`) is one property of the `inputSchema`,
+///   the doc its description, `Option<T>` not required; `serde`/`schemars` attributes on it
+///   apply to the property;
+/// - any other owned parameter is made by its `mcp_runtime::extract::FromToolCall` impl:
+///   `State<T>`, `Principal`, one arguments struct deriving `Deserialize` and `JsonSchema`,
+///   or an extractor of your own. Aliases work: the trait decides, not the spelling.
+///
+/// An undocumented `String`, number, `bool`, `Option` or `Vec` parameter is an error asking
+/// for the doc comment; two arguments types are refused by `build()`.
+///
 /// Attributes: `name = "..."` (default: the function name), `title = "..."`,
 /// `description = "..."` (default: the doc comment), `read_only`, `destructive`, `idempotent`,
 /// `open_world` (each also `= bool`), `requires(form_elicitation, url_elicitation, sampling,
-/// roots)`, `crate = "path"` (default `::mcp_runtime`).
+/// roots)`, `rename_all = "..."` (serde's rule, for documented parameters), `crate = "path"`
+/// (default `::mcp_runtime`).
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
@@ -35,9 +51,12 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Declares an MCP prompt from a free `fn` or `async fn`.
 ///
 /// Like `#[tool]`: the function stays callable, and a `struct` of the same name implementing
-/// `PromptHandler` is added, ready for `prompts![name]`. Parameters: `&mut ToolContext`,
-/// `State<T>`, and at most one arguments struct whose `String`/`Option<String>` fields become
-/// the prompt's arguments (doc comments → descriptions, `Option` → not required).
+/// `PromptHandler` is added, ready for `prompts![name]`. Parameters, as for `#[tool]`: a
+/// reference is the context; owned ones are made by `FromToolCall` (`State<T>`, `Principal`,
+/// your own extractors); and the arguments: documented `String`/`Option<String>` parameters (any other
+/// type is a compile error: prompt arguments are strings), or one arguments struct whose
+/// `String`/`Option<String>` fields become the prompt's arguments (checked by `build()`).
+/// Doc comments → descriptions, `Option` → not required.
 ///
 /// Attributes: `name`, `title`, `description` (default: the doc comment), `requires(...)`,
 /// `complete(argument = provider_fn, ...)` with `fn(&str, &CompletionContext) -> Vec<String>`,

@@ -1,10 +1,11 @@
 //! `#[tool]`: an annotated function → a `ToolHandler` struct of the same name.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::form::generic_arg;
+use crate::params::{self, Param};
+use crate::shape::generic_arg;
 use crate::util::{self, Errors};
 
 #[derive(Default)]
@@ -18,6 +19,8 @@ struct ToolAttrs {
     open_world: Option<bool>,
     requires: Vec<TokenStream>,
     krate: Option<syn::LitStr>,
+    /// serde's `rename_all` for documented parameters.
+    rename_all: Option<syn::LitStr>,
 }
 
 pub(crate) fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
@@ -45,13 +48,14 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "idempotent" => out.idempotent = Some(flag(&meta)?),
             "open_world" => out.open_world = Some(flag(&meta)?),
             "crate" => out.krate = Some(meta.value()?.parse()?),
+            "rename_all" => out.rename_all = Some(meta.value()?.parse()?),
             "requires" => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
             _ => {
                 return Err(meta.error(
                     "unknown `tool` attribute; expected name, title, description, read_only, destructive, \
-                     idempotent, open_world, requires(...) or crate",
+                     idempotent, open_world, requires(...), rename_all or crate",
                 ));
             }
         }
@@ -67,13 +71,6 @@ pub(crate) fn valid_name(n: &str) -> bool {
     (1..=128).contains(&n.len())
         && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
-}
-
-pub(crate) fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {
-    match ty {
-        syn::Type::Path(p) => p.path.segments.last().map(|s| &s.ident),
-        _ => None,
-    }
 }
 
 /// `T` of `Result<T, E>` (last path segment `Result`, first type argument).
@@ -92,14 +89,16 @@ fn result_ok_type(ty: &syn::Type) -> Option<&syn::Type> {
     }
 }
 
-enum Param {
-    Ctx { mutable: bool },
-    State(syn::Type),
-    Args(syn::Type),
+/// A parsed `#[tool]`: attributes, the tool's name and the function's parameters.
+struct ToolDecl<'a> {
+    attrs: ToolAttrs,
+    func: &'a syn::ItemFn,
+    name: String,
+    params: Vec<Param>,
 }
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
             let mut out = syn::Error::new(
@@ -111,7 +110,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return out;
         }
     };
-    match generate(attr, &func) {
+    let generated = generate(attr, &func);
+    params::strip_attrs(&mut func);
+    match generated {
         Ok(t) => quote!(#func #t),
         Err(e) => {
             let e = e.to_compile_error();
@@ -122,9 +123,33 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let attrs = parse_attrs(attr, &mut errors);
-    let sig = &func.sig;
-    let ident = &sig.ident;
+    let decl = parse(attr, func, &mut errors);
+    validate(&decl, &mut errors);
+    errors.finish()?;
+    expand_decl(&decl)
+}
+
+/// Parse: attributes, name and parameters (errors collected, not returned early).
+fn parse<'a>(attr: TokenStream, func: &'a syn::ItemFn, errors: &mut Errors) -> ToolDecl<'a> {
+    let attrs = parse_attrs(attr, errors);
+    let ident = &func.sig.ident;
+    let fn_name = ident.to_string();
+    let name = match &attrs.name {
+        Some(n) => n.value(),
+        None => fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned(),
+    };
+    let params = params::parse(&func.sig, "#[tool]", errors);
+    ToolDecl {
+        attrs,
+        func,
+        name,
+        params,
+    }
+}
+
+/// Validate: what the signature and attributes may not be.
+fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
+    let sig = &decl.func.sig;
     if !sig.generics.params.is_empty() {
         errors.spanned(
             &sig.generics,
@@ -137,78 +162,120 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
     if let Some(v) = &sig.variadic {
         errors.spanned(v, "a #[tool] function cannot be variadic");
     }
-    let fn_name = ident.to_string();
-    let name = match &attrs.name {
-        Some(n) => {
-            if !valid_name(&n.value()) {
-                errors.spanned(
-                    n,
-                    "tool names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
-                );
-            }
-            n.value()
-        }
-        None => {
-            let n = fn_name.strip_prefix("r#").unwrap_or(&fn_name).to_owned();
-            if !valid_name(&n) {
-                errors.spanned(
-                    ident,
-                    "this function name is not a valid tool name; set `name = \"...\"`",
-                );
-            }
-            n
-        }
-    };
-
-    let mut params = Vec::new();
-    let mut args_seen = false;
-    let mut ctx_seen = false;
-    for input in &sig.inputs {
-        match input {
-            syn::FnArg::Receiver(r) => errors.spanned(
-                r,
-                "#[tool] goes on free functions, not methods; pass shared data with `State<T>`",
+    if !valid_name(&decl.name) {
+        match &decl.attrs.name {
+            Some(n) => errors.spanned(
+                n,
+                "tool names must be 1-128 characters of A-Z, a-z, 0-9, `_`, `-` or `.`",
             ),
-            syn::FnArg::Typed(pt) => {
-                let ty = &*pt.ty;
-                if let syn::Type::Reference(r) = ty
-                    && last_ident(&r.elem).is_some_and(|i| i == "ToolContext")
-                {
-                    if ctx_seen {
-                        errors.spanned(ty, "only one `ToolContext` parameter is allowed");
-                    }
-                    ctx_seen = true;
-                    params.push(Param::Ctx {
-                        mutable: r.mutability.is_some(),
-                    });
-                } else if let Some(inner) = generic_arg(ty, "State") {
-                    params.push(Param::State(inner.clone()));
-                } else if matches!(ty, syn::Type::Reference(_)) {
-                    errors.spanned(
-                        ty,
-                        "tool parameters are `&mut ToolContext`, `State<T>` or one owned arguments struct; \
-                         references other than the context are not allowed",
-                    );
-                } else {
-                    if args_seen {
-                        errors.spanned(
-                            ty,
-                            "a tool takes at most one arguments type: put every argument into one \
-                             `#[derive(Deserialize, JsonSchema)]` struct",
-                        );
-                    }
-                    args_seen = true;
-                    params.push(Param::Args(ty.clone()));
+            None => errors.spanned(
+                &sig.ident,
+                "this function name is not a valid tool name; set `name = \"...\"`",
+            ),
+        }
+    }
+    let mut ctx_seen = false;
+    for p in &decl.params {
+        if let Param::Ctx { .. } = p {
+            if ctx_seen {
+                errors.spanned(&sig.ident, "only one `ToolContext` parameter is allowed");
+            }
+            ctx_seen = true;
+        }
+    }
+    if decl.params.iter().any(|p| matches!(p, Param::Uri)) {
+        errors.spanned(
+            &sig.ident,
+            "`ResourceUri` is a parameter of `#[resource]` functions, not tools",
+        );
+    }
+    // Not `params::validate_args`: an undocumented parameter may be an extractor, so two
+    // arguments types (or a struct next to documented parameters) are found by `build()`.
+    if let Some(r) = &decl.attrs.rename_all
+        && params::plain(&decl.params).is_empty()
+    {
+        errors.spanned(
+            r,
+            "`rename_all` renames documented parameters; on an arguments struct use \
+             `#[serde(rename_all = \"...\")]`",
+        );
+    }
+}
+
+/// How the generated `call` gets each parameter, and what the descriptor needs to know.
+#[derive(Default)]
+struct Plan {
+    items: Vec<TokenStream>,
+    /// `__declare_N` per extracted parameter.
+    declares: Vec<TokenStream>,
+    extractions: Vec<TokenStream>,
+    call_args: Vec<TokenStream>,
+}
+
+impl Plan {
+    fn extract(&mut self, ty: &impl ToTokens, span: Span, var: &syn::Ident) {
+        let (items, declare, extraction) = params::extractor(ty, span, var);
+        self.items.push(items);
+        self.declares.push(declare);
+        self.extractions.push(extraction);
+    }
+}
+
+/// Expand, part 1: parameters → extraction code. Which parameter is what is decided by
+/// `FromToolCall` (`State<T>`, `Principal`, an arguments struct, a user's extractor), not
+/// by the type's spelling; documented parameters are gathered into one hidden struct.
+fn plan(decl: &ToolDecl<'_>, ms: &TokenStream) -> Plan {
+    let mut plan = Plan::default();
+    let plain = params::plain(&decl.params);
+    let hidden = params::args_struct_name();
+    let args_var = format_ident!("__args");
+    for (i, p) in decl.params.iter().enumerate() {
+        match p {
+            Param::Ctx { mutable, elem } => {
+                plan.call_args.push(params::context_arg(*mutable, elem));
+            }
+            Param::Uri => {}
+            Param::State { ty, .. } | Param::Args(ty) => {
+                let var = format_ident!("__p{}", i);
+                plan.extract(ty, ty.span(), &var);
+                plan.call_args.push(quote!(#var));
+            }
+            Param::Arg(a) => {
+                if std::ptr::eq(*plain.first().unwrap_or(&a), a) {
+                    plan.items.push(params::args_struct(
+                        ms,
+                        &hidden,
+                        &plain,
+                        decl.attrs.rename_all.as_ref(),
+                    ));
+                    plan.extract(&hidden, Span::call_site(), &args_var);
                 }
+                let ident = &a.ident;
+                plan.call_args.push(quote!(#args_var.#ident));
             }
         }
     }
-    errors.finish()?;
+    plan
+}
 
-    let krate = util::crate_path(attrs.krate.as_ref())?;
-    let ms = util::support(&krate);
+/// Expand, part 2: the `outputSchema` of a `Json<T>` (optionally inside `Result`) return.
+fn output_schema(sig: &syn::Signature) -> TokenStream {
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        let inner = result_ok_type(ty).unwrap_or(ty);
+        if let Some(t) = generic_arg(inner, "Json") {
+            return quote_spanned!(t.span()=>
+                ::core::option::Option::Some(__ms::output_schema::<#t> as fn() -> _));
+        }
+    }
+    quote!(::core::option::Option::None)
+}
+
+/// Expand, part 3: the descriptor expression (`ToolSpec`).
+fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
+    let attrs = &decl.attrs;
+    let name = &decl.name;
     let title = util::opt_str(&attrs.title);
-    let description = util::description(&attrs.description, &func.attrs);
+    let description = util::description(&attrs.description, &decl.func.attrs);
     let hint = |h: Option<bool>| match h {
         Some(b) => quote!(::core::option::Option::Some(#b)),
         None => quote!(::core::option::Option::None),
@@ -220,56 +287,49 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
         hint(attrs.open_world),
     );
     let requires = &attrs.requires;
-
-    let mut prelude = Vec::new();
-    let mut call_args = Vec::new();
-    let mut input_schema = quote!(__ms::no_input_schema);
-    let mut args_check = quote!(__ms::no_args(&args)?;);
-    let mut state_needs = Vec::new();
-    for (i, p) in params.iter().enumerate() {
-        match p {
-            Param::Ctx { mutable: true } => call_args.push(quote!(ctx)),
-            Param::Ctx { mutable: false } => call_args.push(quote!(&*ctx)),
-            Param::State(t) => {
-                let v = format_ident!("__state{}", i);
-                prelude
-                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                state_needs.push(
-                    quote_spanned!(t.span()=> __ms::StateNeed::of::<#t> as fn() -> __ms::StateNeed),
-                );
-                call_args.push(quote!(#v));
-            }
-            Param::Args(t) => {
-                input_schema = quote_spanned!(t.span()=> __ms::input_schema::<#t>);
-                args_check = quote_spanned!(t.span()=>
-                    let __args = __ms::parse_args::<#t>(args, &__s.expected)?;
-                );
-                call_args.push(quote!(__args));
-            }
+    let output_schema = output_schema(&decl.func.sig);
+    let declares = &plan.declares;
+    quote! {
+        __ms::ToolSpec {
+            name: #name,
+            title: #title,
+            description: #description,
+            read_only: #ro,
+            destructive: #de,
+            idempotent: #id,
+            open_world: #ow,
+            requires: &[#(__ms::Requirement::#requires),*],
+            params: &[#(#declares),*],
+            output_schema: #output_schema,
         }
     }
+}
 
-    // `Json<T>` (optionally inside `Result`) → outputSchema from T.
-    let output_schema = match &sig.output {
-        syn::ReturnType::Type(_, ty) => {
-            let inner = result_ok_type(ty).unwrap_or(ty);
-            match generic_arg(inner, "Json") {
-                Some(t) => {
-                    quote_spanned!(t.span()=> ::core::option::Option::Some(__ms::output_schema::<#t> as fn() -> _))
-                }
-                None => quote!(::core::option::Option::None),
-            }
-        }
-        syn::ReturnType::Default => quote!(::core::option::Option::None),
-    };
+/// Expand: the handler struct and its `ToolHandler` impl.
+fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
+    let krate = util::crate_path(decl.attrs.krate.as_ref())?;
+    let ms = util::support(&krate);
+    let plan = plan(decl, &ms);
+    let spec = spec(decl, &plan);
+    let sig = &decl.func.sig;
+    let ident = &sig.ident;
     let ret_span = match &sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => ident.span(),
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
     let into_result = quote_spanned!(ret_span=> __ms::into_result(__ret));
-    let vis = &func.vis;
-    let doc = format!("The `{name}` tool, generated by `#[tool]` from [`{fn_name}()`].");
+    let vis = &decl.func.vis;
+    let doc = format!(
+        "The `{}` tool, generated by `#[tool]` from [`{ident}()`].",
+        decl.name
+    );
+    let Plan {
+        items,
+        extractions,
+        call_args,
+        ..
+    } = &plan;
 
     Ok(quote! {
         #[doc = #doc]
@@ -280,23 +340,11 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
         const _: () = {
             use #ms as __ms;
 
+            #(#items)*
+
             fn __tool_static() -> &'static __ms::ToolStatic {
                 static CELL: ::std::sync::OnceLock<__ms::ToolStatic> = ::std::sync::OnceLock::new();
-                CELL.get_or_init(|| {
-                    __ms::ToolStatic::build(__ms::ToolSpec {
-                        name: #name,
-                        title: #title,
-                        description: #description,
-                        read_only: #ro,
-                        destructive: #de,
-                        idempotent: #id,
-                        open_world: #ow,
-                        requires: &[#(__ms::Requirement::#requires),*],
-                        input_schema: #input_schema,
-                        output_schema: #output_schema,
-                        state: &[#(#state_needs),*],
-                    })
-                })
+                CELL.get_or_init(|| __ms::ToolStatic::build(#spec))
             }
 
             impl __ms::ToolHandler for #ident {
@@ -316,7 +364,6 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
                     &__tool_static().state
                 }
 
-                #[allow(unused_variables)]
                 fn call<'a>(
                     &'a self,
                     ctx: &'a mut __ms::ToolContext,
@@ -325,8 +372,9 @@ fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
                     ::std::boxed::Box::pin(async move {
                         let __s = __tool_static();
                         __s.check()?;
-                        #args_check
-                        #(#prelude)*
+                        let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);
+                        #(#extractions)*
+                        __call.finish()?;
                         let __ret = #ident(#(#call_args),*) #await_;
                         #into_result
                     })

@@ -211,3 +211,39 @@ mod tests {
         assert_eq!(words("apiKey"), vec!["api", "key"]);
     }
 }
+
+/// The attributes `#[derive(ElicitForm)]` and `#[derive(ElicitChoice)]` share on the type:
+/// `#[form(crate = "..", rename_all = "..")]`.
+#[derive(Default)]
+pub(crate) struct Container {
+    pub(crate) krate: Option<syn::LitStr>,
+    pub(crate) rename_all: Option<syn::LitStr>,
+}
+
+/// Reads [`Container`] from the type's `#[form]` attributes; `what` names the item in the
+/// error for an unknown one (`"on a struct"`, `"on an enum"`).
+pub(crate) fn parse_container(
+    input: &syn::DeriveInput,
+    errors: &mut Errors,
+    what: &str,
+) -> Container {
+    let mut out = Container::default();
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("form")) {
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("crate") {
+                out.krate = Some(meta.value()?.parse::<syn::LitStr>()?);
+            } else if meta.path.is_ident("rename_all") {
+                out.rename_all = Some(meta.value()?.parse()?);
+            } else {
+                return Err(meta.error(format!(
+                    "unknown `form` attribute {what}; expected `crate = \"...\"` or `rename_all = \"...\"`"
+                )));
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            errors.push(e);
+        }
+    }
+    out
+}

@@ -19,11 +19,17 @@
 //!   [`Round`] to read ([`Round::form`] gives the form under a key as the author's own
 //!   `ElicitForm` type with its offered choices) and answer ([`Round::accept`],
 //!   [`Round::decline`], [`Round::cancel`]) before [`Round::retry`].
+//! - **By hand**: [`Client::resume`] retries a `tools/call` with any `inputResponses` and
+//!   `requestState`; [`Client::request`] sends any method with any params (this handle's
+//!   `_meta` merged in).
 //! - **Errors**: [`ClientError`] types `-32020`, `-32021`, `-32022`, `-32602` and `-32601` with
 //!   their `data`.
 //!
 //! Every call has a deadline ([`ClientBuilder::timeout`]), every round loop a cap, every
-//! response a size bound (on the byte transports).
+//! response a size bound (on the byte transports). A request the client gives up on (its
+//! deadline passed, or the caller dropped the call) is cancelled on the server: over stdio with
+//! `notifications/cancelled` naming it, over HTTP and in process by dropping it (see
+//! [`Transport::cancel`]).
 //!
 //! # Example: test an elicitating tool in-process
 //!
@@ -170,7 +176,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The deadline of each request (default [`Self::DEFAULT_TIMEOUT`]).
+    /// The deadline of each request (default [`Self::DEFAULT_TIMEOUT`]). A request that
+    /// passes it is cancelled on the server, then fails with [`ClientError::Timeout`].
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -350,6 +357,27 @@ impl Client {
         self.mrtr_auto(call).await
     }
 
+    /// `tools/call` resumed by hand: sends `responses` as `inputResponses` and
+    /// `request_state` verbatim (the client never reads it), and returns the next [`Step`].
+    ///
+    /// [`Round::retry`] is the usual way to answer a round; this is the escape hatch around
+    /// it, for a client that kept a round's `requestState` elsewhere (to finish the call after
+    /// a restart, or on another connection to another instance), and for tests of a server's
+    /// state checks: a state replayed after use, tampered with, expired, moved to another tool
+    /// or arguments, or answers that [`Round`]'s typed constructors would refuse to build
+    /// (insert raw JSON into `responses.0`). A returned pending round is numbered 2.
+    pub async fn resume(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        responses: InputResponses,
+        request_state: Option<&str>,
+    ) -> Result<Step<CallToolResult>, ClientError> {
+        let call = self.tool_call(name, arguments)?;
+        let state = request_state.map(str::to_owned);
+        self.mrtr_step(call, Some(responses), state, 2).await
+    }
+
     fn tool_call(&self, name: &str, arguments: impl Serialize) -> Result<MrtrCall, ClientError> {
         let mut params = JsonObject::new();
         params.insert("name".into(), Value::String(name.to_owned()));
@@ -484,6 +512,7 @@ impl Client {
             protocol_version: self.meta.protocol_version.clone(),
             param_headers: Vec::new(),
             is_notification: true,
+            id: None,
         };
         self.bounded(method, self.inner.transport.send(&outgoing))
             .await
@@ -501,6 +530,36 @@ impl Client {
                 method: method.to_owned(),
                 after: self.inner.timeout,
             }),
+        }
+    }
+
+    /// Sends one request and waits for its response within the deadline. A request the client
+    /// gives up on is cancelled on the server, as the spec's cancellation rules ask: on the
+    /// deadline before [`ClientError::Timeout`] is returned, and when the caller drops the call
+    /// (then from a spawned task).
+    async fn exchange(&self, outgoing: &Outgoing) -> Result<Value, ClientError> {
+        let mut armed = CancelOnDrop {
+            transport: self.inner.transport.clone(),
+            request: Some(outgoing.clone()),
+        };
+        let sent = tokio::time::timeout(self.inner.timeout, self.inner.transport.send(outgoing));
+        match sent.await {
+            Ok(response) => {
+                armed.request = None;
+                response
+            }
+            Err(_) => {
+                // The send future is gone by now (a late response finds no waiter); tell the
+                // server before reporting the timeout.
+                armed.request = None;
+                let reason = format!("no response within {:?}", self.inner.timeout);
+                let cancel = self.inner.transport.cancel(outgoing, &reason);
+                let _ = tokio::time::timeout(CANCEL_DEADLINE, cancel).await;
+                Err(ClientError::Timeout {
+                    method: outgoing.method.clone(),
+                    after: self.inner.timeout,
+                })
+            }
         }
     }
 
@@ -585,10 +644,9 @@ impl Client {
             protocol_version,
             param_headers,
             is_notification: false,
+            id: Some(id.clone()),
         };
-        let response = self
-            .bounded(method, self.inner.transport.send(&outgoing))
-            .await?;
+        let response = self.exchange(&outgoing).await?;
         let protocol = |detail: String| ClientError::Protocol {
             method: method.to_owned(),
             detail,
@@ -664,6 +722,33 @@ impl Client {
             }
             step = round.retry().await?;
         }
+    }
+}
+
+/// How long the client spends telling a server that it gave up on a request.
+const CANCEL_DEADLINE: Duration = Duration::from_secs(1);
+
+/// Cancels a request on the server if its call is dropped before the response arrived.
+struct CancelOnDrop {
+    transport: Arc<dyn Transport>,
+    /// `Some` while the request is unanswered.
+    request: Option<Outgoing>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(request) = self.request.take() else {
+            return;
+        };
+        // Dropped outside a runtime (the runtime itself is going away): nothing can be sent.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let transport = self.transport.clone();
+        runtime.spawn(async move {
+            let cancel = transport.cancel(&request, "the client dropped the request");
+            let _ = tokio::time::timeout(CANCEL_DEADLINE, cancel).await;
+        });
     }
 }
 

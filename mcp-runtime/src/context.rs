@@ -58,7 +58,9 @@ use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::state::{ArgDigest, CorrelationId};
 use crate::tool_error::ToolError;
-use crate::transport::NotificationSink;
+use crate::transport::{CancellationToken, NotificationSink};
+
+mod cancellation;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +103,8 @@ pub struct ToolContext {
     log_level: Option<LoggingLevel>,
     app_state: Arc<StateMap>,
     notifications: NotificationSink,
+    /// The transport's token for this request (see [`ToolContext::cancelled`]).
+    cancel: CancellationToken,
     pub(crate) mrtr: Mrtr,
 }
 
@@ -128,6 +132,7 @@ pub(crate) struct ContextParts {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) app_state: Arc<StateMap>,
     pub(crate) notifications: NotificationSink,
+    pub(crate) cancel: CancellationToken,
     pub(crate) mrtr: Mrtr,
 }
 
@@ -140,14 +145,16 @@ impl ToolContext {
             log_level: parts.log_level,
             app_state: parts.app_state,
             notifications: parts.notifications,
+            cancel: parts.cancel,
             mrtr: parts.mrtr,
         }
     }
 
     /// A context outside any request, for calling a tool directly (unit tests, one tool
     /// calling another): no client capabilities, no application state, no request state, an
-    /// in-memory replay store, and notifications dropped. Add what the test needs with
-    /// [`ToolContext::and_state`] and [`ToolContext::with_capabilities`].
+    /// in-memory replay store, notifications dropped, and never cancelled. Add what the test
+    /// needs with [`ToolContext::and_state`], [`ToolContext::with_capabilities`] and
+    /// [`ToolContext::with_cancellation`].
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
@@ -156,6 +163,7 @@ impl ToolContext {
             log_level: None,
             app_state: Arc::new(StateMap::default()),
             notifications: NotificationSink::discard(),
+            cancel: CancellationToken::new(),
             mrtr: Mrtr {
                 store: Arc::new(crate::replay::MemoryReplayStore::new(1024)),
                 opened: None,

@@ -30,6 +30,7 @@ pub mod __macro_support_v1;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod context;
+pub mod extract;
 pub mod form;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
@@ -48,6 +49,7 @@ pub mod sandbox;
 pub mod scope;
 pub mod server;
 pub mod state;
+pub mod tasks;
 pub mod tool;
 mod tool_error;
 pub mod transport;

@@ -17,6 +17,35 @@ pub mod form {
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 
+    /// What the derive needs of a select field's enum, from a single `ElicitChoice` bound,
+    /// so that a field type that is not a choice is reported once, at the field.
+    pub struct ChoiceField<E> {
+        /// The single-select kind (with its default value).
+        pub select: fn(Option<String>) -> FieldKind<'static>,
+        /// The multi-select kind (with its item bounds).
+        pub multi: fn(Option<u64>, Option<u64>) -> FieldKind<'static>,
+        /// Parses a single-select answer.
+        pub parse: fn(FieldValue, &str) -> Result<E, FormError>,
+        /// Parses a multi-select answer.
+        pub parse_many: fn(FieldValue, &str) -> Result<Vec<E>, FormError>,
+        /// A single-select value as submitted content.
+        pub content: fn(&E) -> serde_json::Value,
+        /// A multi-select value as submitted content.
+        pub contents: fn(&[E]) -> serde_json::Value,
+    }
+
+    /// The [`ChoiceField`] of `E`.
+    pub fn choice_field<E: ElicitChoice>() -> ChoiceField<E> {
+        ChoiceField {
+            select: FieldKind::select_of::<E>,
+            multi: FieldKind::multi_select_of::<E>,
+            parse: FieldValue::into_choice::<E>,
+            parse_many: FieldValue::into_choices::<E>,
+            content: content::choice::<E>,
+            contents: content::choices::<E>,
+        }
+    }
+
     /// Field value → submitted JSON, for the generated [`FormContent::to_content`].
     pub mod content {
         use serde_json::{Number, Value};

@@ -2,6 +2,7 @@
 
 pub use crate::Principal;
 pub use crate::context::{ClaimWork, ElicitForm, Elicitation, FormError, ToolContext};
+pub use crate::extract::{Cancellation, FromToolCall};
 pub use crate::form::{Choice, ElicitChoice};
 pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
 pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};

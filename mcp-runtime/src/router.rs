@@ -17,6 +17,8 @@ pub struct ToolRouter {
     tools: Vec<Arc<dyn ToolHandler>>,
     index: HashMap<String, usize>,
     duplicates: Vec<String>,
+    /// Names given to [`ToolRouter::task`] that no registered tool has.
+    unknown_tasks: Vec<String>,
 }
 
 impl std::fmt::Debug for ToolRouter {
@@ -54,10 +56,42 @@ impl ToolRouter {
         self.tools.push(tool);
     }
 
+    /// Registers the tool named `name` as task-supporting (the tasks extension), becoming a
+    /// task as soon as it is called ([`TaskStart::OnCall`](crate::tasks::TaskStart)). A name
+    /// no tool has makes `ServerBuilder::build` fail, naming it.
+    #[must_use]
+    pub fn task(self, name: &str, support: mcp_types::TaskSupport) -> Self {
+        self.task_with(name, support, crate::tasks::TaskStart::OnCall)
+    }
+
+    /// [`ToolRouter::task`] with a choice of when the task starts.
+    #[must_use]
+    pub fn task_with(
+        mut self,
+        name: &str,
+        support: mcp_types::TaskSupport,
+        start: crate::tasks::TaskStart,
+    ) -> Self {
+        match self.index.get(name).copied() {
+            Some(i) => {
+                let inner = Arc::clone(&self.tools[i]);
+                self.tools[i] = Arc::new(crate::tasks::TaskTool::new(inner, support, start));
+            }
+            None => self.unknown_tasks.push(name.to_owned()),
+        }
+        self
+    }
+
+    /// Names given to [`ToolRouter::task`] that no registered tool has.
+    pub fn unknown_tasks(&self) -> &[String] {
+        &self.unknown_tasks
+    }
+
     /// Adds every tool of `other` after this router's tools.
     #[must_use]
     pub fn merge(mut self, other: ToolRouter) -> Self {
         self.duplicates.extend(other.duplicates);
+        self.unknown_tasks.extend(other.unknown_tasks);
         for tool in other.tools {
             self.add(tool);
         }

@@ -20,6 +20,8 @@ mod mrtr;
 mod param_headers;
 mod reply;
 mod request;
+mod scopes;
+mod tasks;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +33,7 @@ use crate::context::StateMap;
 use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 use crate::state::{KeyError, StateKeyring};
+use crate::tasks::TaskStore;
 use crate::transport::ParamHeader;
 
 pub use limits::Limits;
@@ -77,6 +80,10 @@ struct Inner {
     templates_list: listing::Pages,
     /// `x-mcp-header` rules by tool name.
     param_headers: HashMap<String, Vec<ParamHeader>>,
+    /// The tasks extension: store, lifetimes, tasks running here.
+    tasks: tasks::Tasks,
+    /// OAuth scopes tools, prompts and resources require.
+    scopes: scopes::RequiredScopes,
 }
 
 /// Why [`ServerBuilder::build`] failed.
@@ -136,6 +143,9 @@ pub struct ServerBuilder {
     limits: Limits,
     cache_ttl: Duration,
     cache_scope: CacheScope,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_ttl: Duration,
+    scopes: scopes::RequiredScopes,
 }
 
 impl Server {
@@ -155,6 +165,9 @@ impl Server {
             limits: Limits::default(),
             cache_ttl: Duration::from_secs(300),
             cache_scope: CacheScope::Public,
+            task_store: None,
+            task_ttl: ServerBuilder::DEFAULT_TASK_TTL,
+            scopes: scopes::RequiredScopes::default(),
         }
     }
 
@@ -268,10 +281,39 @@ impl ServerBuilder {
         self
     }
 
+    /// How long a task stays retrievable after creation unless [`ServerBuilder::task_ttl`]
+    /// says otherwise (1 hour).
+    pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
+    /// The longest task lifetime [`ServerBuilder::task_ttl`] accepts (7 days).
+    pub const MAX_TASK_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+    /// Where tasks (the tasks extension) are kept. Default: in memory
+    /// ([`MemoryTaskStore`](crate::tasks::MemoryTaskStore), single process); share a SQLite
+    /// store between processes so that any of them can answer for a task.
+    #[must_use]
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// How long a task stays retrievable after creation, reported as its `ttlMs` (default
+    /// [`ServerBuilder::DEFAULT_TASK_TTL`], clamped to 1 second ..=
+    /// [`ServerBuilder::MAX_TASK_TTL`]).
+    #[must_use]
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = ttl.clamp(Duration::from_secs(1), Self::MAX_TASK_TTL);
+        self
+    }
+
     /// Builds the server, serialising the discover and tool-list results once.
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(name) = self.router.duplicates().first() {
             return Err(BuildError::DuplicateTool(name.clone()));
+        }
+        if let Some(name) = self.router.unknown_tasks().first() {
+            return Err(BuildError::ToolDeclaration(format!(
+                "`.task(\"{name}\", ..)` names no registered tool; register the tool before marking it as a task"
+            )));
         }
         if let Some(name) = self.prompts.duplicates().first() {
             return Err(BuildError::DuplicatePrompt(name.clone()));
@@ -309,6 +351,8 @@ impl ServerBuilder {
                 });
             }
         }
+        self.scopes
+            .check(&self.router, &self.prompts, &self.resources)?;
         let keyring = match self.keyring {
             Some(k) => k,
             None => StateKeyring::generate()?,
@@ -366,6 +410,13 @@ impl ServerBuilder {
                 resources_list,
                 templates_list,
                 param_headers,
+                tasks: tasks::Tasks::new(
+                    self.task_store
+                        .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
+                    self.task_ttl,
+                    Duration::from_millis(500),
+                ),
+                scopes: self.scopes,
             }),
         })
     }

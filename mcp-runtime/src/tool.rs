@@ -37,6 +37,17 @@ pub trait ToolHandler: Send + Sync + 'static {
         &[]
     }
 
+    /// Whether the tool runs as a task (the tasks extension). `Forbidden` unless registered
+    /// with [`ToolRouter::task`](crate::router::ToolRouter::task).
+    fn task_support(&self) -> mcp_types::TaskSupport {
+        mcp_types::TaskSupport::Forbidden
+    }
+
+    /// When a task-supporting tool becomes a task (see [`crate::tasks::TaskStart`]).
+    fn task_start(&self) -> crate::tasks::TaskStart {
+        crate::tasks::TaskStart::OnCall
+    }
+
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
     fn call<'a>(
         &'a self,
@@ -46,6 +57,15 @@ pub trait ToolHandler: Send + Sync + 'static {
 }
 
 /// Converts what a tool function returns into a `CallToolResult`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    label = "does not implement `IntoCallToolResult`",
+    note = "return `String`, `&'static str`, `()`, `CallToolResult`, `ContentBlock`, \
+            `Vec<ContentBlock>` or `Json<T>` (T: Serialize + JsonSchema), optionally in \
+            `Result<_, ToolError>`",
+    note = "to return `{Self}` as structured content, wrap it: `Json(value)`, with \
+            `#[derive(Serialize, JsonSchema)]` on `{Self}`"
+)]
 pub trait IntoCallToolResult {
     /// Performs the conversion.
     fn into_call_tool_result(self) -> Result<CallToolResult, ToolError>;

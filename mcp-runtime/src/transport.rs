@@ -5,6 +5,8 @@
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
 //! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
 //!   [`auth`]entication, `Origin` checks and header/body validation.
+//! - [`oauth`] (feature `oauth`): an OAuth 2.1 resource server for the HTTP edge (RFC 9728
+//!   metadata, JWT access tokens checked against the issuer's keys, scopes).
 //! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
 //!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
@@ -22,6 +24,8 @@ pub(crate) mod gates;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod param_header;
 #[cfg(feature = "http")]
 mod response;
@@ -30,7 +34,9 @@ pub mod stdio;
 
 #[cfg(feature = "http")]
 pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
-pub use auth::{AllowAnonymous, AuthFileError, AuthRejection, Authenticator, BearerTokens};
+pub use auth::{
+    AllowAnonymous, AuthFileError, AuthFuture, AuthRejection, Authenticator, BearerTokens, Grant,
+};
 #[cfg(feature = "http")]
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]

@@ -493,3 +493,107 @@ fn bad_registrations_fail_the_build() {
         Err(mcp_runtime::server::BuildError::Resource(_))
     ));
 }
+
+/// Reviews a note.
+#[prompt]
+async fn review(
+    /// The note to review
+    note: String,
+    /// Tone of the review
+    tone: Option<String>,
+) -> String {
+    format!(
+        "Review {note} in a {} tone.",
+        tone.as_deref().unwrap_or("friendly")
+    )
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ReviewArgs {
+    /// The note to review
+    note: String,
+    /// Tone of the review
+    tone: Option<String>,
+}
+
+/// Reviews a note.
+#[prompt(name = "review")]
+async fn review_struct(args: ReviewArgs) -> String {
+    format!("{}{:?}", args.note, args.tone)
+}
+
+#[tokio::test]
+async fn a_prompt_takes_documented_string_parameters() {
+    assert_eq!(
+        serde_json::to_string(review {}.descriptor()).unwrap(),
+        serde_json::to_string(review_struct {}.descriptor()).unwrap(),
+        "the same arguments as the struct's, in order, with descriptions and required flags"
+    );
+    let s = Server::builder(Implementation::new("t", "0"))
+        .prompts(prompts![review])
+        .build()
+        .unwrap();
+    let r = send(
+        &s,
+        "prompts/get",
+        json!({"name": "review", "arguments": {"note": "a.md"}}),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"],
+        "Review a.md in a friendly tone."
+    );
+    let missing = send(
+        &s,
+        "prompts/get",
+        json!({"name": "review", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+}
+
+#[derive(Clone)]
+struct House(&'static str);
+type HouseState = State<House>;
+
+/// Greets the caller in the house style: extractors and aliases, as in tools.
+#[prompt]
+fn house_greeting(
+    style: HouseState,
+    caller: Principal,
+    /// Who else to greet
+    guest: Option<String>,
+) -> String {
+    format!(
+        "{} {} {}",
+        style.0.0,
+        caller.as_str(),
+        guest.unwrap_or_default()
+    )
+}
+
+#[tokio::test]
+async fn a_prompt_takes_extractors_by_trait() {
+    let s = Server::builder(Implementation::new("t", "0"))
+        .prompts(prompts![house_greeting])
+        .state(House("Ahoy"))
+        .build()
+        .unwrap();
+    let r = send(
+        &s,
+        "prompts/get",
+        json!({"name": "house_greeting", "arguments": {"guest": "Bo"}}),
+    )
+    .await;
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"],
+        "Ahoy alice Bo"
+    );
+    let extra = send(
+        &s,
+        "prompts/get",
+        json!({"name": "house_greeting", "arguments": {"guest": "Bo", "x": "1"}}),
+    )
+    .await;
+    assert_eq!(extra["error"]["code"], -32602, "{extra}");
+}

@@ -330,6 +330,37 @@ async fn name_header_rules() {
         Some(json!(14)),
         "Mcp-Name",
     );
+
+    // The tasks extension's methods mirror params.taskId.
+    for (n, method) in ["tasks/get", "tasks/update", "tasks/cancel"]
+        .into_iter()
+        .enumerate()
+    {
+        let id = json!(20 + n);
+        let task = request(
+            id.clone(),
+            method,
+            json!({"taskId": "t-1", "inputResponses": {}}),
+        );
+        // Matching headers pass the transport (the test service knows no tasks method).
+        assert_ne!(
+            post(&server, &mcp_headers(method, Some("t-1")), &task)
+                .await
+                .status,
+            400,
+            "{method}"
+        );
+        assert_header_mismatch(
+            &post(&server, &mcp_headers(method, Some("t-2")), &task).await,
+            Some(id.clone()),
+            "Mcp-Name",
+        );
+        assert_header_mismatch(
+            &post(&server, &mcp_headers(method, None), &task).await,
+            Some(id),
+            "Mcp-Name",
+        );
+    }
 }
 
 #[tokio::test]

@@ -74,6 +74,7 @@ pub mod result;
 pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tools;
 pub mod tools_call;
 
@@ -95,6 +96,7 @@ pub use result::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 pub use tools_call::*;
 

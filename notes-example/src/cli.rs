@@ -99,8 +99,17 @@ pub struct ServeArgs {
     pub no_sandbox: bool,
     /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line. Must not be accessible
     /// by group or others (`chmod 600 PATH`).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "oauth_issuer")]
     pub auth_file: Option<PathBuf>,
+    /// HTTP only: accept OAuth access tokens (JWTs) from this authorization server (its issuer
+    /// URL, https or loopback http); `--workspace SUBJECT=DIR` then grants DIR to the tokens'
+    /// subject SUBJECT of this issuer.
+    #[arg(long, value_name = "URL")]
+    pub oauth_issuer: Option<String>,
+    /// With --oauth-issuer: this server's canonical resource URI, which tokens must name as
+    /// their audience. Default: --public-url (else http://ADDR of --http) followed by /mcp.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub resource: Option<String>,
     /// HTTP only: the base URL browsers reach this server at (e.g. https://notes.example.com
     /// behind a TLS proxy), used in connect links. Required when --http listens on all
     /// addresses (0.0.0.0 or [::]). Default: http://ADDR of --http.
@@ -167,6 +176,12 @@ characters of [A-Za-z0-9-._~+/] (e.g. `openssl rand -base64 32`); clients send \
 others can read is refused). Without --auth-file, HTTP serves only on loopback and every \
 request runs as the default principal.
 
+OAuth (--http with --oauth-issuer URL): clients send access tokens (JWTs) the authorization \
+server issued for --resource (default: the public URL + /mcp); they are checked against the \
+issuer's published keys, audience, expiry and scopes (notes:read lists and reads, notes:write \
+deletes). A request runs as the token's issuer + subject: --workspace SUBJECT=DIR grants DIR to \
+the subject SUBJECT. Clients discover the issuer at /.well-known/oauth-protected-resource.
+
 HTTP limits: headers within --header-timeout-secs (10), bodies within --body-timeout-secs (30), \
 idle keep-alive connections closed after --idle-timeout-secs (60), at most --max-connections \
 (1024) connections (the longest-stalled one is closed to make room) and \
@@ -199,6 +214,9 @@ impl ServeArgs {
     pub fn validate(&self) -> Result<(), String> {
         if self.auth_file.is_some() && self.http.is_none() {
             return Err("--auth-file only applies to --http (stdio runs as --principal)".into());
+        }
+        if self.oauth_issuer.is_some() && self.http.is_none() {
+            return Err("--oauth-issuer only applies to --http (stdio runs as --principal)".into());
         }
         if self.public_url.is_some() && self.http.is_none() {
             return Err("--public-url only applies to --http (stdio serves no web page)".into());

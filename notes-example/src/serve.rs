@@ -13,6 +13,7 @@ use mcp_runtime::replay::open_store;
 use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
 use mcp_runtime::state::StateKeyring;
+use mcp_runtime::transport::oauth::{OAuthConfig, ResourceServer, principal_for};
 use mcp_runtime::transport::{
     AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService, serve_router,
 };
@@ -33,9 +34,20 @@ pub enum Transport {
         /// The address to bind, limits and allowed hosts.
         config: Box<HttpConfig>,
         /// Bearer tokens, or `None` to run every request as the default principal (loopback
-        /// only).
+        /// only) or, with `oauth`, as the subject of an OAuth token.
         tokens: Option<BearerTokens>,
+        /// OAuth: the issuer and the resource URI (`None`: the public URL + `/mcp`).
+        oauth: Option<OAuthSettings>,
     },
+}
+
+/// `--oauth-issuer` and `--resource`.
+#[derive(Debug, Clone)]
+pub struct OAuthSettings {
+    /// The authorization server's issuer URL.
+    pub issuer: String,
+    /// The canonical resource URI, or `None` for the public URL + `/mcp`.
+    pub resource: Option<String>,
 }
 
 /// A checked configuration, ready to run.
@@ -126,6 +138,11 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         )));
     }
     let principal = Principal::new(principal_name.as_str());
+    // With OAuth, a grant's PRINCIPAL is a subject of the issuer.
+    let grantee = |who: &str| match &args.oauth_issuer {
+        Some(issuer) => principal_for(issuer, who),
+        None => Principal::new(who),
+    };
 
     let spec = NotesSpec::parse(&args.notes).map_err(ConfigError)?;
     let mut policy = ScopePolicy::new();
@@ -139,13 +156,13 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
             })?;
             let uri = mcp_runtime::scope::WorkspaceUri::from_path(&absolute)
                 .map_err(|e| ConfigError(format!("workspace {}: {e}", dir.display())))?;
-            grants = grants.allow(Principal::new(who.as_str()), uri);
+            grants = grants.allow(grantee(&who), uri);
             continue;
         }
         std::fs::read_dir(&dir)
             .map_err(|e| ConfigError(format!("workspace {} cannot be read: {e}", dir.display())))?;
         policy = policy
-            .allow(Principal::new(who.as_str()), &dir)
+            .allow(grantee(&who), &dir)
             .map_err(|e| ConfigError(e.to_string()))?;
         if let Ok(canonical) = std::fs::canonicalize(&dir) {
             rw.push(canonical);
@@ -215,17 +232,22 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
                 Some(path) => {
                     Some(BearerTokens::load(path).map_err(|e| ConfigError(e.to_string()))?)
                 }
-                None if addr.ip().is_loopback() => None,
+                None if addr.ip().is_loopback() || args.oauth_issuer.is_some() => None,
                 None => {
                     return Err(ConfigError(format!(
-                        "--http {addr} is not a loopback address; pass --auth-file so requests are authenticated"
+                        "--http {addr} is not a loopback address; pass --auth-file or --oauth-issuer so requests are authenticated"
                     )));
                 }
             };
             let config = args.http_config(addr).map_err(ConfigError)?;
+            let oauth = args.oauth_issuer.as_ref().map(|issuer| OAuthSettings {
+                issuer: issuer.trim().to_owned(),
+                resource: args.resource.as_ref().map(|r| r.trim().to_owned()),
+            });
             Transport::Http {
                 config: Box::new(config),
                 tokens,
+                oauth,
             }
         }
     };
@@ -359,12 +381,45 @@ async fn serve(prepared: Prepared) -> i32 {
                 }
             }
         }
-        Transport::Http { config, tokens } => {
+        Transport::Http {
+            config,
+            tokens,
+            oauth,
+        } => {
             let config = *config;
             let addr = config.bind;
-            let auth: Arc<dyn Authenticator> = match tokens {
-                Some(tokens) => Arc::new(tokens),
-                None => {
+            let listener = match tokio::net::TcpListener::bind(addr).await {
+                Ok(listener) => listener,
+                Err(e) => {
+                    eprintln!("notes-example: cannot listen on {addr}: {e}");
+                    return EXIT_USAGE;
+                }
+            };
+            let local = match listener.local_addr() {
+                Ok(local) => local,
+                Err(e) => {
+                    eprintln!("notes-example: listening, address unknown: {e}");
+                    return 1;
+                }
+            };
+            let base = prepared
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{local}"));
+            let resource_server = match oauth {
+                Some(oauth) => match start_oauth(oauth, &base).await {
+                    Ok(rs) => Some(rs),
+                    Err(e) => {
+                        eprintln!("notes-example: {e}");
+                        return EXIT_USAGE;
+                    }
+                },
+                None => None,
+            };
+            let auth: Arc<dyn Authenticator> = match (tokens, &resource_server) {
+                (_, Some(rs)) => Arc::new(rs.clone()),
+                (Some(tokens), None) => Arc::new(tokens),
+                (None, None) => {
                     tracing::warn!(principal = %prepared.principal, "no --auth-file: every HTTP request runs as the default principal (loopback only)");
                     Arc::new(AllowAnonymous(prepared.principal))
                 }
@@ -377,7 +432,10 @@ async fn serve(prepared: Prepared) -> i32 {
                 ..LegacyHttpConfig::from_http(&config)
             };
             let legacy = LegacyHttp::new(server, Arc::clone(&auth), legacy_config);
-            let http = HttpServer::new(service, Arc::clone(&auth)).with_config(config.clone());
+            let mut http = HttpServer::new(service, Arc::clone(&auth)).with_config(config.clone());
+            if let Some(rs) = &resource_server {
+                http = http.with_oauth(rs);
+            }
             let router = match http.router() {
                 Ok(router) => {
                     legacy.wrap(router.merge(connect::routes(connect.clone(), auth, origins)))
@@ -387,27 +445,12 @@ async fn serve(prepared: Prepared) -> i32 {
                     return EXIT_USAGE;
                 }
             };
-            let listener = match tokio::net::TcpListener::bind(addr).await {
-                Ok(listener) => listener,
-                Err(e) => {
-                    eprintln!("notes-example: cannot listen on {addr}: {e}");
-                    return EXIT_USAGE;
-                }
-            };
-            match listener.local_addr() {
-                Ok(local) => {
-                    let base = prepared
-                        .public_url
-                        .unwrap_or_else(|| format!("http://{local}"));
-                    if let Err(e) = connect.set_base_url(&base) {
-                        tracing::warn!(error = %e, "connect links disabled");
-                    }
-                    // Printed whatever the log filter: with `--http 127.0.0.1:0` this line is
-                    // how a supervisor or test learns the port the kernel picked.
-                    eprintln!("notes-example: listening on http://{local}/mcp");
-                }
-                Err(e) => tracing::warn!(error = %e, "listening, address unknown"),
+            if let Err(e) = connect.set_base_url(&base) {
+                tracing::warn!(error = %e, "connect links disabled");
             }
+            // Printed whatever the log filter: with `--http 127.0.0.1:0` this line is how a
+            // supervisor or test learns the port the kernel picked.
+            eprintln!("notes-example: listening on http://{local}/mcp");
             // The hardened edge: header/idle/body deadlines, connection cap, body budget, Host.
             let served = serve_router(
                 listener,
@@ -425,6 +468,21 @@ async fn serve(prepared: Prepared) -> i32 {
             }
         }
     }
+}
+
+/// Checks the OAuth settings and fetches the issuer's keys, so a wrong issuer fails at start.
+async fn start_oauth(oauth: OAuthSettings, base: &str) -> Result<ResourceServer, String> {
+    let resource = oauth
+        .resource
+        .unwrap_or_else(|| format!("{}/mcp", base.trim_end_matches('/')));
+    let config = OAuthConfig::new(oauth.issuer, resource)
+        .with_scopes([crate::tools::SCOPE_READ, crate::tools::SCOPE_WRITE]);
+    let rs = ResourceServer::new(config).map_err(|e| format!("OAuth: {e}"))?;
+    rs.discover()
+        .await
+        .map_err(|e| format!("OAuth: {e}; check --oauth-issuer"))?;
+    tracing::info!(issuer = %rs.config().issuer, resource = %rs.config().resource, metadata = %rs.metadata_url(), "accepting OAuth access tokens");
+    Ok(rs)
 }
 
 /// `notes-example import`: loads the Markdown notes of a directory into a database backend

@@ -163,6 +163,11 @@ pub async fn note(
     }
 }
 
+/// The OAuth scope listing and reading notes needs.
+pub const SCOPE_READ: &str = "notes:read";
+/// The OAuth scope deleting notes needs.
+pub const SCOPE_WRITE: &str = "notes:write";
+
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: impl Into<NotesStore>,
@@ -194,12 +199,23 @@ pub fn build_server_with(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
     ))
-    .tools(tools![
-        notes_list,
-        notes_delete,
-        crate::connect::notes_connect_export
-    ])
+    .tools(
+        tools![
+            notes_list,
+            notes_delete,
+            crate::connect::notes_connect_export,
+            crate::export::notes_export
+        ]
+        // A long export runs as a task for clients that support the tasks extension.
+        .task("notes_export", mcp_runtime::tasks::TaskSupport::Optional),
+    )
     .resources(resources![note])
+    // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
+    // otherwise); stdio and --auth-file tokens carry no scopes and are not restricted.
+    .tool_scopes("notes_list", [SCOPE_READ])
+    .tool_scopes("notes_delete", [SCOPE_WRITE])
+    .tool_scopes("notes_connect_export", [SCOPE_READ])
+    .resource_scopes("file://{+path}", [SCOPE_READ])
     .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)
@@ -207,7 +223,9 @@ pub fn build_server_with(
     .state_ttl(state_ttl)
     .instructions(
         "Notes live in workspaces named by file: URIs. notes_list shows ids and titles; \
-             notes_delete always asks the user which note and for confirmation.",
+             notes_delete always asks the user which note and for confirmation; notes_export \
+             bundles a workspace into one Markdown text (a task when the client supports \
+             tasks).",
     )
     .build()
 }

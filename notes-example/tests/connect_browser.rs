@@ -242,8 +242,10 @@ async fn attack(c: &Client, url: &str) -> String {
 }
 
 async fn connected(addr: SocketAddr, state: &str) -> bool {
-    let r = call_connect(addr, ALICE, url_caps(), accept(state)).await;
-    r["result"]["content"][0]["text"] == "The export is connected."
+    match call_connect(addr, ALICE, url_caps(), Some(state)).await {
+        Ok(mcp_runtime::client::Step::Complete(r)) => r.text() == "The export is connected.",
+        _ => false,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,12 +11,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::Principal;
+use mcp_runtime::client::ClientError;
 use mcp_runtime::replay::MemoryReplayStore;
 use mcp_runtime::scope::ScopePolicy;
 use mcp_runtime::state::StateKeyring;
 use mcp_runtime::transport::{
     Authenticator, BearerTokens, HttpServer, McpService, OriginAllowlist,
 };
+use mcp_types::{ClientCapabilities, ElicitationCapability, ErrorCode};
 use notes_example::connect::{self, ExportConnect};
 use notes_example::notes::Notes;
 use notes_example::tools::build_server_with;
@@ -118,29 +120,36 @@ async fn connect_flow_binds_the_browser_user_to_the_principal() {
     let mut seen = Vec::new();
 
     // Needs URL mode: a form-only client is told exactly what is missing.
-    let r = call_connect(addr, ALICE, json!({"elicitation": {"form": {}}}), json!({})).await;
-    assert_eq!(r["error"]["code"], -32021, "{r}");
+    let form_only = ClientCapabilities::none().with_elicitation(ElicitationCapability::form());
+    let err = call_connect(addr, ALICE, form_only, None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().map(ErrorCode::code), Some(-32021), "{err}");
+    let ClientError::MissingCapability {
+        required: Some(required),
+        ..
+    } = &err
+    else {
+        panic!("expected requiredCapabilities: {err}");
+    };
     assert_eq!(
-        r["error"]["data"]["requiredCapabilities"],
+        serde_json::to_value(required).unwrap(),
         json!({"elicitation": {"url": {}}})
     );
 
-    let r = call_connect(addr, ALICE, url_caps(), json!({})).await;
-    seen.push(r.to_string());
-    let ask = &r["result"]["inputRequests"][connect::CONNECT_KEY]["params"];
-    assert_eq!(ask["mode"], "url", "{r}");
-    let url = ask["url"].as_str().unwrap().to_owned();
+    // The link is a URL-mode elicitation (the typed reading checks the mode).
+    let r = call_connect(addr, ALICE, url_caps(), None).await;
+    seen.push(format!("{r:?}"));
+    let (url, _, state) = link_of(r);
     let prefix = format!("http://{addr}/connect/");
     assert!(url.starts_with(&prefix), "{url}");
-    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
 
     // Accepting before finishing the page: asked again.
-    let r = call_connect(addr, ALICE, url_caps(), accept(&state)).await;
-    seen.push(r.to_string());
-    let again = &r["result"]["inputRequests"][connect::CONNECT_KEY]["params"];
-    assert_eq!(again["url"], url.as_str(), "{r}");
-    assert!(again["message"].as_str().unwrap().contains("not completed"));
-    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    let r = call_connect(addr, ALICE, url_caps(), Some(&state)).await;
+    seen.push(format!("{r:?}"));
+    let (again, message, state) = link_of(r);
+    assert_eq!(again, url);
+    assert!(message.contains("not completed"), "{message}");
 
     // The page exists; bob (another principal) cannot complete alice's link.
     let page = open_page(addr, &url).await;
@@ -158,12 +167,11 @@ async fn connect_flow_binds_the_browser_user_to_the_principal() {
     let made_up = post(addr, "/connect/made-up", "", &form(&page.csrf, ALICE)).await;
     assert_eq!(made_up.status, 404);
 
-    let r = call_connect(addr, ALICE, url_caps(), accept(&state)).await;
-    seen.push(r.to_string());
-    assert_eq!(
-        r["result"]["content"][0]["text"], "The export is connected.",
-        "{r}"
-    );
+    let r = call_connect(addr, ALICE, url_caps(), Some(&state)).await;
+    seen.push(format!("{r:?}"));
+    let (text, is_error) = completed(r);
+    assert_eq!(text, "The export is connected.");
+    assert!(!is_error);
     assert_eq!(
         connect.token_of(&Principal::new("alice")).unwrap().expose(),
         SECRET
@@ -184,12 +192,8 @@ fn ids(state: &str) -> mcp_runtime::state::CorrelationId {
 #[tokio::test]
 async fn the_url_never_carries_the_correlation_id() {
     let (addr, _) = start().await;
-    let r = call_connect(addr, ALICE, url_caps(), json!({})).await;
-    let url = r["result"]["inputRequests"][connect::CONNECT_KEY]["params"]["url"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let corr = ids(r["result"]["requestState"].as_str().unwrap());
+    let (url, state) = fresh_link(addr, ALICE).await;
+    let corr = ids(&state);
     assert!(!url.contains(&corr.to_string()), "{url}");
 }
 
@@ -341,9 +345,8 @@ async fn too_many_wrong_tokens_lock_the_link() {
         assert_eq!(status, 401);
     }
     assert_eq!(submit_as(addr, &page, ALICE).await.status, 404);
-    let r = call_connect(addr, ALICE, url_caps(), accept(&state)).await;
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    let (text, is_error) = completed(call_connect(addr, ALICE, url_caps(), Some(&state)).await);
+    assert!(is_error, "{text}");
     assert!(text.contains("locked"), "{text}");
 }
 
@@ -385,9 +388,8 @@ async fn no_link_is_minted_from_an_unspecified_address() {
     connect
         .set_base_url(&format!("http://0.0.0.0:{}", addr.port()))
         .unwrap();
-    let r = call_connect(addr, ALICE, url_caps(), json!({})).await;
-    assert_eq!(r["result"]["isError"], true, "{r}");
-    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    let (text, is_error) = completed(call_connect(addr, ALICE, url_caps(), None).await);
+    assert!(is_error, "{text}");
     assert!(text.contains("--public-url"), "{text}");
     assert_eq!(connect.link_count(), 0);
 }

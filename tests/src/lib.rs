@@ -1,8 +1,10 @@
 //! Helpers shared by the black-box integration tests.
 //!
 //! - [`binary`]: builds a workspace binary once per test process and returns its path.
-//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks newline-delimited JSON-RPC
-//!   to it, the way an MCP client would.
+//! - [`notes_client`], [`notes_transport`]: `notes-example serve --stdio` behind the typed
+//!   client (`mcp_runtime::client`), which most tests use.
+//! - [`StdioServer`]: spawns a server with `serve --stdio` and speaks raw newline-delimited
+//!   JSON-RPC to it, for the tests that check the wire itself.
 //! - [`http_post`]: one Streamable HTTP POST with the `MCP-*` headers the body implies.
 //! - [`meta`], [`form_caps`], [`call_params`], [`retry_params`]: `_meta` and params builders.
 //! - [`lesson_workspace`], [`file_uri`]: the lesson's notes on disk.
@@ -19,6 +21,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use mcp_runtime::client::{Client, StdioTransport};
 use serde_json::{Value, json};
 
 /// The protocol revision the tests speak.
@@ -104,6 +107,26 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `notes-example ARGS...` (which include `serve --stdio`) behind the typed client, with
+/// extra environment variables `env`; the server's stderr is discarded.
+///
+/// Must be called inside a Tokio runtime (the transport spawns its reader).
+pub fn notes_client(args: &[&str], env: &[(&str, &str)]) -> Result<Client, Error> {
+    let transport = notes_transport(args, env)?;
+    Ok(Client::builder(transport).timeout(RESPONSE_TIMEOUT).build())
+}
+
+/// The transport of [`notes_client`], for a test that configures its own client (protocol
+/// version, capabilities, deadline).
+pub fn notes_transport(args: &[&str], env: &[(&str, &str)]) -> Result<StdioTransport, Error> {
+    let mut command = tokio::process::Command::new(notes_binary()?);
+    command.args(args).stderr(Stdio::null());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    Ok(StdioTransport::spawn(command)?)
 }
 
 /// Client capabilities declaring form elicitation.
@@ -344,11 +367,23 @@ impl Drop for StdioServer {
 pub struct HttpResponse {
     /// The status code.
     pub status: u16,
+    /// The status line and headers, as received.
+    pub head: String,
     /// The body, de-chunked.
     pub body: String,
 }
 
 impl HttpResponse {
+    /// The value of the first header named `name` (case-insensitive), if any.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then_some(value.trim())
+        })
+    }
+
     /// The body as JSON: a plain JSON body, or the last `data:` event of an SSE body.
     pub fn json(&self) -> Result<Value, Error> {
         let trimmed = self.body.trim();
@@ -416,7 +451,11 @@ pub fn http_post(
     } else {
         rest.to_owned()
     };
-    Ok(HttpResponse { status, body })
+    Ok(HttpResponse {
+        status,
+        head: head.to_owned(),
+        body,
+    })
 }
 
 fn dechunk(mut rest: &str) -> Result<String, Error> {

@@ -3,11 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+use mcp_runtime::client::{Client, ClientError, Round, Step};
+use mcp_types::{CallToolResult, InputResponses};
+use notes_example::tools::DeleteChoice;
 use serde_json::{Value, json};
 
 use crate::{
     Error, StdioServer, call_params, file_uri, form_caps, lesson_workspace, notes_binary,
-    retry_params,
+    notes_client, retry_params,
 };
 
 /// The elicitation key of the deletion form.
@@ -105,11 +108,7 @@ impl NotesFixture {
 
     /// `serve --stdio` for `principal` on this workspace (shared key and store, plus `extra`),
     /// behind the typed client (`mcp_runtime::client`) instead of hand-built JSON.
-    pub fn client(
-        &self,
-        principal: &str,
-        extra: &[&str],
-    ) -> Result<mcp_runtime::client::Client, Error> {
+    pub fn client(&self, principal: &str, extra: &[&str]) -> Result<Client, Error> {
         let notes = self.notes.to_string_lossy().into_owned();
         let mut args = vec!["--workspace", notes.as_str()];
         args.extend_from_slice(extra);
@@ -121,20 +120,32 @@ impl NotesFixture {
         &self,
         principal: &str,
         extra: &[&str],
-    ) -> Result<mcp_runtime::client::Client, Error> {
-        use mcp_runtime::client::{Client, StdioTransport};
-        let mut command = tokio::process::Command::new(notes_binary()?);
-        command
-            .args(["serve", "--stdio", "--principal", principal, "--store"])
-            .arg(&self.store)
-            .arg("--state-key-file")
-            .arg(&self.key_file)
-            .args(extra)
-            .stderr(std::process::Stdio::null());
-        let transport = StdioTransport::spawn(command)?;
-        Ok(Client::builder(transport)
-            .timeout(crate::RESPONSE_TIMEOUT)
-            .build())
+    ) -> Result<Client, Error> {
+        self.client_with_store(principal, &self.store, extra, &[])
+    }
+
+    /// Like [`NotesFixture::client_without_workspace`], on the replay store `store`, with
+    /// extra environment variables `env` for the server process.
+    pub fn client_with_store(
+        &self,
+        principal: &str,
+        store: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Client, Error> {
+        let key = self.key_file.to_string_lossy().into_owned();
+        let mut args = vec![
+            "serve",
+            "--stdio",
+            "--principal",
+            principal,
+            "--store",
+            store,
+            "--state-key-file",
+            key.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        notes_client(&args, env)
     }
 
     /// `notes_delete` arguments for this workspace.
@@ -253,4 +264,146 @@ pub fn offered_ids(response: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+// ---- the same readings through the typed client --------------------------------------------
+
+/// What one `tools/call` came back with, read through the typed client
+/// (`mcp_runtime::client`): the tests assert on this instead of hand-read JSON.
+// Held by value, as the client's own `Step`: boxing would only add noise to test code.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Outcome {
+    /// A complete result (`isError` or not).
+    Complete(CallToolResult),
+    /// An `input_required` result.
+    Pending(Round<CallToolResult>),
+    /// A JSON-RPC error, or a transport failure (server gone, timeout).
+    Failed(ClientError),
+}
+
+impl From<Result<Step<CallToolResult>, ClientError>> for Outcome {
+    fn from(step: Result<Step<CallToolResult>, ClientError>) -> Self {
+        match step {
+            Ok(Step::Complete(result)) => Outcome::Complete(result),
+            Ok(Step::Pending(round)) => Outcome::Pending(round),
+            Err(e) => Outcome::Failed(e),
+        }
+    }
+}
+
+impl Outcome {
+    /// A complete result without `isError: true` that did the work (not a replay).
+    pub fn is_success(&self) -> bool {
+        matches!(self, Outcome::Complete(r) if r.is_error != Some(true)) && !self.is_replay()
+    }
+
+    /// The recorded result of an earlier, identical retry (its `_meta` marks it as a replay):
+    /// the work it reports was done once, by that earlier retry.
+    pub fn is_replay(&self) -> bool {
+        let Outcome::Complete(r) = self else {
+            return false;
+        };
+        serde_json::to_value(&r.meta)
+            .is_ok_and(|meta| meta[mcp_runtime::context::REPLAYED_META_KEY] == true)
+    }
+
+    /// A complete result with `isError: true`.
+    pub fn is_tool_error(&self) -> bool {
+        matches!(self, Outcome::Complete(r) if r.is_error == Some(true))
+    }
+
+    /// A complete result, error or not.
+    pub fn is_complete(&self) -> bool {
+        matches!(self, Outcome::Complete(_))
+    }
+
+    /// The JSON-RPC error code, if the server answered with an error.
+    pub fn error_code(&self) -> Option<i64> {
+        match self {
+            Outcome::Failed(e) => e.code().map(mcp_types::ErrorCode::code),
+            _ => None,
+        }
+    }
+
+    /// Refused: a JSON-RPC error or an `isError` result (never `input_required`, never
+    /// success, never a transport failure).
+    pub fn is_refusal(&self) -> bool {
+        self.error_code().is_some() || self.is_tool_error()
+    }
+
+    /// The text of a result's text blocks, or the error message.
+    pub fn text(&self) -> String {
+        match self {
+            Outcome::Complete(r) => r.text(),
+            Outcome::Pending(_) => String::new(),
+            Outcome::Failed(e) => e
+                .error_object()
+                .map_or_else(|| e.to_string(), |o| o.message().to_owned()),
+        }
+    }
+
+    /// The complete result's `structuredContent`.
+    pub fn structured(&self) -> Option<&Value> {
+        match self {
+            Outcome::Complete(r) => r.structured_content.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The note ids the deletion form offers, in order (empty unless the form was asked).
+    pub fn offered_ids(&self) -> Vec<String> {
+        match self {
+            Outcome::Pending(round) => round
+                .form::<DeleteChoice>(DELETE_KEY)
+                .map(|form| form.choice_values("note_id"))
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The `requestState` of an input-required result.
+    pub fn request_state(&self) -> Result<String, Error> {
+        match self {
+            Outcome::Pending(round) => round
+                .request_state()
+                .map(str::to_owned)
+                .ok_or_else(|| "an input_required result without requestState".into()),
+            other => Err(format!("expected input_required, got {other:?}").into()),
+        }
+    }
+}
+
+/// `inputResponses` answering the deletion form with `response` (raw JSON, so a test can
+/// send what the typed answer constructors would refuse to build).
+pub fn delete_responses(response: Value) -> InputResponses {
+    let mut responses = InputResponses::new();
+    responses.0.insert(DELETE_KEY.to_owned(), response);
+    responses
+}
+
+/// The first leg of `notes_delete` through the client.
+pub async fn ask_delete(client: &Client, args: &Value) -> Outcome {
+    client.call("notes_delete", args).await.into()
+}
+
+/// A retry of `notes_delete` answering the form with `response` and echoing `state`.
+pub async fn answer_delete(client: &Client, args: &Value, response: Value, state: &str) -> Outcome {
+    client
+        .resume(
+            "notes_delete",
+            args,
+            delete_responses(response),
+            Some(state),
+        )
+        .await
+        .into()
+}
+
+/// `tools/call` of `notes_list` on `workspace_uri` through the client.
+pub async fn list_notes(client: &Client, workspace_uri: &str) -> Outcome {
+    client
+        .call("notes_list", json!({"workspaceUri": workspace_uri}))
+        .await
+        .into()
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
 use mcp_runtime::client::{Client, InProcess};
+use mcp_runtime::extract::Cancellation;
 use mcp_runtime::{Principal, Server, tool, tools};
 use mcp_types::{
     CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, SamplingCapability,
@@ -275,5 +276,255 @@ async fn calls_run_the_function() {
             tags: vec![]
         })
         .is_ok()
+    );
+}
+
+/// `notes.list`, with its arguments declared as documented parameters instead of a struct.
+#[tool(
+    name = "notes.list",
+    title = "List notes",
+    read_only,
+    idempotent,
+    open_world = false,
+    rename_all = "camelCase"
+)]
+fn notes_list_plain(
+    /// Workspace URI
+    workspace_uri: String,
+    /// At most this many notes
+    limit: Option<u32>,
+    /// Sort order
+    #[serde(default)]
+    order: Option<Order>,
+    /// Tags to filter by
+    #[serde(default)]
+    tags: Vec<String>,
+) -> Result<Json<ListOutput>, ToolError> {
+    notes_list(ListArgs {
+        workspace_uri,
+        limit,
+        order,
+        tags,
+    })
+}
+
+/// Delete one note, after the user picks which and confirms.
+#[tool(
+    name = "notes_delete",
+    destructive,
+    requires(form_elicitation),
+    rename_all = "camelCase"
+)]
+async fn notes_delete_plain(
+    _ctx: &mut ToolContext,
+    /// File URI of the workspace, e.g. file:///home/me/notes
+    workspace_uri: String,
+    /// Text the note title must contain (case-insensitive)
+    title: String,
+) -> Result<String, ToolError> {
+    Ok(format!("would delete {title:?} in {workspace_uri}"))
+}
+
+/// Documented parameters, without a rename: the property is the parameter's name.
+#[tool]
+fn add(
+    /// The first number
+    a: i64,
+    /// The second number (0 when absent)
+    b: Option<i64>,
+) -> String {
+    (a + b.unwrap_or(0)).to_string()
+}
+
+#[test]
+fn documented_parameters_give_the_same_schema_as_a_struct() {
+    // The same attributes and arguments as the struct versions, plus what documented
+    // parameters always say: unknown arguments are refused. (Byte for byte against a
+    // `deny_unknown_fields` struct: tests/tests/readme_tour.rs, against notes-example.)
+    let strict = |t: &dyn ToolHandler| {
+        let mut d = serde_json::to_value(t.descriptor()).unwrap();
+        d["inputSchema"]["additionalProperties"] = json!(false);
+        d
+    };
+    let bytes = |d: &Value| d.clone();
+    let mut plain = serde_json::to_value(notes_list_plain {}.descriptor()).unwrap();
+    plain["description"] =
+        json!("List notes in a workspace.\n\nNewest first unless `order` says otherwise.");
+    assert_eq!(bytes(&plain), bytes(&strict(&notes_list {})));
+    let plain = serde_json::to_value(notes_delete_plain {}.descriptor()).unwrap();
+    assert_eq!(bytes(&plain), bytes(&strict(&notes_delete {})));
+    let d = serde_json::to_value(add {}.descriptor()).unwrap();
+    assert_eq!(
+        d["inputSchema"],
+        json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "format": "int64", "description": "The first number"},
+                "b": {"type": "integer", "format": "int64", "description": "The second number (0 when absent)"}
+            },
+            "additionalProperties": false,
+            "required": ["a"]
+        })
+    );
+}
+
+#[tokio::test]
+async fn documented_parameters_are_parsed_and_checked() {
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![notes_delete_plain, add])
+        .build()
+        .unwrap();
+    let r = call(
+        &server,
+        "notes_delete",
+        json!({"workspaceUri": "file:///w", "title": "x"}),
+    )
+    .await;
+    assert_eq!(r.text(), "would delete \"x\" in file:///w");
+    let e = error_text(&call(&server, "notes_delete", json!({"title": "x"})).await);
+    assert_eq!(
+        e,
+        "Invalid arguments: missing field `workspaceUri`; expected {workspaceUri: string, title: string}"
+    );
+    assert_eq!(call(&server, "add", json!({"a": 2})).await.text(), "2");
+    let e = error_text(&call(&server, "add", json!({"a": 2, "c": 3})).await);
+    assert!(e.starts_with("Invalid arguments: unknown field `c`"), "{e}");
+    assert_eq!(
+        call(&server, "add", json!({"a": 2, "b": 3})).await.text(),
+        "5"
+    );
+    // The function stays callable as written, doc comments and all.
+    assert_eq!(add(1, Some(1)), "2");
+}
+
+/// An extractor of the test's own: the principal's tenant (the part before `/`).
+struct Tenant(String);
+
+impl mcp_runtime::extract::FromToolCall for Tenant {
+    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, ToolError> {
+        match call.context().principal().as_str().split_once('/') {
+            Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
+            None => Err(ToolError::tool("this tool needs a tenant-scoped principal")),
+        }
+    }
+}
+
+type Ctx = ToolContext;
+type Greet = State<Arc<Greeting>>;
+type Caller = Principal;
+
+/// Aliases and a user's extractor: parameters are told apart by trait, not by spelling.
+#[tool]
+fn who(
+    ctx: &mut Ctx,
+    tenant: Tenant,
+    greeting: Greet,
+    caller: Caller,
+    /// How loud
+    loud: Option<bool>,
+) -> String {
+    let _ = ctx;
+    let text = format!("{} {} of {}", greeting.0.0, caller.as_str(), tenant.0);
+    if loud == Some(true) {
+        text.to_uppercase()
+    } else {
+        text
+    }
+}
+
+/// Two arguments types: refused by `build()` (an undocumented parameter could be an
+/// extractor, so the macro cannot tell).
+#[tool]
+fn two_structs(args: DeleteArgs, more: ListArgs) -> String {
+    let _ = (args.title, more.limit);
+    String::new()
+}
+
+#[tokio::test]
+async fn user_extractors_and_aliases_are_parameters() {
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![who])
+        .state(Arc::new(Greeting("hi".into())))
+        .build()
+        .unwrap();
+    let d = serde_json::to_value(who {}.descriptor()).unwrap();
+    assert_eq!(
+        d["inputSchema"]["properties"],
+        json!({"loud": {"type": "boolean", "description": "How loud"}})
+    );
+    assert_eq!(
+        who {}.state_needs().len(),
+        1,
+        "State through an alias is declared"
+    );
+    let call_as = |p: &'static str, args: Value| {
+        let server = server.clone();
+        async move {
+            Client::builder(InProcess::new(server, Principal::new(p)))
+                .build()
+                .call_tool("who", args)
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        call_as("acme/ann", json!({"loud": true})).await.text(),
+        "HI ACME/ANN OF ACME"
+    );
+    let e = error_text(&call_as("ann", json!({})).await);
+    assert_eq!(e, "this tool needs a tenant-scoped principal");
+    // Without its state registered, `build()` refuses the tool, alias or not.
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![who])
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("add `.state(value)`"), "{err}");
+}
+
+/// Where the spawned worker of `spawns_work` reports that it saw the cancellation.
+#[derive(Clone, Default)]
+struct Stopped(Arc<tokio::sync::Notify>);
+
+/// Starts background work that must stop when the request is over.
+#[tool]
+async fn spawns_work(cancel: Cancellation, stopped: State<Stopped>) -> String {
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        stopped.0.0.notify_one();
+    });
+    "started".to_owned()
+}
+
+#[tokio::test]
+async fn the_cancellation_extractor_is_the_requests_token() {
+    let stopped = Stopped::default();
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![spawns_work])
+        .state(stopped.clone())
+        .build()
+        .unwrap();
+    let result = Client::builder(InProcess::new(server, Principal::new("ann")))
+        .build()
+        .call_tool("spawns_work", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(result.text(), "started");
+    // The request was answered, so its token is cancelled and the spawned work sees it; a
+    // token not tied to the request would never fire and this would time out.
+    tokio::time::timeout(std::time::Duration::from_secs(10), stopped.0.notified())
+        .await
+        .expect("the spawned work saw the request end");
+}
+
+#[test]
+fn build_refuses_two_arguments_types() {
+    let err = Server::builder(Implementation::new("t", "0"))
+        .tools(tools![two_structs])
+        .build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("tool `two_structs` is misdeclared: two parameters are arguments types"),
+        "{err}"
     );
 }

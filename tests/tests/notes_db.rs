@@ -7,9 +7,13 @@
 // Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_runtime::client::{Client, ClientError, StdioTransport};
 use mcp_runtime::replay::postgres::tokio_postgres;
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, call_params, form_caps, meta, notes_binary, retry_params};
+use mcp_tests::{RESPONSE_TIMEOUT, notes_binary, notes_transport};
 use serde_json::{Value, json};
 
 fn pg_url() -> String {
@@ -24,8 +28,18 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Runs `sql` on the test database; `Err` when the server is unreachable.
+/// Runs `sql` on the test database; `Err` when the server is unreachable. Runs on its own
+/// thread and runtime, so async tests can call it too.
 fn pg_exec(sql: &str) -> Result<(), String> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| pg_exec_blocking(sql))
+            .join()
+            .unwrap_or_else(|_| Err("the PostgreSQL thread panicked".into()))
+    })
+}
+
+fn pg_exec_blocking(sql: &str) -> Result<(), String> {
     runtime().block_on(async {
         let (client, conn) = tokio_postgres::connect(&pg_url(), tokio_postgres::NoTls)
             .await
@@ -88,7 +102,9 @@ fn import(fx: &NotesFixture, notes: &str, table: &str) {
     );
 }
 
-fn serve(fx: &NotesFixture, notes: &str, table: &str) -> StdioServer {
+/// `serve --stdio` on the database backend behind the typed client; the transport is
+/// returned too, to close the process.
+fn serve(fx: &NotesFixture, notes: &str, table: &str) -> (Client, Arc<StdioTransport>) {
     let key = fx.key_file.to_str().unwrap();
     let ws = format!("alice={}", fx.notes.display());
     let args = [
@@ -105,18 +121,17 @@ fn serve(fx: &NotesFixture, notes: &str, table: &str) -> StdioServer {
         "--workspace",
         ws.as_str(),
     ];
-    StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap()
+    let transport = Arc::new(notes_transport(&args, &[]).unwrap());
+    let client = Client::builder(transport.clone())
+        .timeout(RESPONSE_TIMEOUT)
+        .build();
+    (client, transport)
 }
 
-fn listed(s: &mut StdioServer, fx: &NotesFixture) -> Vec<String> {
-    let r = s
-        .request(
-            "tools/call",
-            call_params("notes_list", json!({"workspaceUri": fx.uri}), json!({})),
-        )
-        .unwrap();
-    assert!(is_success(&r), "{r}");
-    r["result"]["structuredContent"]["notes"]
+async fn listed(s: &Client, fx: &NotesFixture) -> Vec<String> {
+    let r = list_notes(s, &fx.uri).await;
+    assert!(r.is_success(), "{r:?}");
+    r.structured().unwrap()["notes"]
         .as_array()
         .unwrap()
         .iter()
@@ -124,50 +139,42 @@ fn listed(s: &mut StdioServer, fx: &NotesFixture) -> Vec<String> {
         .collect()
 }
 
-fn retry(args: &Value, id: &str, state: &str) -> Value {
-    retry_params(
-        "notes_delete",
-        args.clone(),
-        form_caps(),
-        json!({ DELETE_KEY: choose(id, true) }),
-        state,
-    )
+/// Answers the deletion form choosing `id` (confirmed), echoing `state`.
+async fn retry(s: &Client, args: &Value, id: &str, state: &str) -> Outcome {
+    answer_delete(s, args, choose(id, true), state).await
 }
 
 /// Two processes on one database; per round a fresh note is imported and the same accepted
 /// confirmation is sent to both at once: exactly one success, one refusal, one row gone.
-fn race(fx: &NotesFixture, notes: &str, table: &str, rounds: usize) {
+async fn race(fx: &NotesFixture, notes: &str, table: &str, rounds: usize) {
     import(fx, notes, table);
-    let mut a = serve(fx, notes, table);
-    let mut b = serve(fx, notes, table);
+    let (a, _) = serve(fx, notes, table);
+    let (b, _) = serve(fx, notes, table);
     for round in 0..rounds {
         let id = format!("race-{round}.md");
         std::fs::write(fx.notes.join(&id), format!("# Race note {round}\n")).unwrap();
         import(fx, notes, table);
         let args = json!({"workspaceUri": fx.uri, "title": format!("Race note {round}")});
-        let issuer = if round % 2 == 0 { &mut a } else { &mut b };
-        let first = first_leg(issuer, &args).unwrap();
-        assert_eq!(offered_ids(&first), vec![id.clone()], "{first}");
-        let state = request_state(&first).unwrap();
-        let params = retry(&args, &id, &state);
-        let ia = a.send_request("tools/call", params.clone()).unwrap();
-        let ib = b.send_request("tools/call", params).unwrap();
-        let ra = a.response(ia).unwrap();
-        let rb = b.response(ib).unwrap();
-        let successes = [&ra, &rb].iter().filter(|r| is_success(r)).count();
-        assert_eq!(successes, 1, "round {round}\nA: {ra}\nB: {rb}");
+        let issuer = if round % 2 == 0 { &a } else { &b };
+        let first = ask_delete(issuer, &args).await;
+        assert_eq!(first.offered_ids(), vec![id.clone()], "{first:?}");
+        let state = first.request_state().unwrap();
+        // Both requests are in flight at once: `join!` writes both before either answer.
+        let (ra, rb) = tokio::join!(retry(&a, &args, &id, &state), retry(&b, &args, &id, &state));
+        let successes = [&ra, &rb].iter().filter(|r| r.is_success()).count();
+        assert_eq!(successes, 1, "round {round}\nA: {ra:?}\nB: {rb:?}");
         assert!(
-            [&ra, &rb].iter().any(|r| is_refusal(r) || is_replay(r)),
-            "round {round}\nA: {ra}\nB: {rb}"
+            [&ra, &rb].iter().any(|r| r.is_refusal() || r.is_replay()),
+            "round {round}\nA: {ra:?}\nB: {rb:?}"
         );
-        let now = listed(&mut a, fx);
+        let now = listed(&a, fx).await;
         assert!(!now.contains(&id), "round {round}: {now:?}");
         assert!(
             fx.exists(&id),
             "a database backend never touches the directory"
         );
     }
-    let left = listed(&mut b, fx);
+    let left = listed(&b, fx).await;
     for id in [
         "2025/tps-2025.md",
         "shopping.md",
@@ -180,20 +187,22 @@ fn race(fx: &NotesFixture, notes: &str, table: &str, rounds: usize) {
 
 /// Deletes one note, restarts, and checks the database kept both the deletion and the used
 /// confirmation (a replay on the new process is refused and deletes nothing).
-fn restart(fx: &NotesFixture, notes: &str, table: &str) {
+async fn restart(fx: &NotesFixture, notes: &str, table: &str) {
     import(fx, notes, table);
-    let mut s = serve(fx, notes, table);
+    let (s, process) = serve(fx, notes, table);
     let args = fx.delete_args("tps report (draft)");
-    let first = first_leg(&mut s, &args).unwrap();
-    let state = request_state(&first).unwrap();
-    let done = s
-        .request("tools/call", retry(&args, "tps-report-draft.md", &state))
-        .unwrap();
-    assert!(is_success(&done), "{done}");
-    s.shutdown().unwrap();
+    let first = ask_delete(&s, &args).await;
+    let state = first.request_state().unwrap();
+    let done = retry(&s, &args, "tps-report-draft.md", &state).await;
+    assert!(done.is_success(), "{done:?}");
+    let exited = process.close(Duration::from_secs(10)).await.unwrap();
+    assert!(
+        exited.is_some(),
+        "the server did not exit after stdin closed"
+    );
 
-    let mut s = serve(fx, notes, table);
-    let left = listed(&mut s, fx);
+    let (s, _) = serve(fx, notes, table);
+    let left = listed(&s, fx).await;
     assert_eq!(
         left,
         ["2025/tps-2025.md", "shopping.md", "tps-report.md"],
@@ -203,50 +212,37 @@ fn restart(fx: &NotesFixture, notes: &str, table: &str) {
     // gets the recorded result (kept in the database across the restart), another answer is
     // refused, and nothing is deleted again.
     import(fx, notes, table);
-    let replay = s
-        .request("tools/call", retry(&args, "tps-report-draft.md", &state))
-        .unwrap();
-    assert!(is_replay(&replay), "{replay}");
+    let replay = retry(&s, &args, "tps-report-draft.md", &state).await;
+    assert!(replay.is_replay(), "{replay:?}");
     assert!(
-        text(&replay).contains("Deleted tps-report-draft.md"),
-        "{replay}"
+        replay.text().contains("Deleted tps-report-draft.md"),
+        "{replay:?}"
     );
-    let other = retry_params(
-        "notes_delete",
-        args.clone(),
-        form_caps(),
-        json!({ DELETE_KEY: {"action": "decline"} }),
-        &state,
-    );
-    let other = s.request("tools/call", other).unwrap();
-    assert!(is_refusal(&other), "{other}");
-    assert!(text(&other).contains("already used"), "{other}");
-    assert_eq!(listed(&mut s, fx).len(), 4);
+    let other = answer_delete(&s, &args, json!({"action": "decline"}), &state).await;
+    assert!(other.is_refusal(), "{other:?}");
+    assert!(other.text().contains("already used"), "{other:?}");
+    assert_eq!(listed(&s, fx).await.len(), 4);
 
     // A note removed by another writer after the form: nothing is deleted, the confirmation
     // is not used up, and it finishes once the note is back. (The in-transaction re-check of
     // a row vanishing between listing and claim is unit-tested in notes-example's backend.)
     let args = fx.delete_args("shopping");
-    let first = first_leg(&mut s, &args).unwrap();
-    let state = request_state(&first).unwrap();
+    let first = ask_delete(&s, &args).await;
+    let state = first.request_state().unwrap();
     std::fs::remove_file(fx.notes.join("shopping.md")).unwrap();
     drop_row(notes, table, &fx.uri, "shopping.md");
-    let gone = s
-        .request("tools/call", retry(&args, "shopping.md", &state))
-        .unwrap();
-    assert!(!is_success(&gone), "{gone}");
-    assert!(text(&gone).contains("nothing was deleted"), "{gone}");
-    assert_eq!(listed(&mut s, fx).len(), 3);
+    let gone = retry(&s, &args, "shopping.md", &state).await;
+    assert!(!gone.is_success(), "{gone:?}");
+    assert!(gone.text().contains("nothing was deleted"), "{gone:?}");
+    assert_eq!(listed(&s, fx).await.len(), 3);
     std::fs::write(fx.notes.join("shopping.md"), "# Shopping list\n").unwrap();
     import(fx, notes, table);
-    let done = s
-        .request("tools/call", retry(&args, "shopping.md", &state))
-        .unwrap();
+    let done = retry(&s, &args, "shopping.md", &state).await;
     assert!(
-        is_success(&done),
-        "rolled-back claim is still usable: {done}"
+        done.is_success(),
+        "rolled-back claim is still usable: {done:?}"
     );
-    assert_eq!(listed(&mut s, fx).len(), 3);
+    assert_eq!(listed(&s, fx).await.len(), 3);
 }
 
 /// Removes one row directly in the database (simulating another writer).
@@ -270,19 +266,13 @@ fn drop_row(notes: &str, table: &str, uri: &str, id: &str) {
 /// The `note` resource over a database backend: an imported note reads back byte for byte by
 /// its `file:` URI; URIs outside the granted workspace (traversal, a sibling sharing its name
 /// as a prefix, elsewhere), the workspace itself and missing notes are all not found.
-fn resources(fx: &NotesFixture, notes: &str, table: &str) {
+async fn resources(fx: &NotesFixture, notes: &str, table: &str) {
     import(fx, notes, table);
-    let mut s = serve(fx, notes, table);
-    let mut read = |uri: &str| {
-        s.request(
-            "resources/read",
-            json!({"_meta": meta(json!({})), "uri": uri}),
-        )
-        .unwrap()
-    };
+    let (s, _) = serve(fx, notes, table);
     let uri = format!("{}/2025/tps-2025.md", fx.uri);
-    let r = read(&uri);
-    let contents = &r["result"]["contents"][0];
+    let r = s.read_resource(&uri).await.unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    let contents = &r["contents"][0];
     assert_eq!(contents["uri"], uri.as_str(), "{r}");
     assert_eq!(
         contents["text"], "# TPS Report 2025\n\nQ3 numbers.\n",
@@ -296,9 +286,11 @@ fn resources(fx: &NotesFixture, notes: &str, table: &str) {
         fx.uri.clone(),
         "file:///etc/passwd".to_owned(),
     ] {
-        let r = read(&bad);
-        assert_eq!(r["error"]["code"], -32602, "{bad}: {r}");
-        assert_eq!(r["error"]["data"]["uri"], bad.as_str(), "{r}");
+        let err = s.read_resource(&bad).await.unwrap_err();
+        let ClientError::InvalidParams(error) = &err else {
+            panic!("{bad}: expected -32602, got {err}");
+        };
+        assert_eq!(error.data().unwrap()["uri"], bad.as_str(), "{err}");
     }
 }
 
@@ -306,49 +298,49 @@ fn sqlite_spec(fx: &NotesFixture) -> String {
     format!("sqlite:{}", fx.root().join("notes.sqlite3").display())
 }
 
-#[test]
-fn sqlite_notes_race_deletes_once_per_round() {
+#[tokio::test]
+async fn sqlite_notes_race_deletes_once_per_round() {
     let fx = NotesFixture::new().unwrap();
-    race(&fx, &sqlite_spec(&fx), "notes", 4);
+    race(&fx, &sqlite_spec(&fx), "notes", 4).await;
 }
 
-#[test]
-fn sqlite_notes_and_claims_survive_restart() {
+#[tokio::test]
+async fn sqlite_notes_and_claims_survive_restart() {
     let fx = NotesFixture::new().unwrap();
-    restart(&fx, &sqlite_spec(&fx), "notes");
+    restart(&fx, &sqlite_spec(&fx), "notes").await;
 }
 
-#[test]
-fn sqlite_notes_are_readable_as_resources() {
+#[tokio::test]
+async fn sqlite_notes_are_readable_as_resources() {
     let fx = NotesFixture::new().unwrap();
-    resources(&fx, &sqlite_spec(&fx), "notes");
+    resources(&fx, &sqlite_spec(&fx), "notes").await;
 }
 
-#[test]
-fn postgres_notes_are_readable_as_resources() {
+#[tokio::test]
+async fn postgres_notes_are_readable_as_resources() {
     let Some(table) = PgTable::new("resources") else {
         return;
     };
     let fx = NotesFixture::new().unwrap();
-    resources(&fx, &pg_url(), &table.0);
+    resources(&fx, &pg_url(), &table.0).await;
 }
 
-#[test]
-fn postgres_notes_race_deletes_once_per_round() {
+#[tokio::test]
+async fn postgres_notes_race_deletes_once_per_round() {
     let Some(table) = PgTable::new("race") else {
         return;
     };
     let fx = NotesFixture::new().unwrap();
-    race(&fx, &pg_url(), &table.0, 4);
+    race(&fx, &pg_url(), &table.0, 4).await;
 }
 
-#[test]
-fn postgres_notes_and_claims_survive_restart() {
+#[tokio::test]
+async fn postgres_notes_and_claims_survive_restart() {
     let Some(table) = PgTable::new("restart") else {
         return;
     };
     let fx = NotesFixture::new().unwrap();
-    restart(&fx, &pg_url(), &table.0);
+    restart(&fx, &pg_url(), &table.0).await;
 }
 
 #[test]

@@ -1,14 +1,18 @@
 //! `notes-example serve --http`: principals come from bearer tokens in the auth file, and each
 //! principal reaches only the workspaces granted to it with `--workspace PRINCIPAL=DIR`.
+//! Behaviour is checked through the typed client over Streamable HTTP; one test speaks raw
+//! HTTP on purpose, for the status codes.
 
 // Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::SocketAddr;
 
+use mcp_runtime::client::{Client, HttpTransport};
 use mcp_tests::notes::*;
 use mcp_tests::{
-    StdioServer, call_params, form_caps, http_post, meta, retry_params, spawn_notes_http,
+    RESPONSE_TIMEOUT, StdioServer, call_params, form_caps, http_post, meta, retry_params,
+    spawn_notes_http,
 };
 use serde_json::{Value, json};
 
@@ -55,8 +59,19 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// A client of the server at `addr` presenting `token`.
+fn client(addr: SocketAddr, token: &str) -> Client {
+    let transport = HttpTransport::new(&format!("http://{addr}/mcp"))
+        .unwrap()
+        .bearer(token);
+    Client::builder(transport).timeout(RESPONSE_TIMEOUT).build()
+}
+
+/// Raw HTTP on purpose: the status codes (401 without a valid token; 200 for a result, for
+/// the replayed result of an identical retry and for a refused other answer, whose JSON-RPC
+/// body says why) are only visible on the wire.
 #[test]
-fn bearer_tokens_pick_the_principal_and_its_workspaces() {
+fn http_status_codes_on_the_wire() {
     let fx = NotesFixture::new().unwrap();
     let (_server, addr) = start(&fx);
     let discover = rpc(1, "server/discover", json!({"_meta": meta(json!({}))}));
@@ -75,114 +90,81 @@ fn bearer_tokens_pick_the_principal_and_its_workspaces() {
     assert_eq!(ok.status, 200, "{ok:?}");
     assert_eq!(ok.json().unwrap()["result"]["resultType"], "complete");
 
-    // Alice: form, then accepted deletion.
     let args = fx.delete_args("tps report (draft)");
-    let first = http_post(
+    let first = post(
         addr,
-        Some(ALICE),
         &rpc(
             2,
             "tools/call",
             call_params("notes_delete", args.clone(), form_caps()),
         ),
-    )
-    .unwrap()
-    .json()
-    .unwrap();
+    );
     assert_eq!(result_type(&first), Some("input_required"), "{first}");
-    assert_eq!(offered_ids(&first), ["tps-report-draft.md"]);
     let state = request_state(&first).unwrap();
     let retry = rpc(
         3,
         "tools/call",
         retry_params(
             "notes_delete",
-            args.clone(),
+            args,
             form_caps(),
             json!({ DELETE_KEY: choose("tps-report-draft.md", true) }),
             &state,
         ),
     );
+    assert!(is_success(&post(addr, &retry)));
+    // Restored, so the identical retry finds the same candidates: only the claim decides.
+    std::fs::write(
+        fx.notes.join("tps-report-draft.md"),
+        "# TPS report (draft)\n",
+    )
+    .unwrap();
+    let replay = post(addr, &retry);
+    assert!(is_replay(&replay), "{replay}");
+    let mut other = retry.clone();
+    other["params"]["inputResponses"][DELETE_KEY] = json!({"action": "decline"});
+    let refused = post(addr, &other);
+    assert!(is_refusal(&refused), "{refused}");
+}
+
+#[tokio::test]
+async fn bearer_tokens_pick_the_principal_and_its_workspaces() {
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start(&fx);
+    let (alice, bob) = (client(addr, ALICE), client(addr, BOB));
+    let discover = alice.discover().await.unwrap();
+    assert!(
+        discover
+            .supported_versions
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
+
+    // Alice: form, then accepted deletion.
+    let args = fx.delete_args("tps report (draft)");
+    let first = ask_delete(&alice, &args).await;
+    assert!(matches!(first, Outcome::Pending(_)), "{first:?}");
+    assert_eq!(first.offered_ids(), ["tps-report-draft.md"]);
+    let state = first.request_state().unwrap();
 
     // Bob presenting Alice's state: refused, nothing deleted.
-    let stolen = http_post(addr, Some(BOB), &retry).unwrap().json().unwrap();
-    assert!(is_refusal(&stolen), "{stolen}");
+    let stolen = answer_delete(&bob, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(stolen.is_refusal(), "{stolen:?}");
     assert!(fx.exists("tps-report-draft.md"));
 
-    let done = http_post(addr, Some(ALICE), &retry)
-        .unwrap()
-        .json()
-        .unwrap();
-    assert!(is_success(&done), "{done}");
+    let done = answer_delete(&alice, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
     assert!(!fx.exists("tps-report-draft.md"));
 
     // Bob cannot reach Alice's workspace, and Alice cannot reach Bob's.
-    let bobs_try = http_post(
-        addr,
-        Some(BOB),
-        &rpc(
-            4,
-            "tools/call",
-            call_params("notes_list", json!({"workspaceUri": fx.uri}), json!({})),
-        ),
-    )
-    .unwrap()
-    .json()
-    .unwrap();
-    assert!(is_tool_error(&bobs_try), "{bobs_try}");
+    let bobs_try = list_notes(&bob, &fx.uri).await;
+    assert!(bobs_try.is_tool_error(), "{bobs_try:?}");
     let bob_uri = mcp_tests::file_uri(&fx.root().join("private")).unwrap();
-    let alices_try = http_post(
-        addr,
-        Some(ALICE),
-        &rpc(
-            5,
-            "tools/call",
-            call_params("notes_list", json!({"workspaceUri": bob_uri}), json!({})),
-        ),
-    )
-    .unwrap()
-    .json()
-    .unwrap();
-    assert!(is_tool_error(&alices_try), "{alices_try}");
-    let bobs_own = http_post(
-        addr,
-        Some(BOB),
-        &rpc(
-            6,
-            "tools/call",
-            call_params("notes_list", json!({"workspaceUri": bob_uri}), json!({})),
-        ),
-    )
-    .unwrap()
-    .json()
-    .unwrap();
-    assert!(is_success(&bobs_own), "{bobs_own}");
-    assert_eq!(
-        bobs_own["result"]["structuredContent"]["notes"][0]["id"],
-        "bob.md"
-    );
-}
-
-fn delete_call(id: i64, args: &Value) -> Value {
-    rpc(
-        id,
-        "tools/call",
-        call_params("notes_delete", args.clone(), form_caps()),
-    )
-}
-
-fn delete_retry(id: i64, args: &Value, response: Value, state: &str) -> Value {
-    rpc(
-        id,
-        "tools/call",
-        retry_params(
-            "notes_delete",
-            args.clone(),
-            form_caps(),
-            json!({ DELETE_KEY: response }),
-            state,
-        ),
-    )
+    let alices_try = list_notes(&alice, &bob_uri).await;
+    assert!(alices_try.is_tool_error(), "{alices_try:?}");
+    let bobs_own = list_notes(&bob, &bob_uri).await;
+    assert!(bobs_own.is_success(), "{bobs_own:?}");
+    assert_eq!(bobs_own.structured().unwrap()["notes"][0]["id"], "bob.md");
 }
 
 fn post(addr: SocketAddr, message: &Value) -> Value {
@@ -205,86 +187,66 @@ fn lesson_intact(fx: &NotesFixture) -> bool {
 /// The whole confirmation flow over Streamable HTTP, one POST per leg: the form offers
 /// exactly the matches; cancel keeps the state retryable; decline completes without an error
 /// and uses the state up; accept deletes exactly the chosen note; a replayed accept is refused.
-#[test]
-fn full_confirmation_flow_over_streamable_http() {
+#[tokio::test]
+async fn full_confirmation_flow_over_streamable_http() {
     let fx = NotesFixture::new().unwrap();
     let (_server, addr) = start(&fx);
+    let c = client(addr, ALICE);
     let args = fx.delete_args("tps");
 
     // Form: every match offered, nothing deleted yet.
-    let first = post(addr, &delete_call(10, &args));
-    assert_eq!(result_type(&first), Some("input_required"), "{first}");
+    let first = ask_delete(&c, &args).await;
+    let Outcome::Pending(round) = &first else {
+        panic!("expected the form: {first:?}");
+    };
     assert_eq!(
-        offered_ids(&first),
+        first.offered_ids(),
         ["2025/tps-2025.md", "tps-report-draft.md", "tps-report.md"]
     );
     assert_eq!(
-        first["result"]["inputRequests"][DELETE_KEY]["method"],
+        round.request(DELETE_KEY).unwrap().method(),
         "elicitation/create"
     );
-    let state = request_state(&first).unwrap();
+    let state = first.request_state().unwrap();
     assert!(lesson_intact(&fx));
 
     // Cancel: not a success, nothing deleted, state still usable.
-    let cancelled = post(
-        addr,
-        &delete_retry(11, &args, json!({"action": "cancel"}), &state),
-    );
-    assert!(!is_success(&cancelled), "{cancelled}");
+    let cancelled = answer_delete(&c, &args, json!({"action": "cancel"}), &state).await;
+    assert!(!cancelled.is_success(), "{cancelled:?}");
     assert!(lesson_intact(&fx));
 
     // Accept after the cancel: exactly the chosen note goes.
-    let done = post(
-        addr,
-        &delete_retry(12, &args, choose("tps-report.md", true), &state),
-    );
-    assert!(is_success(&done), "{done}");
-    assert!(text(&done).contains("tps-report.md"), "{done}");
+    let done = answer_delete(&c, &args, choose("tps-report.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
+    assert!(done.text().contains("tps-report.md"), "{done:?}");
     assert!(!fx.exists("tps-report.md"));
     assert!(fx.exists("tps-report-draft.md") && fx.exists("2025/tps-2025.md"));
 
     // Identical retry of the accepted confirmation, with the note restored: the recorded
     // result again, marked as a replay; nothing deleted.
     std::fs::write(fx.notes.join("tps-report.md"), "# TPS report\n").unwrap();
-    let replay = post(
-        addr,
-        &delete_retry(13, &args, choose("tps-report.md", true), &state),
-    );
-    assert!(is_replay(&replay), "{replay}");
-    assert!(text(&replay).contains("tps-report.md"), "{replay}");
+    let replay = answer_delete(&c, &args, choose("tps-report.md", true), &state).await;
+    assert!(replay.is_replay(), "{replay:?}");
+    assert!(replay.text().contains("tps-report.md"), "{replay:?}");
     assert!(fx.exists("tps-report.md"));
-    let other_choice = post(
-        addr,
-        &delete_retry(14, &args, choose("shopping.md", true), &state),
-    );
+    let other_choice = answer_delete(&c, &args, choose("shopping.md", true), &state).await;
     // A choice outside the offered candidates is never carried out.
-    assert!(!is_success(&other_choice), "{other_choice}");
+    assert!(!other_choice.is_success(), "{other_choice:?}");
     assert!(lesson_intact(&fx));
 
     // Decline: a complete, non-error result; the state is then used up.
-    let first = post(addr, &delete_call(15, &args));
-    let state = request_state(&first).unwrap();
-    let declined = post(
-        addr,
-        &delete_retry(16, &args, json!({"action": "decline"}), &state),
-    );
-    assert!(is_success(&declined), "{declined}");
-    assert!(text(&declined).contains("declined"), "{declined}");
-    let after_decline = post(
-        addr,
-        &delete_retry(17, &args, choose("tps-report.md", true), &state),
-    );
-    assert!(is_refusal(&after_decline), "{after_decline}");
+    let state = ask_delete(&c, &args).await.request_state().unwrap();
+    let declined = answer_delete(&c, &args, json!({"action": "decline"}), &state).await;
+    assert!(declined.is_success(), "{declined:?}");
+    assert!(declined.text().contains("declined"), "{declined:?}");
+    let after_decline = answer_delete(&c, &args, choose("tps-report.md", true), &state).await;
+    assert!(after_decline.is_refusal(), "{after_decline:?}");
     assert!(lesson_intact(&fx));
 
     // Accept without confirm: complete, nothing deleted.
-    let first = post(addr, &delete_call(18, &args));
-    let state = request_state(&first).unwrap();
-    let unconfirmed = post(
-        addr,
-        &delete_retry(19, &args, choose("tps-report.md", false), &state),
-    );
-    assert_eq!(result_type(&unconfirmed), Some("complete"), "{unconfirmed}");
-    assert!(!is_refusal(&unconfirmed), "{unconfirmed}");
+    let state = ask_delete(&c, &args).await.request_state().unwrap();
+    let unconfirmed = answer_delete(&c, &args, choose("tps-report.md", false), &state).await;
+    assert!(unconfirmed.is_complete(), "{unconfirmed:?}");
+    assert!(!unconfirmed.is_refusal(), "{unconfirmed:?}");
     assert!(lesson_intact(&fx));
 }

@@ -9,13 +9,14 @@
 
 use std::path::Path;
 
+use mcp_runtime::client::Client;
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, notes_binary};
+use mcp_tests::notes_client;
 
 /// A second valid key (32 bytes of base64) with another key id than [`TEST_KEY_LINE`].
 const NEW_KEY_LINE: &str = "k2:dGhlIHNlY29uZCB0ZXN0IGtleTogMzIgYnl0ZXMhISE=";
 
-fn spawn_with_keys(fx: &NotesFixture, key_file: &Path) -> StdioServer {
+fn spawn_with_keys(fx: &NotesFixture, key_file: &Path) -> Client {
     let notes = fx.notes.to_str().unwrap();
     let args = [
         "serve",
@@ -29,7 +30,7 @@ fn spawn_with_keys(fx: &NotesFixture, key_file: &Path) -> StdioServer {
         "--workspace",
         notes,
     ];
-    StdioServer::spawn(&notes_binary().unwrap(), &args).unwrap()
+    notes_client(&args, &[]).unwrap()
 }
 
 fn key_file(fx: &NotesFixture, name: &str, lines: &[&str]) -> std::path::PathBuf {
@@ -38,62 +39,53 @@ fn key_file(fx: &NotesFixture, name: &str, lines: &[&str]) -> std::path::PathBuf
     path
 }
 
-#[test]
-fn rotation_mid_flow_finishes_with_old_key_kept_and_refuses_cleanly_without_it() {
+#[tokio::test]
+async fn rotation_mid_flow_finishes_with_old_key_kept_and_refuses_cleanly_without_it() {
     let fx = NotesFixture::new().unwrap();
     let old_only = key_file(&fx, "old.key", &[TEST_KEY_LINE]);
     let rotated = key_file(&fx, "rotated.key", &[NEW_KEY_LINE, TEST_KEY_LINE]);
     let new_only = key_file(&fx, "new.key", &[NEW_KEY_LINE]);
-    let mut old = spawn_with_keys(&fx, &old_only);
-    let mut mid = spawn_with_keys(&fx, &rotated);
-    let mut new = spawn_with_keys(&fx, &new_only);
+    let old = spawn_with_keys(&fx, &old_only);
+    let mid = spawn_with_keys(&fx, &rotated);
+    let new = spawn_with_keys(&fx, &new_only);
 
     let args = fx.delete_args("tps report (draft)");
-    let first = first_leg(&mut old, &args).unwrap();
-    assert_eq!(offered_ids(&first), ["tps-report-draft.md"], "{first}");
-    let state = request_state(&first).unwrap();
+    let first = ask_delete(&old, &args).await;
+    assert_eq!(first.offered_ids(), ["tps-report-draft.md"], "{first:?}");
+    let state = first.request_state().unwrap();
     assert!(state.contains(".test."), "signed with the old key: {state}");
 
     // A process that no longer has the old key: refused, nothing deleted, still serving.
-    let refused = answer(&mut new, &args, choose("tps-report-draft.md", true), &state).unwrap();
-    assert!(is_refusal(&refused), "{refused}");
+    let refused = answer_delete(&new, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(refused.is_refusal(), "{refused:?}");
     assert!(
-        text(&refused).to_lowercase().contains("key"),
-        "the refusal names the unknown key: {refused}"
+        refused.text().to_lowercase().contains("key"),
+        "the refusal names the unknown key: {refused:?}"
     );
     assert!(fx.exists("tps-report-draft.md"));
-    let list = new
-        .request(
-            "tools/call",
-            mcp_tests::call_params(
-                "notes_list",
-                serde_json::json!({"workspaceUri": fx.uri}),
-                serde_json::json!({}),
-            ),
-        )
-        .unwrap();
+    let list = list_notes(&new, &fx.uri).await;
     assert!(
-        is_success(&list),
-        "the refusing process keeps serving: {list}"
+        list.is_success(),
+        "the refusing process keeps serving: {list:?}"
     );
 
     // The rotated process (new key first, old key kept) finishes the flow: the refusal above
     // did not use the confirmation up.
-    let done = answer(&mut mid, &args, choose("tps-report-draft.md", true), &state).unwrap();
-    assert!(is_success(&done), "{done}");
+    let done = answer_delete(&mid, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
     assert!(!fx.exists("tps-report-draft.md"));
     assert!(fx.exists("tps-report.md") && fx.exists("shopping.md"));
 
     // The rotated process signs with the new key; the new-only process verifies it, the
     // old-only process (not yet rotated) cannot.
     let args = fx.delete_args("shopping");
-    let first = first_leg(&mut mid, &args).unwrap();
-    let state = request_state(&first).unwrap();
+    let first = ask_delete(&mid, &args).await;
+    let state = first.request_state().unwrap();
     assert!(state.contains(".k2."), "signed with the new key: {state}");
-    let stale = answer(&mut old, &args, choose("shopping.md", true), &state).unwrap();
-    assert!(is_refusal(&stale), "{stale}");
+    let stale = answer_delete(&old, &args, choose("shopping.md", true), &state).await;
+    assert!(stale.is_refusal(), "{stale:?}");
     assert!(fx.exists("shopping.md"));
-    let done = answer(&mut new, &args, choose("shopping.md", true), &state).unwrap();
-    assert!(is_success(&done), "{done}");
+    let done = answer_delete(&new, &args, choose("shopping.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
     assert!(!fx.exists("shopping.md"));
 }

@@ -9,9 +9,10 @@
 
 use std::os::unix::fs::FileTypeExt;
 
+use mcp_runtime::client::{Client, ClientError};
 use mcp_runtime::replay::sqlite::rusqlite;
 use mcp_tests::notes::*;
-use mcp_tests::{StdioServer, notes_binary};
+use mcp_tests::notes_client;
 use serde_json::Value;
 
 const NOTE: &str = "tps-report-draft.md";
@@ -19,7 +20,7 @@ const CONTENT: &str = "# TPS report (draft)\n";
 
 /// `serve --stdio` on the fixture's workspace, key file and SQLite store, crashing at
 /// `crash_at` (a `NOTES_EXAMPLE_TEST_CRASH_AT` value) if given.
-fn spawn(fx: &NotesFixture, crash_at: Option<&str>) -> StdioServer {
+fn spawn(fx: &NotesFixture, crash_at: Option<&str>) -> Client {
     let notes = fx.notes.to_str().unwrap();
     let key = fx.key_file.to_str().unwrap();
     let args = [
@@ -38,14 +39,14 @@ fn spawn(fx: &NotesFixture, crash_at: Option<&str>) -> StdioServer {
     let env: Vec<(&str, &str)> = crash_at
         .map(|point| vec![(notes_example::backend::TEST_CRASH_ENV, point)])
         .unwrap_or_default();
-    StdioServer::spawn_with_env(&notes_binary().unwrap(), &args, &env).unwrap()
+    notes_client(&args, &env).unwrap()
 }
 
 /// The first leg for the draft note: its state.
-fn ask(s: &mut StdioServer, args: &Value) -> String {
-    let first = first_leg(s, args).unwrap();
-    assert_eq!(offered_ids(&first), [NOTE], "{first}");
-    request_state(&first).unwrap()
+async fn ask(s: &Client, args: &Value) -> String {
+    let first = ask_delete(s, args).await;
+    assert_eq!(first.offered_ids(), [NOTE], "{first:?}");
+    first.request_state().unwrap()
 }
 
 fn recreate(fx: &NotesFixture) {
@@ -54,15 +55,18 @@ fn recreate(fx: &NotesFixture) {
 
 /// Kill at each point of a deletion, restart, replay the very same confirmation: one
 /// confirmation deletes at most one note, ever.
-#[test]
-fn a_server_killed_at_any_point_of_a_deletion_never_deletes_twice() {
+#[tokio::test]
+async fn a_server_killed_at_any_point_of_a_deletion_never_deletes_twice() {
     for point in ["before-claim", "after-claim", "after-unlink"] {
         let fx = NotesFixture::new().unwrap();
         let args = fx.delete_args("tps report (draft)");
-        let mut crashing = spawn(&fx, Some(point));
-        let state = ask(&mut crashing, &args);
-        let died = answer(&mut crashing, &args, choose(NOTE, true), &state);
-        assert!(died.is_err(), "{point}: the server answered: {died:?}");
+        let crashing = spawn(&fx, Some(point));
+        let state = ask(&crashing, &args).await;
+        let died = answer_delete(&crashing, &args, choose(NOTE, true), &state).await;
+        assert!(
+            matches!(died, Outcome::Failed(ClientError::Transport(_))),
+            "{point}: the server answered: {died:?}"
+        );
         drop(crashing);
 
         let deleted_by_crash = !fx.exists(NOTE);
@@ -72,30 +76,33 @@ fn a_server_killed_at_any_point_of_a_deletion_never_deletes_twice() {
             recreate(&fx);
         }
 
-        let mut restarted = spawn(&fx, None);
-        let retry = answer(&mut restarted, &args, choose(NOTE, true), &state).unwrap();
+        let restarted = spawn(&fx, None);
+        let retry = answer_delete(&restarted, &args, choose(NOTE, true), &state).await;
         match point {
             // Nothing was claimed: the confirmation is still good and deletes once.
             "before-claim" => {
-                assert!(is_success(&retry), "{point}: {retry}");
+                assert!(retry.is_success(), "{point}: {retry:?}");
                 assert!(!fx.exists(NOTE), "{point}");
                 recreate(&fx);
             }
             // Claimed (committed) before the crash: used up, whatever the unlink did.
             _ => {
-                assert!(is_refusal(&retry), "{point}: {retry}");
-                assert!(text(&retry).contains("already used"), "{point}: {retry}");
+                assert!(retry.is_refusal(), "{point}: {retry:?}");
+                assert!(retry.text().contains("already used"), "{point}: {retry:?}");
                 assert!(fx.exists(NOTE), "{point}: a second deletion");
             }
         }
         // And once more, for good measure: never a second deletion.
-        let again = answer(&mut restarted, &args, choose(NOTE, true), &state).unwrap();
-        assert!(is_refusal(&again) || is_replay(&again), "{point}: {again}");
+        let again = answer_delete(&restarted, &args, choose(NOTE, true), &state).await;
+        assert!(
+            again.is_refusal() || again.is_replay(),
+            "{point}: {again:?}"
+        );
         assert!(fx.exists(NOTE), "{point}: a second deletion");
         // A fresh confirmation still works after all this.
-        let fresh = ask(&mut restarted, &args);
-        let done = answer(&mut restarted, &args, choose(NOTE, true), &fresh).unwrap();
-        assert!(is_success(&done), "{point}: {done}");
+        let fresh = ask(&restarted, &args).await;
+        let done = answer_delete(&restarted, &args, choose(NOTE, true), &fresh).await;
+        assert!(done.is_success(), "{point}: {done:?}");
         assert!(!fx.exists(NOTE), "{point}");
     }
 }
@@ -127,26 +134,26 @@ fn repair_commits(fx: &NotesFixture) {
 }
 
 /// A claim whose `COMMIT` fails: the reply says nothing was changed, and nothing was.
-#[test]
-fn a_failed_claim_commit_is_reported_truthfully() {
+#[tokio::test]
+async fn a_failed_claim_commit_is_reported_truthfully() {
     let fx = NotesFixture::new().unwrap();
     let args = fx.delete_args("tps report (draft)");
-    let mut s = spawn(&fx, None);
-    let state = ask(&mut s, &args);
+    let s = spawn(&fx, None);
+    let state = ask(&s, &args).await;
     break_commits(&fx);
-    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
-    assert!(is_refusal(&r), "{r}");
-    let said = text(&r);
-    assert!(said.contains("nothing was changed"), "{r}");
+    let r = answer_delete(&s, &args, choose(NOTE, true), &state).await;
+    assert!(r.is_refusal(), "{r:?}");
+    let said = r.text();
+    assert!(said.contains("nothing was changed"), "{r:?}");
     assert!(
         fx.exists(NOTE),
         "the reply said {said:?} but the note is gone"
     );
     // The store recovers: the confirmation was not used, so it still deletes, once.
     repair_commits(&fx);
-    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
-    assert!(is_success(&r), "{r}");
-    assert!(text(&r).contains(NOTE), "{r}");
+    let r = answer_delete(&s, &args, choose(NOTE, true), &state).await;
+    assert!(r.is_success(), "{r:?}");
+    assert!(r.text().contains(NOTE), "{r:?}");
     assert!(!fx.exists(NOTE));
 }
 
@@ -154,12 +161,12 @@ fn a_failed_claim_commit_is_reported_truthfully() {
 /// once that nothing was deleted, the FIFO is left alone, and the server keeps serving.
 /// (A swap landing between the retry's listing and the unlink is refused by the unlink's own
 /// check: `notes::tests::a_fifo_in_a_notes_place_is_neither_read_nor_deleted`.)
-#[test]
-fn a_note_swapped_for_a_fifo_is_not_deleted_and_does_not_stall_the_server() {
+#[tokio::test]
+async fn a_note_swapped_for_a_fifo_is_not_deleted_and_does_not_stall_the_server() {
     let fx = NotesFixture::new().unwrap();
     let args = fx.delete_args("tps report (draft)");
-    let mut s = spawn(&fx, None);
-    let state = ask(&mut s, &args);
+    let s = spawn(&fx, None);
+    let state = ask(&s, &args).await;
     let path = fx.notes.join(NOTE);
     std::fs::remove_file(&path).unwrap();
     let made = std::process::Command::new("mkfifo")
@@ -167,10 +174,10 @@ fn a_note_swapped_for_a_fifo_is_not_deleted_and_does_not_stall_the_server() {
         .status()
         .unwrap();
     assert!(made.success());
-    let r = answer(&mut s, &args, choose(NOTE, true), &state).unwrap();
+    let r = answer_delete(&s, &args, choose(NOTE, true), &state).await;
     // The retry lists the notes again, and a FIFO is not a note: nothing to delete.
-    assert!(is_tool_error(&r), "{r}");
-    assert!(text(&r).contains("nothing was deleted"), "{r}");
+    assert!(r.is_tool_error(), "{r:?}");
+    assert!(r.text().contains("nothing was deleted"), "{r:?}");
     assert!(
         std::fs::symlink_metadata(&path)
             .unwrap()
@@ -178,16 +185,7 @@ fn a_note_swapped_for_a_fifo_is_not_deleted_and_does_not_stall_the_server() {
             .is_fifo()
     );
     // Still serving: the listing answers (the FIFO is not a note).
-    let list = s
-        .request(
-            "tools/call",
-            mcp_tests::call_params(
-                "notes_list",
-                serde_json::json!({"workspaceUri": fx.uri}),
-                serde_json::json!({}),
-            ),
-        )
-        .unwrap();
-    assert!(is_success(&list), "{list}");
-    assert!(!list.to_string().contains(NOTE), "{list}");
+    let list = list_notes(&s, &fx.uri).await;
+    assert!(list.is_success(), "{list:?}");
+    assert!(!format!("{list:?}").contains(NOTE), "{list:?}");
 }

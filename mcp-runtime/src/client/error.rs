@@ -49,7 +49,8 @@ pub enum ClientError {
     /// body, ...).
     #[error("transport failure: {0}")]
     Transport(String),
-    /// No response within the client's deadline (see [`super::ClientBuilder::timeout`]).
+    /// No response within the client's deadline (see [`super::ClientBuilder::timeout`]); the
+    /// request was cancelled on the server before this was returned.
     #[error(
         "no response to {method} within {after:?}; raise ClientBuilder::timeout if the server is slow"
     )]

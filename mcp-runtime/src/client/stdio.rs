@@ -9,9 +9,9 @@ use futures::future::BoxFuture;
 use mcp_types::RequestId;
 use serde_json::Value;
 use tokio::io::{
-    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader,
+    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
 };
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::ClientError;
@@ -20,6 +20,10 @@ use super::transport::{Outgoing, Transport};
 /// Waiters by request id; `None` once the reader has stopped (no answer can come any more).
 type Pending = Arc<Mutex<Option<HashMap<RequestId, oneshot::Sender<Value>>>>>;
 
+/// Where requests are written: the child's stdin, or any stream given to
+/// [`StdioTransport::connect`].
+type Writer = Box<dyn AsyncWrite + Send + Unpin>;
+
 /// A server run as a child process, spoken to over its stdin/stdout.
 ///
 /// A reader task routes each response line to the request with its id (notifications and
@@ -27,12 +31,23 @@ type Pending = Arc<Mutex<Option<HashMap<RequestId, oneshot::Sender<Value>>>>>;
 /// [`StdioTransport::DEFAULT_MAX_LINE_BYTES`] ends the transport). The child's stderr is
 /// inherited. The child is killed when the transport is dropped; [`StdioTransport::close`]
 /// instead closes its stdin and waits (bounded) for it to exit.
-#[derive(Debug)]
+///
+/// A request that passes the client's deadline (or whose call is dropped) is cancelled with
+/// `notifications/cancelled` naming its id.
 pub struct StdioTransport {
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Option<Writer>>,
     pending: Pending,
-    child: tokio::sync::Mutex<Child>,
+    /// `None` when connected to streams rather than a spawned process.
+    child: Option<tokio::sync::Mutex<Child>>,
     reader: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StdioTransport")
+            .field("child", &self.child)
+            .finish_non_exhaustive()
+    }
 }
 
 impl StdioTransport {
@@ -53,28 +68,49 @@ impl StdioTransport {
                 "the server process has no stdin/stdout pipes".into(),
             ));
         };
+        let mut transport = Self::connect(stdout, stdin);
+        transport.child = Some(tokio::sync::Mutex::new(child));
+        Ok(transport)
+    }
+
+    /// Speaks newline-delimited JSON-RPC over a stream pair instead of a child process: a
+    /// socket, a pipe, or `tokio::io::duplex` halves joined to
+    /// [`crate::transport::stdio::serve`] in the same process (no binary to build). Must be
+    /// called inside a Tokio runtime (it spawns the reader task).
+    pub fn connect(
+        reader: impl AsyncRead + Send + Unpin + 'static,
+        writer: impl AsyncWrite + Send + Unpin + 'static,
+    ) -> Self {
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         let reader = tokio::spawn(read_responses(
-            stdout,
+            reader,
             pending.clone(),
             Self::DEFAULT_MAX_LINE_BYTES,
         ));
-        Ok(Self {
-            stdin: tokio::sync::Mutex::new(Some(stdin)),
+        Self {
+            stdin: tokio::sync::Mutex::new(Some(Box::new(writer))),
             pending,
-            child: tokio::sync::Mutex::new(child),
+            child: None,
             reader,
-        })
+        }
     }
 
     /// Closes the server's stdin (its signal to exit) and waits up to `grace` for it; kills
-    /// it after that. Returns its exit status when it exited.
+    /// it after that. Returns its exit status when it exited (`None` when it was killed, or
+    /// when the transport was [connected](StdioTransport::connect) to streams: then closing
+    /// the writer is all there is to do).
     pub async fn close(
         &self,
         grace: std::time::Duration,
     ) -> Result<Option<std::process::ExitStatus>, ClientError> {
-        self.stdin.lock().await.take();
-        let mut child = self.child.lock().await;
+        if let Some(mut stdin) = self.stdin.lock().await.take() {
+            // Best effort: the server may already be gone.
+            let _ = stdin.shutdown().await;
+        }
+        let Some(child) = &self.child else {
+            return Ok(None);
+        };
+        let mut child = child.lock().await;
         match tokio::time::timeout(grace, child.wait()).await {
             Ok(status) => status
                 .map(Some)
@@ -112,9 +148,9 @@ impl StdioTransport {
             self.write_line(&message.body).await?;
             return Ok(Value::Null);
         }
-        let id = serde_json::from_slice::<Value>(&message.body)
-            .ok()
-            .and_then(|v| v.get("id").and_then(RequestId::from_value))
+        let id = message
+            .id
+            .clone()
             .ok_or_else(|| ClientError::Request("a request needs an id".into()))?;
         let (tx, rx) = oneshot::channel();
         let registered = match self.pending.lock() {
@@ -198,5 +234,25 @@ async fn read_responses(stdout: impl AsyncRead + Unpin, pending: Pending, max: u
 impl Transport for StdioTransport {
     fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>> {
         Box::pin(self.request(message))
+    }
+
+    /// Sends `notifications/cancelled` naming the request (the stdio way to cancel: the
+    /// server stops the request and sends nothing more for it; a response already on its way
+    /// finds no waiter and is skipped).
+    fn cancel<'a>(&'a self, request: &'a Outgoing, reason: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(id) = &request.id else {
+                return;
+            };
+            let note = serde_json::json!({
+                "jsonrpc": "2.0",
+                "method": mcp_types::METHOD_NOTIFICATION_CANCELLED,
+                "params": {"requestId": id, "reason": reason},
+            });
+            if let Ok(line) = serde_json::to_vec(&note) {
+                // Best effort: a server that is gone has nothing left to cancel.
+                let _ = self.write_line(&line).await;
+            }
+        })
     }
 }

@@ -7,6 +7,7 @@
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
+use mcp_types::RequestId;
 use serde_json::Value;
 
 use super::ClientError;
@@ -32,6 +33,8 @@ pub struct Outgoing {
     pub param_headers: Vec<(String, String)>,
     /// Whether the message is a notification (no response expected).
     pub is_notification: bool,
+    /// The request's id (`None` for a notification): what a cancellation names.
+    pub id: Option<RequestId>,
 }
 
 /// Carries one JSON-RPC message to a server.
@@ -42,12 +45,29 @@ pub struct Outgoing {
 pub trait Transport: Send + Sync + 'static {
     /// Sends `message` and waits for its response.
     fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>>;
+
+    /// Tells the server that the client gave up on `request` (its future from
+    /// [`Transport::send`] has already been dropped): the client calls this when a request
+    /// passes its deadline or its caller drops it.
+    ///
+    /// The default does nothing, which is right where dropping the send future is itself the
+    /// cancellation (Streamable HTTP closes the request's connection; in process the handler's
+    /// future is dropped). A transport on a shared stream sends `notifications/cancelled`
+    /// naming the request, as [`super::StdioTransport`] does. The client bounds the wait.
+    fn cancel<'a>(&'a self, request: &'a Outgoing, reason: &'a str) -> BoxFuture<'a, ()> {
+        let _ = (request, reason);
+        Box::pin(async {})
+    }
 }
 
 /// A shared transport (e.g. to keep a handle for [`super::StdioTransport::close`]).
 impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
     fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>> {
         (**self).send(message)
+    }
+
+    fn cancel<'a>(&'a self, request: &'a Outgoing, reason: &'a str) -> BoxFuture<'a, ()> {
+        (**self).cancel(request, reason)
     }
 }
 
@@ -70,11 +90,13 @@ impl InProcess {
 impl Transport for InProcess {
     fn send<'a>(&'a self, message: &'a Outgoing) -> BoxFuture<'a, Result<Value, ClientError>> {
         Box::pin(async move {
-            let ctx = RequestContext::new(
-                self.principal.clone(),
-                NotificationSink::discard(),
-                CancellationToken::new(),
-            );
+            let cancel = CancellationToken::new();
+            // Like a real transport: the request's token is cancelled when the call ends,
+            // including when the client drops it on its deadline, so the handler's spawned
+            // work sees the cancellation.
+            let _over = cancel.clone().drop_guard();
+            let ctx =
+                RequestContext::new(self.principal.clone(), NotificationSink::discard(), cancel);
             match self.server.handle_bytes_with(&message.body, ctx).await {
                 None => Ok(Value::Null),
                 Some(reply) => {

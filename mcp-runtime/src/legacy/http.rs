@@ -81,7 +81,9 @@ use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimi
 use crate::log_safe::LogSafe;
 use crate::transport::envelope;
 use crate::transport::gates::{self, Refusal};
-use crate::transport::{Authenticator, CancellationToken, HttpConfig, OriginAllowlist};
+use crate::transport::{
+    Authenticator, CancellationToken, Grant, HttpConfig, McpService as _, OriginAllowlist,
+};
 use crate::{Principal, Server};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
@@ -272,6 +274,27 @@ fn refused(refusal: Refusal) -> Response {
     refusal.into_response()
 }
 
+/// 403 `insufficient_scope` when the credentials lack a scope the named tool, prompt or
+/// resource requires (the same rule as the modern transport's).
+fn insufficient_scope(
+    inner: &Inner,
+    grant: &Grant,
+    method: &str,
+    params: &JsonObject,
+    id: &Value,
+) -> Option<Response> {
+    let field = if method == "resources/read" {
+        "uri"
+    } else {
+        "name"
+    };
+    let name = params.get(field).and_then(Value::as_str)?;
+    let required = inner.server.required_scopes(method, name);
+    gates::check_scopes(&*inner.auth, grant, required, Some(id))
+        .err()
+        .map(refused)
+}
+
 fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(MCP_SESSION_ID).and_then(|v| v.to_str().ok())
 }
@@ -341,10 +364,11 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
     if let Err(refusal) = gates::check_origin(&inner.config.allowed_origins, &parts.headers) {
         return refused(refusal);
     }
-    let principal = match gates::authenticate(inner.auth.as_ref(), &parts.headers) {
-        Ok(p) => p,
+    let grant = match gates::authenticate(inner.auth.as_ref(), &parts.headers).await {
+        Ok(grant) => grant,
         Err(refusal) => return refused(refusal),
     };
+    let principal = grant.principal.clone();
     if parts.method == Method::DELETE {
         return delete(inner, &parts.headers, &principal);
     }
@@ -394,6 +418,11 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             );
         }
     };
+    if let Kind::Request { id, method, params } = &kind
+        && let Some(response) = insufficient_scope(inner, &grant, method, params, id)
+    {
+        return response;
+    }
     let Some(sid) = session_header(&parts.headers) else {
         return match kind {
             Kind::Request { id, method, params } if method == "initialize" => {

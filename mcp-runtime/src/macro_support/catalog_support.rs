@@ -33,6 +33,36 @@ impl<T: IntoGetPromptResult> PromptReturn for T {}
 pub trait ResourceReturn: IntoResourceContents {}
 impl<T: IntoResourceContents> ResourceReturn for T {}
 
+/// Types of documented `#[prompt]` parameters: prompt arguments travel as strings.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt argument: prompt arguments are strings",
+    label = "use `String` or `Option<String>`",
+    note = "a client sends every prompt argument as a string: take `String` (required) or \
+            `Option<String>` (optional) and parse it inside the function"
+)]
+pub trait PromptArgumentType {}
+impl PromptArgumentType for String {}
+impl PromptArgumentType for Option<String> {}
+
+/// Compile-time check of one documented prompt parameter's type.
+pub fn prompt_argument<T: PromptArgumentType>() {}
+
+/// The schema and the parser of a resource template's variables struct, from one bound.
+pub struct VarsType<T> {
+    /// Produces the variables' schema.
+    pub schema: fn() -> Result<JsonObject, String>,
+    /// Parses the matched variables.
+    pub parse: fn(JsonObject) -> Result<T, ToolError>,
+}
+
+/// The [`VarsType`] of `T`.
+pub fn vars_type<T: super::tool_support::ToolArgs>() -> VarsType<T> {
+    VarsType {
+        schema: super::tool_support::input_schema::<T>,
+        parse: parse_vars::<T>,
+    }
+}
+
 /// What `#[prompt]` knows at compile time.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptSpec {
@@ -44,8 +74,9 @@ pub struct PromptSpec {
     pub description: Option<&'static str>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
-    /// Schema of the arguments type (its properties become the prompt's arguments).
-    pub arguments: fn() -> Result<JsonObject, String>,
+    /// Each parameter's declaration; the arguments' schema (its properties become the
+    /// prompt's arguments) comes from them.
+    pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
     /// `complete(arg = provider, ...)`.
     pub completions: &'static [(&'static str, CompletionFn)],
 }
@@ -127,8 +158,13 @@ fn complete_with(
 impl PromptStatic {
     /// Builds the descriptor (deterministic).
     pub fn build(spec: PromptSpec) -> Self {
-        let (schema, mut error) = match (spec.arguments)() {
-            Ok(s) => (s, None),
+        let mut needs = super::tool_support::ToolCallNeeds::default();
+        for declare in spec.params {
+            declare(&mut needs);
+        }
+        let arguments = needs.schema.unwrap_or(super::tool_support::no_input_schema);
+        let (schema, mut error) = match arguments() {
+            Ok(s) => (s, needs.error),
             Err(e) => (JsonObject::new(), Some(e)),
         };
         if error.is_none() {

@@ -10,17 +10,21 @@ use mcp_types::{
 use serde_json::Value;
 
 pub use crate::context::ToolContext;
+pub use crate::extract::{FromToolCall, ToolCall, ToolCallNeeds};
 pub use crate::tool::{IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler};
 
-/// Arguments types of `#[tool]` functions.
+/// Arguments types of `#[tool]` and `#[prompt]` functions (and `#[resource]` variables).
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's arguments type",
+    message = "`{Self}` cannot be an arguments type",
     label = "needs `Deserialize` and `JsonSchema`",
     note = "add `#[derive(Deserialize, JsonSchema)]` to `{Self}` (serde 1 and schemars 1.x)",
     note = "if `JsonSchema` is derived but still missing, your crate uses another schemars major \
             version: use `mcp_runtime::prelude::JsonSchema` or schemars 1.x"
 )]
 pub trait ToolArgs: serde::de::DeserializeOwned + schemars::JsonSchema {}
+// Not recommended, so that a type missing both derives is one error (this trait's message),
+// not one per missing supertrait.
+#[diagnostic::do_not_recommend]
 impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgs for T {}
 
 /// Return types of `#[tool]` functions.
@@ -84,12 +88,28 @@ pub struct ToolSpec {
     pub open_world: Option<bool>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
-    /// Produces `inputSchema`.
-    pub input_schema: fn() -> Result<JsonObject, String>,
+    /// Each parameter's declaration: the arguments' schema (the `inputSchema`; none means
+    /// no arguments) and the application state it reads.
+    pub params: &'static [fn(&mut ToolCallNeeds)],
     /// Produces `outputSchema` (for `Json<T>` returns).
     pub output_schema: Option<fn() -> JsonObject>,
-    /// The `State<T>` types the function extracts.
-    pub state: &'static [fn() -> StateNeed],
+}
+
+/// A parameter's extractor and declaration, from a single `FromToolCall` bound, so that
+/// generated code names the type once and a type that is no parameter is one error.
+pub struct ParamType<T> {
+    /// Declares what the parameter needs.
+    pub declare: fn(&mut ToolCallNeeds),
+    /// Makes the parameter from the call.
+    pub extract: fn(&mut ToolCall<'_>) -> Result<T, ToolError>,
+}
+
+/// The [`ParamType`] of `T`.
+pub fn param_type<T: FromToolCall>() -> ParamType<T> {
+    ParamType {
+        declare: T::declare,
+        extract: T::from_tool_call,
+    }
 }
 
 /// The built, cached form of a [`ToolSpec`].
@@ -111,7 +131,11 @@ pub struct ToolStatic {
 impl ToolStatic {
     /// Builds the descriptor (deterministic: same input, same bytes).
     pub fn build(spec: ToolSpec) -> Self {
-        let (schema, error) = match (spec.input_schema)() {
+        let mut needs = ToolCallNeeds::default();
+        for declare in spec.params {
+            declare(&mut needs);
+        }
+        let (schema, error) = match needs.schema.unwrap_or(no_input_schema)() {
             Ok(s) => match InputSchema::new(s) {
                 Ok(s) => (s, None),
                 Err(e) => (InputSchema::empty_object(), Some(e.to_string())),
@@ -142,8 +166,11 @@ impl ToolStatic {
             tool,
             capabilities: capabilities(spec.requires),
             expected,
-            error: error.map(|e| format!("tool `{}` is misdeclared: {e}", spec.name)),
-            state: spec.state.iter().map(|need| need()).collect(),
+            error: needs
+                .error
+                .or(error)
+                .map(|e| format!("tool `{}` is misdeclared: {e}", spec.name)),
+            state: needs.state,
         }
     }
 
@@ -342,6 +369,39 @@ pub fn no_args(args: &JsonObject) -> Result<(), ToolError> {
 /// Extracts `State<T>` from the context.
 pub fn extract_state<T: StateType>(ctx: &ToolContext) -> Result<State<T>, ToolError> {
     ctx.state::<T>().map(State)
+}
+
+/// The referenced type of a handler's reference parameter: only the request context.
+#[diagnostic::on_unimplemented(
+    message = "`&{Self}` is not the request context",
+    label = "a reference parameter is `&mut ToolContext` or `&ToolContext`",
+    note = "arguments are owned values parsed from JSON: take `String`, not `&str`, and give \
+            the parameter a doc comment (`/// what it is`)"
+)]
+pub trait ContextParam {
+    /// The context, as this type.
+    fn from_mut(ctx: &mut ToolContext) -> &mut Self;
+    /// The context, as this type.
+    fn from_ref(ctx: &ToolContext) -> &Self;
+}
+
+impl ContextParam for ToolContext {
+    fn from_mut(ctx: &mut ToolContext) -> &mut Self {
+        ctx
+    }
+    fn from_ref(ctx: &ToolContext) -> &Self {
+        ctx
+    }
+}
+
+/// Passes the context to a `&mut` parameter.
+pub fn context_mut<T: ContextParam + ?Sized>(ctx: &mut ToolContext) -> &mut T {
+    T::from_mut(ctx)
+}
+
+/// Passes the context to a `&` parameter.
+pub fn context_ref<T: ContextParam + ?Sized>(ctx: &ToolContext) -> &T {
+    T::from_ref(ctx)
 }
 
 /// Converts a tool function's return value.

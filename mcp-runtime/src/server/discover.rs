@@ -18,6 +18,8 @@ pub(super) struct Offered {
     pub(super) prompts: bool,
     pub(super) resources: bool,
     pub(super) completions: bool,
+    /// Some tool supports tasks: the tasks extension is advertised and its methods served.
+    pub(super) tasks: bool,
 }
 
 impl Offered {
@@ -32,6 +34,9 @@ impl Offered {
             resources: !resources.is_empty(),
             completions: prompts.iter().any(|p| p.has_completions())
                 || resources.templates().any(|r| r.has_completions()),
+            tasks: tools
+                .iter()
+                .any(|t| t.task_support() != mcp_types::TaskSupport::Forbidden),
         }
     }
 }
@@ -50,6 +55,11 @@ pub(super) fn discover_json(
         completions: offered.completions.then(Default::default),
         // Handlers may send `notifications/message` (only when a request sets a logLevel).
         logging: Some(Default::default()),
+        extensions: offered.tasks.then(|| {
+            [(mcp_types::TASKS_EXTENSION.to_owned(), Default::default())]
+                .into_iter()
+                .collect()
+        }),
         ..Default::default()
     };
     let mut result = DiscoverResult::new(

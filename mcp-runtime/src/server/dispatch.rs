@@ -134,6 +134,14 @@ impl Server {
             mcp_types::METHOD_RESOURCES_READ if self.inner.offered.resources => {
                 self.read_resource(&id, params, meta, rctx).await
             }
+            mcp_types::METHOD_TASKS_GET
+            | mcp_types::METHOD_TASKS_UPDATE
+            | mcp_types::METHOD_TASKS_CANCEL
+                if self.inner.offered.tasks =>
+            {
+                self.task_method(&id, &method, params, &meta, &rctx.principal)
+                    .await
+            }
             mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
                 self.complete(&id, params)
             }
@@ -192,6 +200,23 @@ impl Server {
         let Some(tool) = self.inner.router.get(&name) else {
             return error_reply(Some(id), ErrorObject::unknown_tool(&name));
         };
+        let support = tool.task_support();
+        if support != mcp_types::TaskSupport::Forbidden {
+            if super::tasks::declared(&meta.client_capabilities) {
+                let tool = std::sync::Arc::clone(tool);
+                let call = CallParts {
+                    name,
+                    arguments,
+                    retry,
+                };
+                return self
+                    .call_as_task(id, tool, call, meta, rctx.principal)
+                    .await;
+            }
+            if support == mcp_types::TaskSupport::Required {
+                return error_reply(Some(id), super::tasks::extension_required());
+            }
+        }
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
             name: &name,
@@ -216,13 +241,27 @@ impl Server {
             method: mcp_types::METHOD_TOOLS_CALL,
             name: &name,
         };
+        self.settle_reply(id, called, &mut ctx, target, arg_digest)
+            .await
+    }
+
+    /// The reply to one finished pass of a tool: its result, the input-required round, or
+    /// the error.
+    pub(super) async fn settle_reply(
+        &self,
+        id: &RequestId,
+        called: std::thread::Result<Result<mcp_types::CallToolResult, crate::tool::ToolError>>,
+        ctx: &mut crate::context::ToolContext,
+        target: Target<'_>,
+        arg_digest: Option<crate::state::ArgDigest>,
+    ) -> Reply {
         let Ok(outcome) = called else {
-            tracing::error!(tool = %crate::log_safe::LogSafe(&name), "tool panicked");
+            tracing::error!(tool = %crate::log_safe::LogSafe(target.name), "tool panicked");
             return error_reply(
                 Some(id),
                 ErrorObject::internal_error(format!(
                     "tool `{}` failed unexpectedly; nothing more is known, do not retry blindly",
-                    name
+                    target.name
                 )),
             );
         };
@@ -242,7 +281,7 @@ impl Server {
             }
             Err(e) => match e.into_kind() {
                 ToolErrorKind::InputRequired => {
-                    self.input_required_reply(id, &mut ctx, target, arg_digest)
+                    self.input_required_reply(id, ctx, target, arg_digest)
                 }
                 ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
                 // `settle` turned these into results already.
@@ -252,6 +291,13 @@ impl Server {
             },
         }
     }
+}
+
+/// A `tools/call` taken apart: what a task run needs of it.
+pub(super) struct CallParts {
+    pub(super) name: String,
+    pub(super) arguments: JsonObject,
+    pub(super) retry: RetryParts,
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
@@ -360,6 +406,12 @@ impl McpService for Server {
             .param_headers
             .get(tool)
             .map_or(&[], Vec::as_slice)
+    }
+
+    fn required_scopes(&self, method: &str, name: &str) -> &[String] {
+        self.inner
+            .scopes
+            .required(&self.inner.resources, method, name)
     }
 }
 

@@ -121,6 +121,7 @@ impl Server {
             log_level: meta.log_level,
             app_state: self.inner.app_state.clone(),
             notifications: rctx.notifications,
+            cancel: rctx.cancel,
             mrtr: Mrtr {
                 store: self.inner.store.clone(),
                 opened,

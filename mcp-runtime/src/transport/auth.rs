@@ -54,16 +54,98 @@ pub enum AuthRejection {
     Malformed,
 }
 
+/// What an authenticated request may do: who it runs as and, for schemes that have them, the
+/// OAuth scopes its credentials grant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// Who the request runs as.
+    pub principal: Principal,
+    /// The scopes granted, or `None` for a scheme without scopes (static tokens, anonymous),
+    /// whose requests pass every scope requirement.
+    pub scopes: Option<Vec<String>>,
+}
+
+impl From<Principal> for Grant {
+    fn from(principal: Principal) -> Self {
+        Self {
+            principal,
+            scopes: None,
+        }
+    }
+}
+
+impl Grant {
+    /// The scopes of `required` this grant lacks (none for a scheme without scopes).
+    pub fn missing<'a>(&self, required: &'a [String]) -> Vec<&'a str> {
+        match &self.scopes {
+            None => Vec::new(),
+            Some(granted) => required
+                .iter()
+                .filter(|need| !granted.iter().any(|g| g == *need))
+                .map(String::as_str)
+                .collect(),
+        }
+    }
+}
+
+/// A boxed future, as [`Authenticator::authenticate_grant`] returns.
+pub type AuthFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Grant, AuthRejection>> + Send + 'a>>;
+
 /// Decides which principal an HTTP request runs as.
 ///
-/// Synchronous on purpose: it runs on every request's hot path, and the built-in schemes need
-/// no I/O. Object safe: the HTTP transport holds an `Arc<dyn Authenticator>`.
+/// [`Authenticator::authenticate`] is synchronous: the built-in static schemes need no I/O.
+/// Schemes that may have to fetch something (an OAuth issuer's keys) override
+/// [`Authenticator::authenticate_grant`] too, which the Streamable HTTP transport calls. Object
+/// safe: the HTTP transport holds an `Arc<dyn Authenticator>`.
 pub trait Authenticator: Send + Sync + 'static {
-    /// Authenticates a request from its headers.
+    /// Authenticates a request from its headers, without I/O.
     ///
     /// # Errors
     /// [`AuthRejection`] when the request must be refused with 401.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, AuthRejection>;
+
+    /// Authenticates a request and reports the scopes its credentials grant; may do I/O.
+    /// Default: [`Authenticator::authenticate`], with no scopes.
+    ///
+    /// # Errors
+    /// [`AuthRejection`] when the request must be refused with 401.
+    fn authenticate_grant<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a> {
+        Box::pin(std::future::ready(
+            self.authenticate(headers).map(Grant::from),
+        ))
+    }
+
+    /// Extra auth-params every `WWW-Authenticate: Bearer` challenge of this scheme carries,
+    /// already formatted (e.g. RFC 9728 `resource_metadata="https://…"`). Default: none.
+    fn challenge_params(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// The `WWW-Authenticate` value for a refused request: `Bearer realm="mcp"`, then `error` and
+/// `error_description` (when `error` is given), `scope` (for `insufficient_scope`) and the
+/// scheme's own params. Every part is server-chosen text, never the client's.
+pub fn challenge(
+    auth: &dyn Authenticator,
+    error: Option<(&str, &str)>,
+    scope: Option<&str>,
+) -> http::HeaderValue {
+    let mut value = String::from("Bearer realm=\"mcp\"");
+    if let Some((code, description)) = error {
+        value.push_str(&format!(
+            ", error=\"{code}\", error_description=\"{description}\""
+        ));
+    }
+    if let Some(scope) = scope {
+        value.push_str(&format!(", scope=\"{scope}\""));
+    }
+    if let Some(params) = auth.challenge_params() {
+        value.push_str(", ");
+        value.push_str(params);
+    }
+    http::HeaderValue::from_str(&value)
+        .unwrap_or_else(|_| http::HeaderValue::from_static("Bearer realm=\"mcp\""))
 }
 
 /// Every request runs as the given principal, whatever it sends. Local/dev/conformance only.

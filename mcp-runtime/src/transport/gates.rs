@@ -15,10 +15,9 @@ use serde_json::Value;
 use std::time::Duration;
 
 use super::allowlist::OriginAllowlist;
-use super::auth::{AuthRejection, Authenticator};
+use super::auth::{AuthRejection, Authenticator, Grant, challenge};
 use super::body::{BodyError, read_body};
 use super::envelope;
-use crate::Principal;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 
@@ -95,13 +94,14 @@ pub(crate) fn check_origin(origins: &OriginAllowlist, headers: &HeaderMap) -> Re
 }
 
 /// Authenticates from the headers alone, before any body is read: 400 for an ambiguous
-/// `Authorization`, 401 with a Bearer challenge otherwise.
-pub(crate) fn authenticate(
+/// `Authorization`, 401 with a Bearer challenge otherwise (naming the resource metadata when
+/// the authenticator has any, so an OAuth client can discover the authorization server).
+pub(crate) async fn authenticate(
     auth: &dyn Authenticator,
     headers: &HeaderMap,
-) -> Result<Principal, Refusal> {
-    let challenge = match auth.authenticate(headers) {
-        Ok(principal) => return Ok(principal),
+) -> Result<Grant, Refusal> {
+    let error = match auth.authenticate_grant(headers).await {
+        Ok(grant) => return Ok(grant),
         Err(AuthRejection::Malformed) => {
             return Err(Refusal::rpc(
                 StatusCode::BAD_REQUEST,
@@ -111,18 +111,52 @@ pub(crate) fn authenticate(
                 "auth",
             ));
         }
-        Err(AuthRejection::InvalidToken) => HeaderValue::from_static(
-            r#"Bearer realm="mcp", error="invalid_token", error_description="The access token is not valid""#,
-        ),
-        Err(AuthRejection::Missing) => HeaderValue::from_static(r#"Bearer realm="mcp""#),
+        Err(AuthRejection::InvalidToken) => {
+            Some(("invalid_token", "The access token is not valid"))
+        }
+        Err(AuthRejection::Missing) => None,
     };
     Err(Refusal {
         status: StatusCode::UNAUTHORIZED,
         body: None,
-        challenge: Some(challenge),
+        challenge: Some(challenge(auth, error, None)),
         retry_after: false,
         reason: "auth",
     })
+}
+
+/// 403 `insufficient_scope` (RFC 6750) when the grant lacks a scope in `required`, naming
+/// every scope needed so the client can step up.
+pub(crate) fn check_scopes(
+    auth: &dyn Authenticator,
+    grant: &Grant,
+    required: &[String],
+    id: Option<&Value>,
+) -> Result<(), Refusal> {
+    let missing = grant.missing(required);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let scope = required.join(" ");
+    let mut refusal = Refusal::rpc(
+        StatusCode::FORBIDDEN,
+        id,
+        ErrorCode::InvalidRequest,
+        &format!(
+            "Forbidden: the access token lacks the scope(s) {}; obtain a token with scope \"{scope}\"",
+            missing.join(", ")
+        ),
+        "insufficient scope",
+    );
+    refusal.challenge = Some(challenge(
+        auth,
+        Some((
+            "insufficient_scope",
+            "The access token lacks a required scope",
+        )),
+        Some(&scope),
+    ));
+    Err(refusal)
 }
 
 /// Reads the body within `limit` bytes and `timeout`, charged to the server-wide budget under

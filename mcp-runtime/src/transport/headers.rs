@@ -155,7 +155,8 @@ pub(crate) fn check_request<'s>(
         return Err(mismatch("Mcp-Method", header_method, method));
     }
 
-    // Mcp-Name: params.name (tools/call, prompts/get) or params.uri (resources/read).
+    // Mcp-Name: params.name (tools/call, prompts/get), params.uri (resources/read) or
+    // params.taskId (tasks/get, tasks/update, tasks/cancel).
     if name_field(method).is_none() {
         return Ok(());
     }
@@ -183,6 +184,8 @@ fn name_field(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // The tasks extension routes its methods by task id.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     }
 }

@@ -207,8 +207,10 @@ pub struct InvalidPath(String);
 /// A Streamable HTTP server for one [`McpService`].
 pub struct HttpServer {
     service: Arc<dyn McpService>,
-    auth: Arc<dyn Authenticator>,
+    pub(super) auth: Arc<dyn Authenticator>,
     config: HttpConfig,
+    /// Routes served beside the MCP endpoint (e.g. OAuth protected-resource metadata).
+    pub(super) routes: Option<Router>,
 }
 
 impl HttpServer {
@@ -220,6 +222,7 @@ impl HttpServer {
             service,
             auth,
             config: HttpConfig::default(),
+            routes: None,
         }
     }
 
@@ -256,9 +259,13 @@ impl HttpServer {
             origins: self.config.allowed_origins.clone(),
             notification_buffer: self.config.notification_buffer.max(1),
         });
-        Ok(Router::new()
+        let router = Router::new()
             .route(path, any(handle_mcp))
-            .with_state(shared))
+            .with_state(shared);
+        Ok(match &self.routes {
+            Some(routes) => router.merge(routes.clone()),
+            None => router,
+        })
     }
 
     /// Binds [`HttpConfig::bind`].
@@ -404,10 +411,11 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 3. Authentication, before the body is read.
-    let principal = match gates::authenticate(shared.auth.as_ref(), &parts.headers) {
-        Ok(principal) => principal,
+    let grant = match gates::authenticate(shared.auth.as_ref(), &parts.headers).await {
+        Ok(grant) => grant,
         Err(refusal) => return refused(refusal, started),
     };
+    let principal = grant.principal.clone();
 
     // 4. The body: bounded in size, due within the body deadline (and the request's), and,
     // under `serve_router`, charged to the server-wide budget. One timer covers the whole
@@ -462,6 +470,14 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
                 let body =
                     envelope::error_body(Some(id), ErrorCode::HeaderMismatch, &err.to_string());
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
+            }
+            if let Some(name) = body.name {
+                let required = shared.service.required_scopes(method, name);
+                if let Err(refusal) =
+                    gates::check_scopes(shared.auth.as_ref(), &grant, required, Some(id))
+                {
+                    return refused(refusal, started);
+                }
             }
             (id.clone(), method.to_owned())
         }

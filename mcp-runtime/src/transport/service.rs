@@ -445,6 +445,13 @@ pub trait McpService: Send + Sync + 'static {
     fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
         &[]
     }
+
+    /// OAuth scopes a request of `method` naming `name` (the tool or prompt name, or the
+    /// resource URI of `resources/read`) requires; a transport refuses a token lacking any of
+    /// them (HTTP 403 `insufficient_scope`). Default: none.
+    fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
+        &[]
+    }
 }
 
 #[cfg(test)]

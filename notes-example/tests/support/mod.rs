@@ -1,5 +1,6 @@
-//! Helpers shared by the connect-page tests: raw HTTP/1.1 on loopback, the
-//! `notes_connect_export` call, and a spawned `notes-example serve --http` process.
+//! Helpers shared by the connect-page tests: raw HTTP/1.1 on loopback (the page itself), the
+//! `notes_connect_export` call through the typed client (`mcp_runtime::client`), and a
+//! spawned `notes-example serve --http` process.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Read;
@@ -9,7 +10,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use mcp_runtime::client::{Client as McpClient, ClientError, HttpTransport, Step};
+use mcp_types::{
+    CallToolResult, ClientCapabilities, ElicitResult, ElicitationCapability, InputResponses,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
@@ -64,48 +68,65 @@ pub async fn exchange(addr: SocketAddr, head: String, body: &[u8]) -> Reply {
     parse_reply(&raw)
 }
 
-/// `tools/call notes_connect_export` with `caps`, plus `extra` params (requestState...).
-pub async fn call_connect(addr: SocketAddr, token: &str, caps: Value, extra: Value) -> Value {
-    let mut params = json!({
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": caps},
-        "name": "notes_connect_export", "arguments": {}});
-    for (k, v) in extra.as_object().unwrap() {
-        params[k] = v.clone();
-    }
-    let body =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}).to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
-         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
-         Mcp-Name: notes_connect_export\r\nAuthorization: Bearer {token}\r\n\
-         Content-Length: {}\r\n\r\n",
-        body.len()
-    );
-    let reply = exchange(addr, head, body.as_bytes()).await;
-    assert!(reply.status == 200 || reply.status == 400, "{reply:?}");
-    serde_json::from_str(&reply.body).unwrap()
+/// What one `tools/call notes_connect_export` came back with.
+pub type ConnectStep = Result<Step<CallToolResult>, ClientError>;
+
+/// A typed client of the MCP endpoint at `addr` presenting `token` and declaring `caps`.
+pub fn mcp_client(addr: SocketAddr, token: &str, caps: ClientCapabilities) -> McpClient {
+    let transport = HttpTransport::new(&format!("http://{addr}/mcp"))
+        .unwrap()
+        .bearer(token);
+    McpClient::builder(transport)
+        .capabilities(caps)
+        .timeout(Duration::from_secs(20))
+        .build()
 }
 
-pub fn url_caps() -> Value {
-    json!({"elicitation": {"url": {}}})
+/// `tools/call notes_connect_export` through the typed client declaring `caps`; with
+/// `state`, the retry that accepts the link (consent given, page maybe not finished).
+pub async fn call_connect(
+    addr: SocketAddr,
+    token: &str,
+    caps: ClientCapabilities,
+    state: Option<&str>,
+) -> ConnectStep {
+    let client = mcp_client(addr, token, caps);
+    match state {
+        None => client.call("notes_connect_export", ()).await,
+        Some(state) => {
+            let accept = InputResponses::new()
+                .with(CONNECT_KEY, ElicitResult::accept(None))
+                .unwrap();
+            client
+                .resume("notes_connect_export", (), accept, Some(state))
+                .await
+        }
+    }
+}
+
+/// Client capabilities declaring URL-mode elicitation only.
+pub fn url_caps() -> ClientCapabilities {
+    ClientCapabilities::none().with_elicitation(ElicitationCapability::url())
+}
+
+/// The pending round's link, its message, and its requestState.
+pub fn link_of(step: ConnectStep) -> (String, String, String) {
+    let round = step.unwrap().pending().unwrap();
+    let ask = round.url(CONNECT_KEY).unwrap();
+    let state = round.request_state().unwrap().to_owned();
+    (ask.url.clone(), ask.message.clone(), state)
 }
 
 /// The connect link of a fresh flow, and its requestState.
 pub async fn fresh_link(addr: SocketAddr, token: &str) -> (String, String) {
-    let r = call_connect(addr, token, url_caps(), json!({})).await;
-    let url = r["result"]["inputRequests"][CONNECT_KEY]["params"]["url"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no link in {r}"))
-        .to_owned();
-    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    let (url, _, state) = link_of(call_connect(addr, token, url_caps(), None).await);
     (url, state)
 }
 
-/// The params of an accepting retry.
-pub fn accept(state: &str) -> Value {
-    json!({"requestState": state, "inputResponses": {CONNECT_KEY: {"action": "accept"}}})
+/// The complete result's text and `isError` flag.
+pub fn completed(step: ConnectStep) -> (String, bool) {
+    let result = step.unwrap().complete().unwrap();
+    (result.text(), result.is_error == Some(true))
 }
 
 /// A temporary directory with two workspaces and an auth file for alice and bob.

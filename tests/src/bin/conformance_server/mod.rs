@@ -7,6 +7,7 @@ pub mod forms;
 pub mod mrtr;
 pub mod schemas;
 pub mod streaming;
+pub mod tasks;
 
 use std::sync::Arc;
 
@@ -27,7 +28,8 @@ pub fn build_server() -> Result<Server, mcp_runtime::server::BuildError> {
             .merge(streaming::tools())
             .merge(mrtr::tools())
             .merge(schemas::tools())
-            .merge(classic::tools()),
+            .merge(classic::tools())
+            .merge(tasks::tools()),
     )
     .prompts(catalog::prompts())
     .resources(catalog::resources())

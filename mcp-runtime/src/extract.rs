@@ -1,0 +1,209 @@
+//! Tool parameters made from the call, the way axum's `FromRequestParts` makes handler
+//! parameters from a request: `State<T>`, [`Principal`], [`Cancellation`], the arguments
+//! struct, and any type of your own that implements [`FromToolCall`].
+//!
+//! `#[tool]` decides what an undocumented owned parameter is by this trait, not by how its
+//! type is spelled, so type aliases work and the set of extractors is open:
+//!
+//! ```
+//! use mcp_runtime::extract::{FromToolCall, ToolCall};
+//! use mcp_runtime::prelude::*;
+//!
+//! /// The caller's tenant: the part of the principal before `/`.
+//! struct Tenant(String);
+//!
+//! impl FromToolCall for Tenant {
+//!     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+//!         let p = call.context().principal().as_str();
+//!         match p.split_once('/') {
+//!             Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
+//!             None => Err(ToolError::tool("this tool needs a tenant-scoped principal")),
+//!         }
+//!     }
+//! }
+//!
+//! type Caller = Principal;
+//!
+//! /// Says who is calling.
+//! #[tool(read_only)]
+//! fn whoami(tenant: Tenant, caller: Caller) -> String {
+//!     format!("{} in {}", caller.as_str(), tenant.0)
+//! }
+//! # let _ = whoami;
+//! ```
+
+use mcp_types::JsonObject;
+
+use crate::Principal;
+use crate::context::ToolContext;
+use crate::tool::{State, StateNeed, ToolError};
+use crate::transport::CancellationToken;
+
+/// What a `#[tool]` parameter extractor sees of the call.
+pub struct ToolCall<'a> {
+    ctx: &'a ToolContext,
+    args: Option<JsonObject>,
+    expected: &'a str,
+}
+
+impl<'a> ToolCall<'a> {
+    /// The call's view for extractors (what generated code builds).
+    #[doc(hidden)]
+    pub fn new(ctx: &'a ToolContext, args: JsonObject, expected: &'a str) -> Self {
+        ToolCall {
+            ctx,
+            args: Some(args),
+            expected,
+        }
+    }
+
+    /// The request's context: principal, application state, request metadata.
+    pub fn context(&self) -> &'a ToolContext {
+        self.ctx
+    }
+
+    /// The call's arguments, once (the arguments extractor takes them).
+    #[doc(hidden)]
+    pub fn take_args(&mut self) -> Result<(JsonObject, &'a str), ToolError> {
+        match self.args.take() {
+            Some(a) => Ok((a, self.expected)),
+            None => Err(ToolError::tool(
+                "two parameters of this tool read the arguments; declare one arguments type",
+            )),
+        }
+    }
+
+    /// After every parameter: arguments nobody took are a mistake worth reporting.
+    #[doc(hidden)]
+    pub fn finish(self) -> Result<(), ToolError> {
+        match self.args.as_ref().and_then(|a| a.keys().next()) {
+            None => Ok(()),
+            Some(k) => Err(ToolError::invalid_arguments(format!(
+                "unknown field `{k}`; this tool takes no arguments"
+            ))),
+        }
+    }
+}
+
+/// What a tool's parameters need, gathered when its descriptor is built.
+#[derive(Debug, Default)]
+pub struct ToolCallNeeds {
+    pub(crate) schema: Option<fn() -> Result<JsonObject, String>>,
+    pub(crate) state: Vec<StateNeed>,
+    pub(crate) error: Option<String>,
+}
+
+impl ToolCallNeeds {
+    /// Declares the arguments' schema (the `inputSchema`); a second one is a mistake
+    /// reported by `build()`.
+    #[doc(hidden)]
+    pub fn arguments(&mut self, schema: fn() -> Result<JsonObject, String>) {
+        if self.schema.replace(schema).is_some() {
+            self.error = Some(
+                "two parameters are arguments types; put every argument into one struct, or \
+                 declare each as a documented parameter"
+                    .to_owned(),
+            );
+        }
+    }
+
+    /// Declares application state the tool reads (checked by `build()`).
+    #[doc(hidden)]
+    pub fn state(&mut self, need: StateNeed) {
+        self.state.push(need);
+    }
+}
+
+/// A `#[tool]` parameter made from the call. Implement it for your own types to take them as
+/// parameters; `State<T>`, [`Principal`] and arguments structs (anything `Deserialize` +
+/// `JsonSchema`) implement it already.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter",
+    label = "neither an arguments type nor an extractor",
+    note = "for the tool's arguments, add `#[derive(Deserialize, JsonSchema)]` to `{Self}` \
+            (serde 1 and schemars 1.x), or declare each argument as a documented parameter",
+    note = "for a value made from the request, implement `mcp_runtime::extract::FromToolCall` \
+            for `{Self}`",
+    note = "if `JsonSchema` is derived but still missing, your crate uses another schemars major \
+            version: use `mcp_runtime::prelude::JsonSchema` or schemars 1.x"
+)]
+pub trait FromToolCall: Sized {
+    /// Makes the value; an error fails the call with it.
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError>;
+
+    /// Declares what the parameter needs (arguments schema, state), once per tool.
+    #[doc(hidden)]
+    fn declare(needs: &mut ToolCallNeeds) {
+        let _ = needs;
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+        call.ctx.state::<T>().map(State)
+    }
+
+    fn declare(needs: &mut ToolCallNeeds) {
+        needs.state(StateNeed::of::<T>());
+    }
+}
+
+/// The request's cancellation, as a parameter: a token that is cancelled when the request is
+/// over (the client cancelled it, it timed out, or it was answered). Move it into work the tool
+/// spawns so that work stops with the request; see [`ToolContext::cancellation_token`], which
+/// this is.
+///
+/// ```
+/// use mcp_runtime::extract::Cancellation;
+/// use mcp_runtime::prelude::*;
+///
+/// /// Rebuilds the index in the background, stopping when the request is over.
+/// #[tool(read_only)]
+/// async fn reindex(cancel: Cancellation) -> String {
+///     let worker = tokio::spawn(async move {
+///         tokio::select! {
+///             () = cancel.cancelled() => "stopped",
+///             () = tokio::time::sleep(std::time::Duration::from_secs(3600)) => "done",
+///         }
+///     });
+///     let _ = worker;
+///     "started".to_owned()
+/// }
+/// # let _ = reindex;
+/// ```
+#[derive(Debug, Clone)]
+pub struct Cancellation(pub CancellationToken);
+
+impl std::ops::Deref for Cancellation {
+    type Target = CancellationToken;
+
+    fn deref(&self) -> &CancellationToken {
+        &self.0
+    }
+}
+
+impl FromToolCall for Cancellation {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+        Ok(Cancellation(call.ctx.cancellation_token()))
+    }
+}
+
+impl FromToolCall for Principal {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+        Ok(call.ctx.principal().clone())
+    }
+}
+
+// The arguments: any `Deserialize + JsonSchema` type. Not recommended in diagnostics, so a
+// type with neither gets this trait's message once.
+#[diagnostic::do_not_recommend]
+impl<T: crate::__macro_support_v1::ToolArgs> FromToolCall for T {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+        let (args, expected) = call.take_args()?;
+        crate::__macro_support_v1::parse_args::<T>(args, expected)
+    }
+
+    fn declare(needs: &mut ToolCallNeeds) {
+        needs.arguments(crate::__macro_support_v1::input_schema::<T>);
+    }
+}

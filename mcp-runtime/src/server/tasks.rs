@@ -1,0 +1,505 @@
+//! The tasks extension in the dispatcher: task-augmented `tools/call`, `tasks/get`,
+//! `tasks/update`, `tasks/cancel` (see [`crate::tasks`] for the rules).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use mcp_types::{
+    CallToolResult, ClientCapabilities, CreateTaskResult, ErrorObject, InputResponses, JsonObject,
+    RequestId, RequestMeta, TASKS_EXTENSION, TaskStatus,
+};
+use serde_json::Value;
+
+use super::Server;
+use super::reply::{error_reply, result_reply_with_meta};
+use super::request::{RetryParts, Target};
+use crate::Principal;
+use crate::context::ToolContext;
+use crate::state::ArgDigest;
+use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
+use crate::tool::ToolHandler;
+use crate::tool_error::{ToolError, ToolErrorKind, settle};
+use crate::transport::{CancellationToken, NotificationSink, Reply, RequestContext};
+
+/// The server's task settings and the tasks running on this instance.
+pub(super) struct Tasks {
+    pub(super) store: Arc<dyn TaskStore>,
+    pub(super) ttl: Duration,
+    pub(super) poll_interval: Duration,
+    /// Cancellation of the passes running here, by task id.
+    running: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl Tasks {
+    pub(super) fn new(store: Arc<dyn TaskStore>, ttl: Duration, poll_interval: Duration) -> Self {
+        Self {
+            store,
+            ttl,
+            poll_interval,
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
+        // Every change is one insert or remove: a poisoned map is still consistent.
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// One run of a handler, owning what it borrows; yields the outcome and the context (whose
+/// registered input requests become the next round).
+type Pass = Pin<Box<dyn Future<Output = (PassOutcome, ToolContext)> + Send>>;
+type PassOutcome = std::thread::Result<Result<CallToolResult, ToolError>>;
+
+fn pass(tool: Arc<dyn ToolHandler>, mut ctx: ToolContext, args: JsonObject) -> Pass {
+    Box::pin(async move {
+        // A panicking tool fails its task instead of the process.
+        let outcome = AssertUnwindSafe(tool.call(&mut ctx, args))
+            .catch_unwind()
+            .await;
+        (outcome, ctx)
+    })
+}
+
+/// Whether this request's capabilities declare the tasks extension.
+pub(super) fn declared(caps: &ClientCapabilities) -> bool {
+    caps.extensions
+        .as_ref()
+        .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+}
+
+/// `-32021` naming the tasks extension as the missing capability.
+pub(super) fn extension_required() -> ErrorObject {
+    let mut needed = ClientCapabilities::none();
+    needed.extensions = Some(
+        [(TASKS_EXTENSION.to_owned(), JsonObject::new())]
+            .into_iter()
+            .collect(),
+    );
+    ErrorObject::missing_required_client_capability(&needed)
+}
+
+fn task_rctx(principal: Principal) -> RequestContext {
+    // The task outlives the request: its notifications have nowhere to go (poll tasks/get).
+    RequestContext::new(
+        principal,
+        NotificationSink::discard(),
+        CancellationToken::new(),
+    )
+}
+
+fn ack(server: &Server, id: &RequestId) -> Reply {
+    result_reply_with_meta(
+        id,
+        &serde_json::json!({"resultType": "complete"}),
+        &server.inner.result_meta_json,
+    )
+}
+
+impl Server {
+    /// `tools/call` of a task-supporting tool by a request that declared the extension.
+    pub(super) async fn call_as_task(
+        &self,
+        id: &RequestId,
+        tool: Arc<dyn ToolHandler>,
+        call: super::dispatch::CallParts,
+        meta: RequestMeta,
+        principal: Principal,
+    ) -> Reply {
+        let super::dispatch::CallParts {
+            name,
+            mut arguments,
+            retry,
+        } = call;
+        let capabilities = meta.client_capabilities.clone();
+        let target = Target {
+            method: mcp_types::METHOD_TOOLS_CALL,
+            name: &name,
+        };
+        let opened = match self.open_request(
+            target,
+            tool.required_capabilities(),
+            &mut arguments,
+            retry,
+            meta,
+            task_rctx(principal.clone()),
+        ) {
+            Ok(opened) => opened,
+            Err(e) => return error_reply(Some(id), e),
+        };
+        let arg_digest = opened.arg_digest;
+        let mut run = pass(Arc::clone(&tool), opened.ctx, arguments.clone());
+        if tool.task_start() == TaskStart::AfterInput {
+            // The first pass runs inside the request: input it asks for is an ordinary MRTR
+            // round, a pass that ends at once is a plain result.
+            let first = std::future::poll_fn(|cx| Poll::Ready(run.as_mut().poll(cx))).await;
+            if let Poll::Ready((outcome, mut ctx)) = first {
+                return self
+                    .settle_reply(id, outcome, &mut ctx, target, arg_digest)
+                    .await;
+            }
+        }
+        let task_id = match new_task_id() {
+            Ok(t) => t,
+            Err(e) => {
+                return error_reply(
+                    Some(id),
+                    ErrorObject::internal_error(format!("cannot mint a task id: {e}")),
+                );
+            }
+        };
+        let now = now_ms();
+        let ttl = u64::try_from(self.inner.tasks.ttl.as_millis()).unwrap_or(u64::MAX);
+        let record = TaskRecord {
+            task_id,
+            owner: principal.as_str().to_owned(),
+            tool: name.clone(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_ms: now,
+            updated_ms: now,
+            expires_ms: now.saturating_add(ttl),
+            result: None,
+            error: None,
+            input_requests: None,
+            collected: InputResponses::default(),
+            resume_state: None,
+            arguments,
+            capabilities: Some(capabilities),
+            revision: 0,
+        };
+        // Durable before announced: a tasks/get right after this reply must find it.
+        if let Err(e) = self.inner.tasks.store.create(record.clone()).await {
+            return error_reply(Some(id), e.to_error_object());
+        }
+        let created = CreateTaskResult::new(record.task(Some(self.inner.tasks.poll_interval)));
+        self.spawn_pass(record, run, arg_digest);
+        result_reply_with_meta(id, &created, &self.inner.result_meta_json)
+    }
+
+    /// Runs `run` in the background, writing its outcome into the task.
+    fn spawn_pass(&self, record: TaskRecord, run: Pass, arg_digest: Option<ArgDigest>) {
+        let server = self.clone();
+        let token = CancellationToken::new();
+        self.inner
+            .tasks
+            .running()
+            .insert(record.task_id.clone(), token.clone());
+        tokio::spawn(async move {
+            let cancelled = Box::pin(token.cancelled());
+            match futures::future::select(run, cancelled).await {
+                futures::future::Either::Left(((outcome, mut ctx), _)) => {
+                    // Unregister before writing, so a resume that follows finds no stale token.
+                    server.inner.tasks.running().remove(&record.task_id);
+                    server
+                        .finish_pass(record, outcome, &mut ctx, arg_digest)
+                        .await;
+                }
+                // tasks/cancel wrote the status; dropping the pass is the cancellation.
+                futures::future::Either::Right(_) => {
+                    server.inner.tasks.running().remove(&record.task_id);
+                }
+            }
+        });
+    }
+
+    /// Writes a finished pass into its task: completed, failed, or input_required.
+    async fn finish_pass(
+        &self,
+        mut record: TaskRecord,
+        outcome: PassOutcome,
+        ctx: &mut ToolContext,
+        arg_digest: Option<ArgDigest>,
+    ) {
+        let outcome = match outcome {
+            // An identical retry gets the recorded outcome; a claimed one is recorded.
+            Ok(r) => Ok(ctx.finish_call(settle(r)).await),
+            Err(panic) => Err(panic),
+        };
+        let status = match outcome {
+            Err(_) => {
+                tracing::error!(tool = %crate::log_safe::LogSafe(&record.tool), "task tool panicked");
+                record.error = Some(ErrorObject::internal_error(format!(
+                    "tool `{}` failed unexpectedly; nothing more is known, do not retry blindly",
+                    record.tool
+                )));
+                TaskStatus::Failed
+            }
+            Ok(Ok(result)) => match serde_json::to_value(&result) {
+                Ok(v) => {
+                    record.result = Some(v);
+                    TaskStatus::Completed
+                }
+                Err(e) => {
+                    record.error = Some(ErrorObject::internal_error(format!(
+                        "result failed to serialise: {e}"
+                    )));
+                    TaskStatus::Failed
+                }
+            },
+            Ok(Err(e)) => match e.into_kind() {
+                ToolErrorKind::InputRequired => {
+                    let target_name = record.tool.clone();
+                    match super::mrtr::input_required(
+                        &self.inner,
+                        ctx,
+                        mcp_types::METHOD_TOOLS_CALL,
+                        &target_name,
+                        arg_digest,
+                    ) {
+                        Ok(asked) => {
+                            record.input_requests = asked.input_requests().cloned();
+                            record.resume_state = asked.request_state().map(str::to_owned);
+                            record.collected = InputResponses::default();
+                            TaskStatus::InputRequired
+                        }
+                        Err(e) => {
+                            record.error = Some(e);
+                            TaskStatus::Failed
+                        }
+                    }
+                }
+                ToolErrorKind::Protocol(e) => {
+                    record.error = Some(e);
+                    TaskStatus::Failed
+                }
+                // `settle` turned these into results already.
+                ToolErrorKind::Tool(m) | ToolErrorKind::InvalidArguments(m) => {
+                    record.error = Some(ErrorObject::internal_error(m));
+                    TaskStatus::Failed
+                }
+            },
+        };
+        record.set_status(status);
+        // A refused write means the task was cancelled meanwhile: its status stays.
+        if let Err(e) = self.inner.tasks.store.update(record.next_revision()).await {
+            tracing::error!(error = %e, "cannot record a task's outcome");
+        }
+    }
+
+    /// `tasks/get`, `tasks/update`, `tasks/cancel`.
+    pub(super) async fn task_method(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        meta: &RequestMeta,
+        principal: &Principal,
+    ) -> Reply {
+        if !declared(&meta.client_capabilities) {
+            return error_reply(Some(id), extension_required());
+        }
+        let task_id = match params.get("taskId") {
+            Some(Value::String(t)) => t.clone(),
+            _ => {
+                return error_reply(
+                    Some(id),
+                    ErrorObject::invalid_params(format!(
+                        "Invalid params: {method} needs \"taskId\", the string from CreateTaskResult"
+                    )),
+                );
+            }
+        };
+        let record = match self
+            .inner
+            .tasks
+            .store
+            .get(&task_id, principal.as_str())
+            .await
+        {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                return error_reply(
+                    Some(id),
+                    ErrorObject::invalid_params(format!(
+                        "Invalid params: no task `{}` (unknown, expired, or not yours)",
+                        crate::log_safe::LogSafe(&task_id)
+                    )),
+                );
+            }
+            Err(e) => return error_reply(Some(id), e.to_error_object()),
+        };
+        match method {
+            mcp_types::METHOD_TASKS_GET => result_reply_with_meta(
+                id,
+                &record.detailed(Some(self.inner.tasks.poll_interval)),
+                &self.inner.result_meta_json,
+            ),
+            mcp_types::METHOD_TASKS_CANCEL => self.cancel_task(id, record).await,
+            _ => self.update_task(id, record, params).await,
+        }
+    }
+
+    /// Writes attempted before a conflicting writer is reported (each retry re-reads).
+    const WRITE_ATTEMPTS: usize = 4;
+
+    async fn reread(&self, record: &TaskRecord) -> Result<Option<TaskRecord>, ErrorObject> {
+        self.inner
+            .tasks
+            .store
+            .get(&record.task_id, &record.owner)
+            .await
+            .map_err(|e| e.to_error_object())
+    }
+
+    fn busy(task_id: &str) -> ErrorObject {
+        ErrorObject::internal_error(format!(
+            "task `{}` kept changing while this request tried to update it; send it again",
+            crate::log_safe::LogSafe(task_id)
+        ))
+    }
+
+    async fn cancel_task(&self, id: &RequestId, mut record: TaskRecord) -> Reply {
+        for _ in 0..Self::WRITE_ATTEMPTS {
+            // Cancelling an ended (or meanwhile expired) task is a no-op with the same ack.
+            if record.status.is_terminal() {
+                return ack(self, id);
+            }
+            let mut next = record.clone().next_revision();
+            next.set_status(TaskStatus::Cancelled);
+            next.input_requests = None;
+            next.resume_state = None;
+            match self.inner.tasks.store.update(next).await {
+                Ok(true) => {
+                    if let Some(token) = self.inner.tasks.running().remove(&record.task_id) {
+                        token.cancel();
+                    }
+                    return ack(self, id);
+                }
+                Ok(false) => match self.reread(&record).await {
+                    Ok(Some(r)) => record = r,
+                    Ok(None) => return ack(self, id),
+                    Err(e) => return error_reply(Some(id), e),
+                },
+                Err(e) => return error_reply(Some(id), e.to_error_object()),
+            }
+        }
+        error_reply(Some(id), Self::busy(&record.task_id))
+    }
+
+    async fn update_task(
+        &self,
+        id: &RequestId,
+        mut record: TaskRecord,
+        params: JsonObject,
+    ) -> Reply {
+        let Some(Value::Object(responses)) = params.get("inputResponses") else {
+            return error_reply(
+                Some(id),
+                ErrorObject::invalid_params(
+                    "Invalid params: tasks/update needs \"inputResponses\", an object keyed by the task's inputRequests keys",
+                ),
+            );
+        };
+        for _ in 0..Self::WRITE_ATTEMPTS {
+            // Answers to a task that is not waiting, and unknown keys, are ignored (acked).
+            let mut next = record.clone().next_revision();
+            let Some(pending) = next
+                .input_requests
+                .as_mut()
+                .filter(|_| record.status == TaskStatus::InputRequired)
+            else {
+                return ack(self, id);
+            };
+            let mut took = false;
+            for (key, value) in responses {
+                if pending.0.shift_remove(key).is_some() {
+                    next.collected.0.insert(key.clone(), value.clone());
+                    took = true;
+                }
+            }
+            if !took {
+                return ack(self, id);
+            }
+            let outcome = if pending.0.is_empty() {
+                self.resume(next).await
+            } else {
+                next.updated_ms = now_ms().max(next.updated_ms);
+                self.inner
+                    .tasks
+                    .store
+                    .update(next)
+                    .await
+                    .map_err(|e| e.to_error_object())
+            };
+            match outcome {
+                Ok(true) => return ack(self, id),
+                Ok(false) => match self.reread(&record).await {
+                    Ok(Some(r)) => record = r,
+                    Ok(None) => return ack(self, id),
+                    Err(e) => return error_reply(Some(id), e),
+                },
+                Err(e) => return error_reply(Some(id), e),
+            }
+        }
+        error_reply(Some(id), Self::busy(&record.task_id))
+    }
+
+    /// Every pending input is answered: run the handler again with the answers, as an MRTR
+    /// retry carrying the round's sealed state.
+    /// `record` is the next revision; `Ok(false)` when another writer came first.
+    async fn resume(&self, mut record: TaskRecord) -> Result<bool, ErrorObject> {
+        let store = &self.inner.tasks.store;
+        let Some(tool) = self.inner.router.get(&record.tool).cloned() else {
+            record.error = Some(ErrorObject::internal_error(format!(
+                "tool `{}` is no longer offered by this server",
+                record.tool
+            )));
+            record.set_status(TaskStatus::Failed);
+            return store.update(record).await.map_err(|e| e.to_error_object());
+        };
+        let meta = RequestMeta {
+            protocol_version: mcp_types::LATEST_PROTOCOL_VERSION.to_owned(),
+            client_capabilities: record.capabilities.clone().unwrap_or_default(),
+            client_info: None,
+            log_level: None,
+            progress_token: None,
+            extra: JsonObject::new(),
+        };
+        let retry = RetryParts {
+            input_responses: std::mem::take(&mut record.collected),
+            request_state: record.resume_state.take(),
+        };
+        let mut args = record.arguments.clone();
+        let principal = Principal::new(record.owner.clone());
+        let target = Target {
+            method: mcp_types::METHOD_TOOLS_CALL,
+            name: &record.tool,
+        };
+        let opened = self.open_request(
+            target,
+            tool.required_capabilities(),
+            &mut args,
+            retry,
+            meta,
+            task_rctx(principal),
+        );
+        record.input_requests = None;
+        let opened = match opened {
+            Ok(o) => o,
+            Err(e) => {
+                record.error = Some(e);
+                record.set_status(TaskStatus::Failed);
+                return store.update(record).await.map_err(|e| e.to_error_object());
+            }
+        };
+        record.set_status(TaskStatus::Working);
+        // Cancelled or resumed by another writer meanwhile: do not run it twice.
+        if !store
+            .update(record.clone())
+            .await
+            .map_err(|e| e.to_error_object())?
+        {
+            return Ok(false);
+        }
+        let arg_digest = opened.arg_digest;
+        self.spawn_pass(record, pass(tool, opened.ctx, args), arg_digest);
+        Ok(true)
+    }
+}

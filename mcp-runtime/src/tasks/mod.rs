@@ -1,0 +1,115 @@
+//! The tasks extension (`io.modelcontextprotocol/tasks`): long-running tools answered with a
+//! task the client polls.
+//!
+//! Version implemented: SEP-2663 as checked by the `tasks-*` server scenarios of
+//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see `mcp_types::tasks`).
+//!
+//! - **Opting in.** A tool is never a task unless registered as one:
+//!   `tools![export].task("export", TaskSupport::Optional)` (or
+//!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with) for a [`TaskStart`]).
+//!   Its handler stays an ordinary async fn. The descriptor gains
+//!   `execution.taskSupport`, and `server/discover` advertises the extension.
+//! - **Server-directed creation.** When the request declares the extension in its
+//!   `clientCapabilities`, a task-supporting tool answers `tools/call` with a flat
+//!   `CreateTaskResult` (`resultType: "task"`) once the task is stored, and keeps running in
+//!   the background. Without the extension an `optional` tool runs as a plain call; a
+//!   `required` one is refused with `-32021` naming the extension.
+//! - **Status.** `tasks/get` returns the task with its result (`completed`, including tool
+//!   errors as `isError: true`), its protocol error (`failed`: a panic or a protocol error)
+//!   or its pending `inputRequests` (`input_required`). `tasks/result` and `tasks/list` do not
+//!   exist in this version (`-32601`).
+//! - **Input rounds.** A tool asking for input inside a task (`ctx.elicit(..)` etc.) parks
+//!   the task in `input_required`; `tasks/update` delivers answers (a subset is fine: the task
+//!   waits for the rest; unknown keys are ignored) and, once all are in, the runtime runs the
+//!   handler again with them, exactly as an MRTR retry: the sealed state of the round is kept
+//!   in the store and never sent to the client. With [`TaskStart::AfterInput`] the tool first
+//!   gathers input through ordinary MRTR rounds and becomes a task on the first pass that
+//!   does not finish at once.
+//! - **Cancellation.** `tasks/cancel` marks the task `cancelled` and drops the handler's
+//!   future if it runs on this instance (the same way a transport cancels a plain call). The
+//!   ack is `{resultType: "complete"}`, also for a task that already ended.
+//! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded
+//!   count, one process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
+//!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
+//!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
+//!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
+//!   `ttlMs`, and is forgotten after it.
+//! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
+//!   `Mcp-Name: <taskId>`; a mismatch is refused with `-32020`.
+//! - **Not done.** `notifications/tasks` status notifications (optional in the extension)
+//!   are not sent, and progress notifications of a task's handler are dropped: poll
+//!   `tasks/get`.
+
+mod memory;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+mod store;
+mod tool;
+
+pub use mcp_types::TaskSupport;
+pub use memory::MemoryTaskStore;
+pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+pub use tool::{TaskStart, TaskTool};
+
+/// A new task id: 128 random bits as 32 hex digits.
+pub(crate) fn new_task_id() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// `ms` (since the Unix epoch) as an RFC 3339 UTC timestamp with milliseconds.
+pub(crate) fn rfc3339(ms: u64) -> String {
+    let secs = ms / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60,
+        ms % 1000
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day) (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let m = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00.000Z");
+        // 2026-07-28T12:34:56.789Z
+        assert_eq!(rfc3339(1_785_242_096_789), "2026-07-28T12:34:56.789Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn task_ids_are_distinct_hex() {
+        let a = new_task_id().unwrap();
+        let b = new_task_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}

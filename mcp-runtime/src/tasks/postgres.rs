@@ -1,0 +1,224 @@
+//! [`PostgresTaskStore`]: tasks in a PostgreSQL table, shared by a fleet of hosts.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use futures::future::BoxFuture;
+use tokio_postgres::NoTls;
+
+use super::store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+
+/// Tasks in a PostgreSQL table: every instance connected to the same database and table sees
+/// the same tasks, so any of them can answer `tasks/get`, `tasks/update` and `tasks/cancel`.
+///
+/// Bounds: a row is deleted once past its expiry (checked on every create, and never
+/// returned after it); at most 16 pooled connections, each wait for one at most 10 s.
+#[derive(Clone)]
+pub struct PostgresTaskStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: Pool,
+    table: String,
+}
+
+impl std::fmt::Debug for PostgresTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresTaskStore")
+            .field("table", &self.inner.table)
+            .finish_non_exhaustive()
+    }
+}
+
+fn valid_table(table: &str) -> bool {
+    let mut chars = table.chars();
+    table.len() <= 48
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn backend(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> TaskStoreError {
+    move |e| TaskStoreError::Backend(format!("PostgreSQL, {context}: {e}"))
+}
+
+fn i64_of(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+impl PostgresTaskStore {
+    /// The table [`Self::connect`] uses.
+    pub const DEFAULT_TABLE: &'static str = "mcp_tasks";
+
+    /// Connects (a pool) to `url`, e.g. `postgres://user@host:5432/db`, creating the table
+    /// if absent.
+    pub async fn connect(url: &str) -> Result<Self, TaskStoreError> {
+        Self::connect_with_table(url, Self::DEFAULT_TABLE).await
+    }
+
+    /// Like [`Self::connect`] with another table name (1 to 48 of `a-z 0-9 _`, not starting
+    /// with a digit).
+    pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, TaskStoreError> {
+        if !valid_table(table) {
+            return Err(TaskStoreError::Backend(format!(
+                "invalid table name `{table}`: use 1 to 48 of a-z 0-9 _, not starting with a digit"
+            )));
+        }
+        let config: tokio_postgres::Config =
+            url.parse().map_err(backend("parsing the connection URL"))?;
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(16)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(10)))
+            .create_timeout(Some(Duration::from_secs(10)))
+            .build()
+            .map_err(|e| TaskStoreError::Backend(format!("PostgreSQL pool: {e}")))?;
+        let store = Self {
+            inner: Arc::new(Inner {
+                pool,
+                table: table.to_owned(),
+            }),
+        };
+        let client = store.client().await?;
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                     task_id    TEXT    NOT NULL PRIMARY KEY,
+                     owner      TEXT    NOT NULL,
+                     terminal   BOOLEAN NOT NULL,
+                     revision   BIGINT  NOT NULL,
+                     expires_ms BIGINT  NOT NULL,
+                     record     TEXT    NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS \"{table}_expires_ms\" ON \"{table}\" (expires_ms);"
+            ))
+            .await
+            .map_err(backend("creating the tasks table"))?;
+        Ok(store)
+    }
+
+    /// The table this store uses.
+    pub fn table(&self) -> &str {
+        &self.inner.table
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, TaskStoreError> {
+        self.inner
+            .pool
+            .get()
+            .await
+            .map_err(|e| TaskStoreError::Backend(format!("PostgreSQL connection: {e}")))
+    }
+}
+
+fn encode(record: &TaskRecord) -> Result<String, TaskStoreError> {
+    serde_json::to_string(record)
+        .map_err(|e| TaskStoreError::Backend(format!("cannot encode a task: {e}")))
+}
+
+impl TaskStore for PostgresTaskStore {
+    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let json = encode(&record)?;
+            let table = &self.inner.table;
+            let client = self.client().await?;
+            client
+                .execute(
+                    &format!("DELETE FROM \"{table}\" WHERE expires_ms <= $1"),
+                    &[&i64_of(now_ms())],
+                )
+                .await
+                .map_err(backend("pruning expired tasks"))?;
+            let inserted = client
+                .execute(
+                    &format!(
+                        "INSERT INTO \"{table}\" (task_id, owner, terminal, revision, expires_ms, record)
+                         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (task_id) DO NOTHING"
+                    ),
+                    &[
+                        &record.task_id,
+                        &record.owner,
+                        &record.status.is_terminal(),
+                        &i64_of(record.revision),
+                        &i64_of(record.expires_ms),
+                        &json,
+                    ],
+                )
+                .await
+                .map_err(backend("inserting a task"))?;
+            if inserted == 0 {
+                return Err(TaskStoreError::Exists(record.task_id));
+            }
+            Ok(())
+        })
+    }
+
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>> {
+        Box::pin(async move {
+            let table = &self.inner.table;
+            let row = self
+                .client()
+                .await?
+                .query_opt(
+                    &format!(
+                        "SELECT record FROM \"{table}\"
+                         WHERE task_id = $1 AND owner = $2 AND expires_ms > $3"
+                    ),
+                    &[&task_id, &owner, &i64_of(now_ms())],
+                )
+                .await
+                .map_err(backend("reading a task"))?;
+            row.map(|row| {
+                let json: String = row.try_get(0).map_err(backend("reading a task row"))?;
+                serde_json::from_str(&json).map_err(|e| {
+                    TaskStoreError::Backend(format!("task `{task_id}` has a corrupt row: {e}"))
+                })
+            })
+            .transpose()
+        })
+    }
+
+    fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>> {
+        Box::pin(async move {
+            let json = encode(&record)?;
+            let table = &self.inner.table;
+            // Terminal rows never change, and a writer that read an older revision loses.
+            let changed = self
+                .client()
+                .await?
+                .execute(
+                    &format!(
+                        "UPDATE \"{table}\" SET record = $1, terminal = $2, expires_ms = $3,
+                                revision = $6::BIGINT
+                         WHERE task_id = $4 AND owner = $5 AND NOT terminal
+                           AND revision = $6::BIGINT - 1"
+                    ),
+                    &[
+                        &json,
+                        &record.status.is_terminal(),
+                        &i64_of(record.expires_ms),
+                        &record.task_id,
+                        &record.owner,
+                        &i64_of(record.revision),
+                    ],
+                )
+                .await
+                .map_err(backend("updating a task"))?;
+            Ok(changed == 1)
+        })
+    }
+}

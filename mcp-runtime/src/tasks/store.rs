@@ -1,0 +1,169 @@
+//! What a task store keeps ([`TaskRecord`]) and the [`TaskStore`] trait.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::future::BoxFuture;
+use mcp_types::{
+    ClientCapabilities, DetailedTask, ErrorObject, InputRequests, InputResponses, JsonObject, Task,
+    TaskStatus,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One task as stored: its public status plus what any instance needs to answer `tasks/get`
+/// and to resume it after `tasks/update` (the call's arguments and capabilities, the sealed
+/// state of the pending input round, and the answers collected so far).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// The task id (128 random bits, hex).
+    pub task_id: String,
+    /// The principal that created it; only that principal can see or change it.
+    pub owner: String,
+    /// The tool it runs.
+    pub tool: String,
+    /// Current status.
+    pub status: TaskStatus,
+    /// Detail about the status, if any.
+    #[serde(default)]
+    pub status_message: Option<String>,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// Last status change, milliseconds since the Unix epoch.
+    pub updated_ms: u64,
+    /// The record is forgotten after this time (milliseconds since the Unix epoch).
+    pub expires_ms: u64,
+    /// The tool result (a `CallToolResult` as JSON), once completed.
+    #[serde(default)]
+    pub result: Option<Value>,
+    /// The protocol error, once failed.
+    #[serde(default)]
+    pub error: Option<ErrorObject>,
+    /// Input requests not answered yet, while input_required.
+    #[serde(default)]
+    pub input_requests: Option<InputRequests>,
+    /// Answers collected for the pending round (delivered by `tasks/update`).
+    #[serde(default)]
+    pub collected: InputResponses,
+    /// The sealed `requestState` of the pending round. Never sent to the client: the task's
+    /// wire shapes carry no `requestState`; the runtime replays it itself on resume.
+    #[serde(default)]
+    pub resume_state: Option<String>,
+    /// The call's arguments (for the resumed pass).
+    #[serde(default)]
+    pub arguments: JsonObject,
+    /// The capabilities the creating request declared (for the resumed pass).
+    #[serde(default)]
+    pub capabilities: Option<ClientCapabilities>,
+    /// Write counter: 0 when created, and each [`TaskStore::update`] must carry the stored
+    /// revision plus one, so of two writers that read the same revision only one wins.
+    #[serde(default)]
+    pub revision: u64,
+}
+
+impl TaskRecord {
+    /// The wire `Task` fields (`ttlMs` is the time from creation to expiry).
+    pub fn task(&self, poll_interval: Option<Duration>) -> Task {
+        Task {
+            task_id: self.task_id.clone(),
+            status: self.status,
+            status_message: self.status_message.clone(),
+            created_at: super::rfc3339(self.created_ms),
+            last_updated_at: super::rfc3339(self.updated_ms),
+            ttl_ms: Some(self.expires_ms.saturating_sub(self.created_ms).max(1)),
+            poll_interval_ms: poll_interval
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)),
+        }
+    }
+
+    /// The `tasks/get` result: the task with what its status inlines.
+    pub fn detailed(&self, poll_interval: Option<Duration>) -> DetailedTask {
+        DetailedTask {
+            result_type: "complete".to_owned(),
+            task: self.task(poll_interval),
+            result: (self.status == TaskStatus::Completed)
+                .then(|| self.result.clone())
+                .flatten(),
+            error: (self.status == TaskStatus::Failed)
+                .then(|| self.error.clone())
+                .flatten(),
+            input_requests: (self.status == TaskStatus::InputRequired)
+                .then(|| self.input_requests.clone())
+                .flatten(),
+        }
+    }
+
+    /// The record as the next write: revision plus one.
+    #[must_use]
+    pub fn next_revision(mut self) -> Self {
+        self.revision = self.revision.saturating_add(1);
+        self
+    }
+
+    /// Moves to `status` now.
+    pub fn set_status(&mut self, status: TaskStatus) {
+        self.status = status;
+        self.updated_ms = now_ms().max(self.updated_ms);
+    }
+
+    /// Whether the record is past its expiry at `now_ms`.
+    pub fn expired_at(&self, now_ms: u64) -> bool {
+        now_ms >= self.expires_ms
+    }
+}
+
+/// Milliseconds since the Unix epoch, now (0 if the clock is before 1970).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// Why a task store failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// The store holds as many live tasks as it may; wait for some to finish or expire, or
+    /// raise the store's capacity.
+    #[error(
+        "too many live tasks ({0}); wait for running tasks to finish or expire, or raise the task store's capacity"
+    )]
+    Full(usize),
+    /// A task with this id exists already (ids are random: a second create is a bug).
+    #[error("task `{0}` exists already")]
+    Exists(String),
+    /// The backend failed (connection, I/O, corrupt row); the message says which.
+    #[error("task store backend failed: {0}")]
+    Backend(String),
+}
+
+impl TaskStoreError {
+    /// The JSON-RPC error a client sees for this failure (`-32603`, saying what happened).
+    pub fn to_error_object(&self) -> ErrorObject {
+        ErrorObject::internal_error(self.to_string())
+    }
+}
+
+/// Where tasks live. Share one store between instances so that any of them can answer
+/// `tasks/get`, `tasks/update` and `tasks/cancel` for a task another created.
+///
+/// Every read is scoped to the owning principal: a task of another principal, or one past
+/// its expiry, is reported as absent.
+pub trait TaskStore: Send + Sync + fmt::Debug {
+    /// Stores a new task. It must be readable by [`get`](Self::get) as soon as this returns
+    /// (the runtime answers `CreateTaskResult` only afterwards).
+    fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The task `task_id` of `owner`, unless absent or expired.
+    fn get<'a>(
+        &'a self,
+        task_id: &'a str,
+        owner: &'a str,
+    ) -> BoxFuture<'a, Result<Option<TaskRecord>, TaskStoreError>>;
+
+    /// Replaces the stored task with `record` if the stored one is not terminal (completed,
+    /// failed, cancelled never change again), belongs to the same owner, and has revision
+    /// `record.revision - 1` (nobody wrote since the caller read it). Returns whether it
+    /// wrote; `false` means re-read and decide again.
+    fn update(&self, record: TaskRecord) -> BoxFuture<'_, Result<bool, TaskStoreError>>;
+}

@@ -1,0 +1,99 @@
+//! Registering a tool as task-supporting: [`TaskTool`] wraps any [`ToolHandler`].
+
+use std::sync::Arc;
+
+use mcp_types::{ClientCapabilities, JsonObject, TaskSupport, Tool};
+use serde_json::{Value, json};
+
+use crate::context::ToolContext;
+use crate::tool::{BoxFuture, StateNeed, ToolError, ToolHandler};
+use mcp_types::CallToolResult;
+
+/// When a task-supporting tool becomes a task (for a request that declared the extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskStart {
+    /// At once: the task is created before the handler runs, and every input the handler
+    /// asks for is a round of the task (`input_required` + `tasks/update`). The default.
+    #[default]
+    OnCall,
+    /// After input: the handler's first pass runs inside the request. If it asks for input,
+    /// the client gets an ordinary `InputRequiredResult` (MRTR, no task yet); if it finishes
+    /// at once, the plain result; only a pass that is still running becomes a task.
+    AfterInput,
+}
+
+/// A tool registered with task support (see
+/// [`ToolRouter::task`](crate::router::ToolRouter::task)): the wrapped handler, whose
+/// descriptor gains `execution.taskSupport`.
+pub struct TaskTool {
+    inner: Arc<dyn ToolHandler>,
+    descriptor: Tool,
+    support: TaskSupport,
+    start: TaskStart,
+}
+
+impl std::fmt::Debug for TaskTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskTool")
+            .field("name", &self.descriptor.name)
+            .field("support", &self.support)
+            .field("start", &self.start)
+            .finish()
+    }
+}
+
+impl TaskTool {
+    /// Wraps `inner` with `support` and `start`.
+    pub fn new(inner: Arc<dyn ToolHandler>, support: TaskSupport, start: TaskStart) -> Self {
+        let mut descriptor = inner.descriptor().clone();
+        let mut execution = match descriptor.extra.remove("execution") {
+            Some(Value::Object(e)) => e,
+            _ => JsonObject::new(),
+        };
+        execution.insert("taskSupport".to_owned(), json!(support));
+        descriptor
+            .extra
+            .insert("execution".to_owned(), Value::Object(execution));
+        Self {
+            inner,
+            descriptor,
+            support,
+            start,
+        }
+    }
+}
+
+impl ToolHandler for TaskTool {
+    fn descriptor(&self) -> &Tool {
+        &self.descriptor
+    }
+
+    fn required_capabilities(&self) -> &ClientCapabilities {
+        self.inner.required_capabilities()
+    }
+
+    fn declaration_error(&self) -> Option<&str> {
+        self.inner.declaration_error()
+    }
+
+    fn state_needs(&self) -> &[StateNeed] {
+        self.inner.state_needs()
+    }
+
+    fn task_support(&self) -> TaskSupport {
+        self.support
+    }
+
+    fn task_start(&self) -> TaskStart {
+        self.start
+    }
+
+    fn call<'a>(
+        &'a self,
+        ctx: &'a mut ToolContext,
+        args: JsonObject,
+    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+        self.inner.call(ctx, args)
+    }
+}
