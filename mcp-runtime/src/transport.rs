@@ -24,6 +24,8 @@ pub(crate) mod gates;
 mod headers;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "http")]
+mod http_config;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 mod param_header;

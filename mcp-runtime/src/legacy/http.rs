@@ -92,7 +92,7 @@ use super::era::MCP_PROTOCOL_VERSION;
 pub use super::era::{
     HttpEra, MCP_SESSION_ID, SESSION_ERA_VERSIONS, era_from_headers, is_legacy_initialize,
 };
-use super::session_table::{Busy, Entry, make_room, mint_session_id};
+use super::session_table::{Busy, Caps, Entry, make_room, mint_session_id};
 
 /// The code deployed 2025-11-25 SDKs use for "session not found" (not a spec-defined code, so
 /// it is an application code in `mcp_types`' terms).
@@ -590,7 +590,12 @@ async fn open_session(
             .sessions
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if !make_room(&mut sessions, &principal, &inner.config) {
+        let caps = Caps {
+            idle_ttl: inner.config.idle_ttl,
+            per_principal: inner.config.max_sessions_per_principal,
+            total: inner.config.max_sessions,
+        };
+        if !make_room(&mut sessions, &principal, caps) {
             let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 Some(&id),

@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 
-use super::http::LegacyHttpConfig;
 use super::session::LegacySession;
 use crate::Principal;
 use crate::transport::CancellationToken;
@@ -55,17 +54,28 @@ impl Entry {
     }
 }
 
+/// The bounds of the session table (from `LegacyHttpConfig`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Caps {
+    /// Sessions idle longer than this expire.
+    pub(super) idle_ttl: Duration,
+    /// Most sessions one principal holds.
+    pub(super) per_principal: usize,
+    /// Most sessions in all.
+    pub(super) total: usize,
+}
+
 /// Makes room for one more session of `principal`: drops expired sessions, then, when the
-/// principal already holds [`LegacyHttpConfig::max_sessions_per_principal`], ends its least
-/// recently used idle one (a client that never sends `DELETE` only crowds itself out).
-/// `false` when the server-wide bound is still reached (or all the principal's sessions are busy).
+/// principal already holds `caps.per_principal` sessions, ends its least recently used idle one
+/// (a client that never sends `DELETE` only crowds itself out). `false` when the server-wide
+/// bound is still reached (or all the principal's sessions are busy).
 pub(super) fn make_room(
     sessions: &mut HashMap<String, Arc<Entry>>,
     principal: &Principal,
-    config: &LegacyHttpConfig,
+    caps: Caps,
 ) -> bool {
     sessions.retain(|_, entry| {
-        let keep = !entry.expired(config.idle_ttl);
+        let keep = !entry.expired(caps.idle_ttl);
         if !keep {
             entry.end();
         }
@@ -75,7 +85,7 @@ pub(super) fn make_room(
         .iter()
         .filter(|(_, e)| e.session.principal() == principal)
         .collect();
-    if mine.len() >= config.max_sessions_per_principal.max(1) {
+    if mine.len() >= caps.per_principal.max(1) {
         let oldest_idle = mine
             .iter()
             .filter(|(_, e)| e.busy.load(Ordering::SeqCst) == 0)
@@ -88,7 +98,7 @@ pub(super) fn make_room(
             entry.end();
         }
     }
-    sessions.len() < config.max_sessions
+    sessions.len() < caps.total
 }
 
 pub(super) fn mint_session_id() -> Result<String, getrandom::Error> {

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::reply::{
     cached_reply, error_body, error_reply, result_reply, result_reply_with_meta, serialize_error,
 };
-use super::request::{RetryParts, Target};
+use super::request::{CallParts, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::members::member;
@@ -291,13 +291,6 @@ impl Server {
             },
         }
     }
-}
-
-/// A `tools/call` taken apart: what a task run needs of it.
-pub(super) struct CallParts {
-    pub(super) name: String,
-    pub(super) arguments: JsonObject,
-    pub(super) retry: RetryParts,
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);

@@ -12,6 +12,13 @@ use crate::context::{ContextParts, Mrtr, ToolContext};
 use crate::state::{ArgDigest, Expectation, canonical_digest};
 use crate::transport::{Reply, RequestContext};
 
+/// A `tools/call` taken apart: what a task run needs of it.
+pub(super) struct CallParts {
+    pub(super) name: String,
+    pub(super) arguments: JsonObject,
+    pub(super) retry: RetryParts,
+}
+
 /// The MRTR members of a request's params.
 #[derive(Default)]
 pub(super) struct RetryParts {

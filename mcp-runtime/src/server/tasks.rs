@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::Server;
 use super::reply::{error_reply, result_reply_with_meta};
-use super::request::{RetryParts, Target};
+use super::request::{CallParts, RetryParts, Target};
 use crate::Principal;
 use crate::context::ToolContext;
 use crate::state::ArgDigest;
@@ -108,11 +108,11 @@ impl Server {
         &self,
         id: &RequestId,
         tool: Arc<dyn ToolHandler>,
-        call: super::dispatch::CallParts,
+        call: CallParts,
         meta: RequestMeta,
         principal: Principal,
     ) -> Reply {
-        let super::dispatch::CallParts {
+        let CallParts {
             name,
             mut arguments,
             retry,

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use axum::body::Body;
+use axum::response::IntoResponse;
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, RETRY_AFTER};
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_types::ErrorCode;
@@ -50,7 +51,12 @@ impl BodyError {
     /// `Busy` adds `Retry-After: 1`.
     pub fn into_response(self) -> axum::response::Response {
         let body = envelope::error_body(None, ErrorCode::InvalidRequest, &self.to_string());
-        let mut response = super::gates::json(self.status(), body);
+        let mut response = (
+            self.status(),
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response();
         if matches!(self, Self::Busy) {
             response
                 .headers_mut()

@@ -57,7 +57,7 @@ use super::allowlist::HostAllowlist;
 pub use super::body::{BodyError, read_body};
 use super::body::{BodyTimedOut, BudgetSpent};
 use super::envelope;
-use super::http::HttpConfig;
+use super::http_config::HttpConfig;
 
 const LOG_TARGET: &str = "mcp_runtime::transport::edge";
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");

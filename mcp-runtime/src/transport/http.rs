@@ -44,7 +44,7 @@
 
 use std::future::Future;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,146 +58,19 @@ use http::{HeaderValue, Method, StatusCode};
 use mcp_types::ErrorCode;
 use tokio::net::TcpListener;
 
-use super::allowlist::{HostAllowlist, OriginAllowlist};
+use super::allowlist::OriginAllowlist;
 use super::auth::Authenticator;
 pub use super::edge::{BodyError, read_body, serve_router};
 use super::envelope::{self, Kind};
 use super::gates::{self, Refusal, json};
 use super::headers;
-use super::response::{RequestLog, handle_request};
+pub use super::http_config::{HttpConfig, InvalidLimit};
+use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros};
 use super::service::{
     CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestContext,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
-
-pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
-
-/// Tunables for the HTTP transport and its connection edge ([`serve_router`]).
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// Where to listen. Default `127.0.0.1:8080`: loopback, as the spec recommends for local
-    /// servers. Bind a public address only with real authentication.
-    pub bind: SocketAddr,
-    /// The MCP endpoint path. Default `/mcp`.
-    pub path: String,
-    /// Largest accepted request body, in bytes; larger bodies get 413. Default 4 MiB.
-    pub max_body_bytes: usize,
-    /// How long one request (body upload plus handling) may take. Default 120 s.
-    pub request_timeout: Duration,
-    /// Which `Origin` values may call the server. Default: loopback origins only.
-    pub allowed_origins: OriginAllowlist,
-    /// How many notifications may queue per request before the handler waits. Default 64.
-    pub notification_buffer: usize,
-    /// Which `Host` values the server answers to (421 otherwise). `None` (the default): loopback
-    /// names (`localhost`, `127.0.0.1`, `[::1]`, any port) when the listener is on a loopback
-    /// address, any host otherwise.
-    pub allowed_hosts: Option<HostAllowlist>,
-    /// A request's headers must arrive within this long of its first byte (or of the
-    /// connection's opening); otherwise the connection is closed. Default 10 s.
-    pub header_read_timeout: Duration,
-    /// A keep-alive connection with no request in progress is closed after this long.
-    /// Default 60 s.
-    pub idle_timeout: Duration,
-    /// A request body must arrive within this long of its headers (408 on `/mcp`), separately
-    /// from [`HttpConfig::request_timeout`]. Default 30 s.
-    pub body_timeout: Duration,
-    /// Most connections open at once. At the cap, the connection that has waited on its client
-    /// the longest is closed to make room; busy ones are never closed for room. Keep it below
-    /// the process's open-file limit (`ulimit -n`). Default 1024.
-    pub max_connections: usize,
-    /// Largest request head (request line plus headers), in bytes; 431 beyond. Default 64 KiB.
-    pub max_header_bytes: usize,
-    /// Most request-body bytes buffered at once across all connections; a body read that would
-    /// exceed it fails (503 with `Retry-After` on `/mcp`). Default 64 MiB.
-    pub max_buffered_body_bytes: usize,
-    /// The base URL clients and browsers reach this server at, e.g. `https://mcp.example.com`
-    /// behind a TLS proxy. Links an application mints for people (URL-mode elicitation pages)
-    /// should start with it, never with [`HttpConfig::bind`], which may be private or
-    /// unspecified (`0.0.0.0`). With `allowed_hosts` left at `None`, its host is served too, so
-    /// a proxy that keeps the public `Host` reaches a loopback-bound server. Checked by
-    /// [`HttpConfig::check_limits`]: `http` or `https`, with a host. Default `None`.
-    pub public_url: Option<String>,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        Self {
-            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 8080)),
-            path: "/mcp".to_owned(),
-            max_body_bytes: 4 * 1024 * 1024,
-            request_timeout: Duration::from_secs(120),
-            allowed_origins: OriginAllowlist::loopback(),
-            notification_buffer: 64,
-            allowed_hosts: None,
-            header_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            body_timeout: Duration::from_secs(30),
-            max_connections: 1024,
-            max_header_bytes: 64 * 1024,
-            max_buffered_body_bytes: 64 * 1024 * 1024,
-            public_url: None,
-        }
-    }
-}
-
-/// A setting in [`HttpConfig`] that cannot work.
-#[derive(Debug, thiserror::Error)]
-pub enum InvalidLimit {
-    /// A timeout, cap or size of zero.
-    #[error("invalid HTTP limit: {0} must be greater than zero")]
-    Zero(&'static str),
-    /// [`HttpConfig::public_url`] is not an `http`/`https` URL with a host.
-    #[error(
-        "invalid public URL {0:?}: write http(s)://HOST[:PORT][/PATH], e.g. https://mcp.example.com"
-    )]
-    PublicUrl(String),
-}
-
-impl HttpConfig {
-    /// The host of [`HttpConfig::public_url`] (IPv6 in brackets), if it is set and valid.
-    pub fn public_host(&self) -> Option<String> {
-        let uri = self
-            .public_url
-            .as_deref()?
-            .trim()
-            .parse::<http::Uri>()
-            .ok()?;
-        let scheme = uri.scheme_str()?;
-        if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
-            return None;
-        }
-        let host = uri.host()?;
-        (!host.is_empty()).then(|| host.to_ascii_lowercase())
-    }
-
-    /// Checks that every limit can be met (timeouts, caps and sizes must be non-zero) and that
-    /// a [`HttpConfig::public_url`] is usable.
-    ///
-    /// # Errors
-    /// [`InvalidLimit`] naming the first unusable setting.
-    pub fn check_limits(&self) -> Result<(), InvalidLimit> {
-        if let Some(url) = &self.public_url
-            && self.public_host().is_none()
-        {
-            return Err(InvalidLimit::PublicUrl(url.clone()));
-        }
-        let zero = [
-            (self.header_read_timeout.is_zero(), "header_read_timeout"),
-            (self.idle_timeout.is_zero(), "idle_timeout"),
-            (self.body_timeout.is_zero(), "body_timeout"),
-            (self.request_timeout.is_zero(), "request_timeout"),
-            (self.max_connections == 0, "max_connections"),
-            (self.max_header_bytes == 0, "max_header_bytes"),
-            (self.max_buffered_body_bytes == 0, "max_buffered_body_bytes"),
-            (self.max_body_bytes == 0, "max_body_bytes"),
-        ];
-        match zero.into_iter().find(|(is_zero, _)| *is_zero) {
-            Some((_, name)) => Err(InvalidLimit::Zero(name)),
-            None => Ok(()),
-        }
-    }
-}
 
 /// An invalid [`HttpConfig::path`].
 #[derive(Debug, thiserror::Error)]
@@ -251,13 +124,15 @@ impl HttpServer {
             return Err(InvalidPath(path.clone()));
         }
         let shared = Arc::new(Shared {
-            service: Arc::clone(&self.service),
+            responder: Responder {
+                service: Arc::clone(&self.service),
+                request_timeout: self.config.request_timeout,
+                notification_buffer: self.config.notification_buffer.max(1),
+            },
             auth: Arc::clone(&self.auth),
             max_body_bytes: self.config.max_body_bytes,
-            request_timeout: self.config.request_timeout,
             body_timeout: self.config.body_timeout,
             origins: self.config.allowed_origins.clone(),
-            notification_buffer: self.config.notification_buffer.max(1),
         });
         let router = Router::new()
             .route(path, any(handle_mcp))
@@ -352,14 +227,12 @@ pub async fn shutdown_signal() {
     tracing::info!(target: LOG_TARGET, "shutdown signal received; draining in-flight requests");
 }
 
-pub(super) struct Shared {
-    pub(super) service: Arc<dyn McpService>,
+struct Shared {
+    responder: Responder,
     auth: Arc<dyn Authenticator>,
     max_body_bytes: usize,
-    pub(super) request_timeout: Duration,
     body_timeout: Duration,
     origins: OriginAllowlist,
-    pub(super) notification_buffer: usize,
 }
 
 /// Logs and builds a rejection that happened before the service ran.
@@ -386,10 +259,6 @@ fn log_rejection(status: StatusCode, started: Instant, reason: &str) {
         latency_us = micros(started),
         "mcp request"
     );
-}
-
-pub(super) fn micros(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
 async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Response {
@@ -420,9 +289,9 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     // 4. The body: bounded in size, due within the body deadline (and the request's), and,
     // under `serve_router`, charged to the server-wide budget. One timer covers the whole
     // request; it is only registered with the runtime if something actually has to wait on it.
-    let deadline = tokio::time::sleep(shared.request_timeout);
+    let deadline = tokio::time::sleep(shared.responder.request_timeout);
     tokio::pin!(deadline);
-    let body_timeout = shared.body_timeout.min(shared.request_timeout);
+    let body_timeout = shared.body_timeout.min(shared.responder.request_timeout);
     let raw = match gates::body(body, &parts.headers, shared.max_body_bytes, body_timeout).await {
         Ok(raw) => raw,
         Err(refusal) => return refused(refusal, started),
@@ -462,7 +331,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
             return notification(&shared, message, principal, method, started).await;
         }
         Kind::Request { id, method } => {
-            let service = &shared.service;
+            let service = &shared.responder.service;
             let body = headers::BodyFacts::of_message(&message, method);
             if let Err(err) =
                 headers::check_request(&parts.headers, body, method, |t| service.param_headers(t))
@@ -472,7 +341,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
                 return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
             }
             if let Some(name) = body.name {
-                let required = shared.service.required_scopes(method, name);
+                let required = shared.responder.service.required_scopes(method, name);
                 if let Err(refusal) =
                     gates::check_scopes(shared.auth.as_ref(), &grant, required, Some(id))
                 {
@@ -501,7 +370,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
         started,
         done: false,
     };
-    handle_request(&shared, message, log, accept, deadline.as_mut()).await
+    handle_request(&shared.responder, message, log, accept, deadline.as_mut()).await
 }
 
 async fn notification(
@@ -516,7 +385,7 @@ async fn notification(
         NotificationSink::discard(),
         CancellationToken::new(),
     );
-    let reply = shared.service.handle(message, ctx).await;
+    let reply = shared.responder.service.handle(message, ctx).await;
     let (response, status, outcome) = match reply {
         None
         | Some(Reply {
@@ -546,33 +415,4 @@ async fn notification(
         "mcp notification"
     );
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn public_url_gives_its_host_and_is_checked() {
-        let with = |url: &str| HttpConfig {
-            public_url: Some(url.to_owned()),
-            ..HttpConfig::default()
-        };
-        let ok = with("https://MCP.example.com:8443/base");
-        assert_eq!(ok.public_host().as_deref(), Some("mcp.example.com"));
-        assert!(ok.check_limits().is_ok());
-        assert_eq!(
-            with("http://[::1]:9/").public_host().as_deref(),
-            Some("[::1]")
-        );
-        for bad in ["ftp://x", "not a url", "/relative", "https://"] {
-            let config = with(bad);
-            assert!(config.public_host().is_none(), "{bad}");
-            assert!(
-                matches!(config.check_limits(), Err(InvalidLimit::PublicUrl(_))),
-                "{bad}"
-            );
-        }
-        assert!(HttpConfig::default().public_host().is_none());
-    }
 }

@@ -20,12 +20,27 @@ use tokio_util::sync::DropGuard;
 
 use super::envelope;
 use super::gates::{Accepts, json, sse_event};
-use super::http::{LOG_TARGET, Shared, micros};
 use super::service::{
-    CancellationToken, LazyReceiver, Message, NotificationSink, Reply, ReplyKind, RequestContext,
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
+    RequestContext,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
+
+/// The HTTP transport's log target (its rejections and its answered requests log alike).
+pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
+
+/// What answering a request needs: the service and the per-request bounds.
+pub(super) struct Responder {
+    pub(super) service: Arc<dyn McpService>,
+    pub(super) request_timeout: Duration,
+    pub(super) notification_buffer: usize,
+}
+
+/// Microseconds since `started`, for the logs.
+pub(super) fn micros(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
@@ -107,7 +122,7 @@ fn no_reply(id: &Value) -> Reply {
 }
 
 pub(super) async fn handle_request(
-    shared: &Shared,
+    shared: &Responder,
     message: Message,
     mut log: RequestLog,
     accept: Accepts,
