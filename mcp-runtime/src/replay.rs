@@ -323,11 +323,22 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         Box::pin(async move { Err(err) })
     }
 
+    /// Whether this store keeps outcomes for identical retries
+    /// ([`record_outcome`](Self::record_outcome) and
+    /// [`recorded_outcome`](Self::recorded_outcome) do something). The runtime serialises and
+    /// fingerprints a claimed result only for a store that says so, so a store without outcomes
+    /// costs nothing extra per claim. Every built-in store returns `true`; a store of your own
+    /// that implements the two methods must return `true` too. Default: `false`.
+    fn records_outcomes(&self) -> bool {
+        false
+    }
+
     /// Keeps `outcome` (opaque bytes, at most [`MAX_RECORDED_OUTCOME`] plus a small header)
     /// with the claim of `nonce` until `expires_at`, so that an identical retry of the
     /// claiming request can be answered with it ([`recorded_outcome`](Self::recorded_outcome)).
-    /// Called after the claim committed. The default records nothing: identical retries are
-    /// then refused like any other reuse.
+    /// Called after the claim committed, and only when
+    /// [`records_outcomes`](Self::records_outcomes) is `true`. The default records nothing:
+    /// identical retries are then refused like any other reuse.
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,

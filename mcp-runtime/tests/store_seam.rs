@@ -124,6 +124,10 @@ impl ReplayStore for MapStore {
         Box::pin(async move { outcome })
     }
 
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,

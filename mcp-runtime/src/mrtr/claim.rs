@@ -36,7 +36,9 @@ impl Mrtr {
     /// The refusal of a used state; when the claimant recorded its outcome for an identical
     /// retry, that outcome is kept in `replayed` for the dispatcher to answer with.
     async fn refuse_reuse(&mut self, principal: &Principal) -> ToolError {
-        if let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) {
+        if self.store.records_outcomes()
+            && let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal))
+        {
             match self.store.recorded_outcome(state.nonce).await {
                 Ok(Some(bytes)) => self.replayed = RecordedOutcome::decode(&bytes, fingerprint),
                 Ok(None) => {}
@@ -183,7 +185,8 @@ impl Mrtr {
         if let Some(recorded) = self.replayed.take() {
             return Ok(replayed_result(recorded));
         }
-        let (Ok(result), true) = (&outcome, self.claimed) else {
+        let (Ok(result), true, true) = (&outcome, self.claimed, self.store.records_outcomes())
+        else {
             return outcome;
         };
         let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {

@@ -259,6 +259,10 @@ impl ReplayStore for MemoryReplayStore {
         Box::pin(self.claim_and_act(Some(principal), nonce, expires_at, action))
     }
 
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
     /// Kept with the claim; not recorded (silently) once 32 MiB of
     /// outcomes are held, or when the claim is gone.
     fn record_outcome<'a>(

@@ -394,6 +394,10 @@ impl ReplayStore for PostgresReplayStore {
         }
     }
 
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,

@@ -305,6 +305,10 @@ impl ReplayStore for RedisReplayStore {
         Box::pin(self.claim_with_inner(nonce, expires_at, action))
     }
 
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
     /// The outcome is its own key next to the claim's (`PREFIX:HEX(nonce):outcome`), expiring
     /// with it.
     fn record_outcome<'a>(

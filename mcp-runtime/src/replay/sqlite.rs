@@ -426,6 +426,10 @@ impl ReplayStore for SqliteReplayStore {
         }
     }
 
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,
