@@ -5,33 +5,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::tasks::postgres::PostgresTaskStore;
-use mcp_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+use mcp_runtime::tasks::{TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
+use tasks_support::record;
+
+mod tasks_support;
 
 fn url() -> String {
     std::env::var("MCP_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-fn record(id: &str, owner: &str, status: TaskStatus, expires_ms: u64) -> TaskRecord {
-    TaskRecord {
-        task_id: id.into(),
-        owner: owner.into(),
-        tool: "t".into(),
-        status,
-        status_message: None,
-        created_ms: 1,
-        updated_ms: 1,
-        expires_ms,
-        result: None,
-        error: None,
-        input_requests: None,
-        collected: Default::default(),
-        resume_state: None,
-        arguments: Default::default(),
-        capabilities: None,
-        revision: 0,
-    }
 }
 
 async fn store(table: &str) -> Option<PostgresTaskStore> {

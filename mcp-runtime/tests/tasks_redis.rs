@@ -8,28 +8,16 @@ use mcp_runtime::tasks::redis::RedisTaskStore;
 use mcp_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
 
+mod tasks_support;
+
 fn url() -> String {
     std::env::var("MCP_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned())
 }
 
 fn record(id: &str, owner: &str, status: TaskStatus, expires_ms: u64) -> TaskRecord {
     TaskRecord {
-        task_id: id.into(),
-        owner: owner.into(),
-        tool: "t".into(),
-        status,
-        status_message: None,
-        created_ms: 1,
-        updated_ms: 1,
-        expires_ms,
         result: Some(serde_json::json!({"content": [], "structuredContent": {}})),
-        error: None,
-        input_requests: None,
-        collected: Default::default(),
-        resume_state: None,
-        arguments: Default::default(),
-        capabilities: None,
-        revision: 0,
+        ..tasks_support::record(id, owner, status, expires_ms)
     }
 }
 

@@ -6,24 +6,13 @@ use mcp_runtime::tasks::sqlite::SqliteTaskStore;
 use mcp_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
 
+mod tasks_support;
+
 fn record(id: &str, owner: &str, status: TaskStatus, expires_ms: u64) -> TaskRecord {
     TaskRecord {
-        task_id: id.into(),
-        owner: owner.into(),
-        tool: "t".into(),
-        status,
-        status_message: None,
-        created_ms: 1,
-        updated_ms: 1,
-        expires_ms,
         result: Some(serde_json::json!({"content": []})),
-        error: None,
-        input_requests: None,
-        collected: Default::default(),
         resume_state: Some("sealed".into()),
-        arguments: Default::default(),
-        capabilities: None,
-        revision: 0,
+        ..tasks_support::record(id, owner, status, expires_ms)
     }
 }
 
