@@ -36,15 +36,15 @@
 //! module.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitAction, ElicitRequest, ElicitResult, ElicitationCapability, ErrorObject, IncludeContext,
-    InputRequest, InputRequests, InputResponses, JsonObject, ListRootsRequest, ListRootsResult,
-    LoggingLevel, LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
-    Root, SamplingCapability,
+    InputRequest, InputResponses, JsonObject, ListRootsRequest, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken, Root,
+    SamplingCapability,
 };
 use serde::Deserialize as _;
 use serde_json::{Number, Value, json};
@@ -53,7 +53,7 @@ use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
 pub(crate) use crate::mrtr::Mrtr;
 pub use crate::mrtr::REPLAYED_META_KEY;
-use crate::mrtr::{FreshAnswer, Lookup, binding_digest, form_binding_digest, refused};
+use crate::mrtr::{FreshAnswer, Lookup, Sealing, binding_digest, form_binding_digest, refused};
 use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::state::{ArgDigest, CorrelationId};
@@ -105,14 +105,14 @@ pub struct ToolContext {
     notifications: NotificationSink,
     /// The transport's token for this request (see [`ToolContext::cancelled`]).
     cancel: CancellationToken,
-    pub(crate) mrtr: Mrtr,
+    mrtr: Mrtr,
 }
 
 impl std::fmt::Debug for ToolContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolContext")
             .field("principal", &self.principal)
-            .field("round", &self.mrtr.opened.as_ref().map(|p| p.round))
+            .field("round", &self.mrtr.opened_round())
             .finish_non_exhaustive()
     }
 }
@@ -164,17 +164,7 @@ impl ToolContext {
             app_state: Arc::new(StateMap::default()),
             notifications: NotificationSink::discard(),
             cancel: CancellationToken::new(),
-            mrtr: Mrtr {
-                store: Arc::new(crate::replay::MemoryReplayStore::new(1024)),
-                opened: None,
-                responses: InputResponses::default(),
-                pending: InputRequests::default(),
-                pending_bindings: BTreeMap::new(),
-                fresh_answers: Vec::new(),
-                claimed: false,
-                new_correlations: BTreeMap::new(),
-                replayed: None,
-            },
+            mrtr: Mrtr::first(Arc::new(crate::replay::MemoryReplayStore::new(1024))),
         })
     }
 
@@ -220,13 +210,7 @@ impl ToolContext {
 
     /// The MRTR round of this pass: 0 on a first call, then 1, 2, ... per answered round.
     pub fn round(&self) -> u32 {
-        self.mrtr.opened.as_ref().map_or(0, |p| {
-            if self.mrtr.claimed {
-                p.round.saturating_add(1)
-            } else {
-                p.round
-            }
-        })
+        self.mrtr.round()
     }
 
     // ---- elicitation -------------------------------------------------------------------
@@ -260,8 +244,7 @@ impl ToolContext {
             Resolved::Ready(answer) => Ok(Some(answer)),
             Resolved::Pending => Ok(None),
             Resolved::Claim(answer, record) => {
-                self.mrtr.claim(&self.principal).await?;
-                self.mrtr.record_fresh(key, record);
+                self.mrtr.take(&self.principal, key, record).await?;
                 Ok(Some(answer))
             }
         }
@@ -323,8 +306,7 @@ impl ToolContext {
             )),
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
             Resolved::Claim(Elicitation::Declined, record) => {
-                self.mrtr.claim(&self.principal).await?;
-                self.mrtr.record_fresh(key, record);
+                self.mrtr.take(&self.principal, key, record).await?;
                 Ok(Elicitation::Declined)
             }
             Resolved::Ready(Elicitation::Cancelled)
@@ -366,19 +348,16 @@ impl ToolContext {
             InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)))
         };
         match self.mrtr.lookup(key, digest)? {
-            Lookup::Earlier(record) => {
-                let response = record.get("r").unwrap_or(&Value::Null);
-                match decode_elicit::<F>(response, choices) {
-                    Ok(Some(answer)) if record.get("x").is_none() => Ok(Resolved::Ready(answer)),
-                    Ok(Some(Elicitation::Accepted(_))) => Err(ToolError::tool(
-                        "this confirmation was already carried out in an earlier round; restart the call",
-                    )),
-                    Ok(Some(answer)) => Ok(Resolved::Ready(answer)),
-                    Ok(None) | Err(_) => Err(refused(
-                        "an answer from an earlier round no longer fits the form",
-                    )),
-                }
-            }
+            Lookup::Earlier(record) => match decode_elicit::<F>(&record.response, choices) {
+                Ok(Some(answer)) if !record.executed => Ok(Resolved::Ready(answer)),
+                Ok(Some(Elicitation::Accepted(_))) => Err(ToolError::tool(
+                    "this confirmation was already carried out in an earlier round; restart the call",
+                )),
+                Ok(Some(answer)) => Ok(Resolved::Ready(answer)),
+                Ok(None) | Err(_) => Err(refused(
+                    "an answer from an earlier round no longer fits the form",
+                )),
+            },
             Lookup::Fresh => match decode_elicit::<F>(self.mrtr.response(key), choices) {
                 Ok(Some(Elicitation::Cancelled)) => Ok(Resolved::Ready(Elicitation::Cancelled)),
                 Ok(Some(answer)) => Ok(Resolved::Claim(answer, FreshAnswer::new(digest))),
@@ -414,21 +393,9 @@ impl ToolContext {
     /// # Errors
     /// `-32603` when the OS random source fails.
     pub fn correlation_id(&mut self, key: &str) -> Result<CorrelationId, ToolError> {
-        if let Some(id) = self
-            .mrtr
-            .opened
-            .as_ref()
-            .and_then(|state| state.correlations.get(key))
-        {
-            return Ok(*id);
-        }
-        if let Some(id) = self.mrtr.new_correlations.get(key) {
-            return Ok(*id);
-        }
-        let id = CorrelationId::random()
-            .map_err(|e| ToolError::protocol(ErrorObject::internal_error(e.to_string())))?;
-        self.mrtr.new_correlations.insert(key.to_owned(), id);
-        Ok(id)
+        self.mrtr
+            .correlation_id(key)
+            .map_err(|e| ToolError::protocol(ErrorObject::internal_error(e.to_string())))
     }
 
     /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry
@@ -462,9 +429,7 @@ impl ToolContext {
             })
         };
         match self.mrtr.lookup(key, digest)? {
-            Lookup::Earlier(record) => record
-                .get("r")
-                .and_then(decode)
+            Lookup::Earlier(record) => decode(&record.response)
                 .ok_or_else(|| refused("an answer from an earlier round is not understood")),
             Lookup::Fresh => match decode(self.mrtr.response(key)) {
                 Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
@@ -516,7 +481,7 @@ impl ToolContext {
             ));
         }
         let url = url.into();
-        check_url(&url, self.known_correlations())?;
+        check_url(&url, self.mrtr.correlations())?;
         let digest = binding_digest("elicitation/create#url", key, &url).map_err(|e| {
             ToolError::protocol(ErrorObject::internal_error(format!(
                 "URL failed to serialise: {e}"
@@ -528,20 +493,12 @@ impl ToolContext {
         ))
     }
 
-    fn known_correlations(&self) -> impl Iterator<Item = &CorrelationId> {
-        self.mrtr
-            .opened
-            .iter()
-            .flat_map(|s| s.correlations.values())
-            .chain(self.mrtr.new_correlations.values())
-    }
-
     /// The raw `inputResponses` of this retry, present only when its `requestState` verified.
     ///
     /// Escape hatch: the typed methods above check bindings, validate content and claim the
     /// one-time nonce; reading responses here does none of that.
     pub fn raw_input_responses(&self) -> &InputResponses {
-        &self.mrtr.responses
+        self.mrtr.responses()
     }
 
     // ---- sampling and roots ------------------------------------------------------------
@@ -631,10 +588,10 @@ impl ToolContext {
     /// Fails with the input-required signal when any `try_*` call of this pass registered a
     /// request; otherwise every `try_*` call so far returned `Some`.
     pub fn await_inputs(&self) -> Result<(), ToolError> {
-        if self.mrtr.pending.is_empty() {
-            Ok(())
-        } else {
+        if self.mrtr.has_pending() {
             Err(ToolError::input_required())
+        } else {
+            Ok(())
         }
     }
 
@@ -645,13 +602,14 @@ impl ToolContext {
         request: impl FnOnce() -> InputRequest,
     ) -> Result<Option<T>, ToolError> {
         match self.mrtr.lookup(key, digest)? {
-            Lookup::Earlier(record) => T::deserialize(record.get("r").unwrap_or(&Value::Null))
+            Lookup::Earlier(record) => T::deserialize(&record.response)
                 .map(Some)
                 .map_err(|_| refused("an answer from an earlier round is not understood")),
             Lookup::Fresh => match T::deserialize(self.mrtr.response(key)) {
                 Ok(parsed) => {
-                    self.mrtr.claim(&self.principal).await?;
-                    self.mrtr.record_fresh(key, FreshAnswer::new(digest));
+                    self.mrtr
+                        .take(&self.principal, key, FreshAnswer::new(digest))
+                        .await?;
                     Ok(Some(parsed))
                 }
                 Err(_) => {
@@ -664,6 +622,14 @@ impl ToolContext {
                 Ok(None)
             }
         }
+    }
+
+    /// Seals the next state for what this pass asked (see `Mrtr::seal_next`).
+    pub(crate) fn seal_next(
+        &mut self,
+        sealing: Sealing<'_>,
+    ) -> Result<mcp_types::InputRequiredResult, ErrorObject> {
+        self.mrtr.seal_next(&self.principal, sealing)
     }
 
     /// The final answer of a `tools/call` pass (see `Mrtr::finish_call`).

@@ -1,58 +1,64 @@
 //! The MRTR ledger of one request: what a retry brought (the verified state and its
 //! responses), what this pass asked, which answers it took, and the one-time claim.
 //!
-//! [`crate::context::ToolContext`] is the tool-facing facade; the server opens the ledger
-//! (`server/request.rs`) and seals the next state from it (`server/mrtr.rs`). Submodules:
-//! `binding` (the digests binding what was shown under a key), `claim` (claiming, work under a
-//! claim, recorded outcomes).
+//! This module owns the ledger's whole life: the server opens it from a retry's
+//! `requestState` ([`Mrtr::open`]), the tool-facing facade
+//! ([`crate::context::ToolContext`]) looks answers up and claims them through it, and the
+//! server seals the next state from it ([`Mrtr::seal_next`]). Submodules: `binding` (the
+//! digests binding what was shown under a key), `claim` (claiming, work under a claim, recorded
+//! outcomes), `record` (the typed answer record carried in the state), `token` (opening a
+//! retry's state and sealing the next one).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_types::{ErrorObject, InputRequest, InputRequests, InputResponses};
-use serde::Deserialize as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::replay::{RecordedOutcome, ReplayStore};
-use crate::state::{ArgDigest, CorrelationId, StatePayload};
+use crate::state::{ArgDigest, CorrelationId, RandomnessUnavailable, StatePayload};
 use crate::tool_error::ToolError;
 
 mod binding;
 mod claim;
+mod record;
+mod token;
 
 pub(crate) use binding::{binding_digest, form_binding_digest};
 pub use claim::REPLAYED_META_KEY;
+pub(crate) use record::AnswerRecord;
+pub(crate) use token::{Sealing, state_refused};
 
 /// What a retry brought, and what this pass asked, for one `tools/call`.
 pub(crate) struct Mrtr {
-    pub(crate) store: Arc<dyn ReplayStore>,
+    store: Arc<dyn ReplayStore>,
     /// The verified state of this retry (None on a first call).
-    pub(crate) opened: Option<StatePayload>,
+    opened: Option<StatePayload>,
     /// The retry's responses; only read under keys `opened` vouches for.
-    pub(crate) responses: InputResponses,
+    responses: InputResponses,
     /// Input requests registered on this pass, in order.
-    pub(crate) pending: InputRequests,
+    pending: InputRequests,
     /// Digest of what each pending request shows, sealed into the next state.
-    pub(crate) pending_bindings: BTreeMap<String, ArgDigest>,
+    pending_bindings: BTreeMap<String, ArgDigest>,
     /// Answers taken from this retry, in the order taken, carried into the next round's
     /// state. The responses themselves stay in `responses` under the same keys.
-    pub(crate) fresh_answers: Vec<(String, FreshAnswer)>,
+    fresh_answers: Vec<(String, FreshAnswer)>,
     /// Whether this pass claimed `opened`'s nonce.
-    pub(crate) claimed: bool,
+    claimed: bool,
     /// Correlation ids minted on this pass (not yet in any sealed state).
-    pub(crate) new_correlations: BTreeMap<String, CorrelationId>,
+    new_correlations: BTreeMap<String, CorrelationId>,
     /// The outcome an earlier, identical retry recorded, found when this pass's claim was
     /// refused: the call's answer (see [`Mrtr::finish_call`]).
-    pub(crate) replayed: Option<RecordedOutcome>,
+    replayed: Option<RecordedOutcome>,
 }
 
-/// An answer taken from this retry on this pass. Its state record (`{"s", "r", "x"}`) is
-/// only built when a later round needs it: most retries end the call.
+/// An answer taken from this retry on this pass. Its [`AnswerRecord`] is only built when a
+/// later round needs it: most retries end the call.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FreshAnswer {
     /// What was shown under the key.
     pub(crate) digest: ArgDigest,
-    /// Whether the confirmation was carried out (`"x"`: not to be carried out again).
+    /// Whether the confirmation was carried out ([`AnswerRecord::executed`]).
     pub(crate) executed: bool,
 }
 
@@ -66,17 +72,109 @@ impl FreshAnswer {
 }
 
 impl Mrtr {
-    pub(crate) fn fresh(&self, key: &str) -> Option<FreshAnswer> {
+    /// The ledger of a request that brought no verified state (a first call, or a detached
+    /// context): retry responses are never read.
+    pub(crate) fn first(store: Arc<dyn ReplayStore>) -> Self {
+        Self::with(store, None, InputResponses::default())
+    }
+
+    fn with(
+        store: Arc<dyn ReplayStore>,
+        opened: Option<StatePayload>,
+        responses: InputResponses,
+    ) -> Self {
+        Mrtr {
+            store,
+            opened,
+            responses,
+            pending: InputRequests::default(),
+            pending_bindings: BTreeMap::new(),
+            fresh_answers: Vec::new(),
+            claimed: false,
+            new_correlations: BTreeMap::new(),
+            replayed: None,
+        }
+    }
+
+    /// The round of the verified state this retry brought (`None` on a first call).
+    pub(crate) fn opened_round(&self) -> Option<u32> {
+        self.opened.as_ref().map(|p| p.round)
+    }
+
+    /// The MRTR round of this pass: 0 on a first call, then one more per answered round.
+    pub(crate) fn round(&self) -> u32 {
+        self.opened.as_ref().map_or(0, |p| {
+            if self.claimed {
+                p.round.saturating_add(1)
+            } else {
+                p.round
+            }
+        })
+    }
+
+    /// The retry's responses (empty unless its state verified).
+    pub(crate) fn responses(&self) -> &InputResponses {
+        &self.responses
+    }
+
+    /// Whether this pass registered an input request.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The correlation id of the flow's out-of-band step under `key`: the one the state
+    /// carries, or one minted on this pass (and sealed into the next state).
+    pub(crate) fn correlation_id(
+        &mut self,
+        key: &str,
+    ) -> Result<CorrelationId, RandomnessUnavailable> {
+        if let Some(id) = self
+            .opened
+            .as_ref()
+            .and_then(|state| state.correlations.get(key))
+        {
+            return Ok(*id);
+        }
+        if let Some(id) = self.new_correlations.get(key) {
+            return Ok(*id);
+        }
+        let id = CorrelationId::random()?;
+        self.new_correlations.insert(key.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Every correlation id of this flow: carried by the state or minted on this pass.
+    pub(crate) fn correlations(&self) -> impl Iterator<Item = &CorrelationId> {
+        self.opened
+            .iter()
+            .flat_map(|s| s.correlations.values())
+            .chain(self.new_correlations.values())
+    }
+
+    fn fresh(&self, key: &str) -> Option<FreshAnswer> {
         self.fresh_answers
             .iter()
             .find_map(|(k, a)| (k == key).then_some(*a))
     }
 
+    /// Records the answer taken under `key` on this pass (replacing an earlier one).
     pub(crate) fn record_fresh(&mut self, key: &str, answer: FreshAnswer) {
         match self.fresh_answers.iter_mut().find(|(k, _)| k == key) {
             Some((_, slot)) => *slot = answer,
             None => self.fresh_answers.push((key.to_owned(), answer)),
         }
+    }
+
+    /// Claims this retry's state (once per pass) and records the answer taken under `key`.
+    pub(crate) async fn take(
+        &mut self,
+        principal: &crate::Principal,
+        key: &str,
+        answer: FreshAnswer,
+    ) -> Result<(), ToolError> {
+        self.claim(principal).await?;
+        self.record_fresh(key, answer);
+        Ok(())
     }
 
     /// The retry's response under `key` (`null` when absent).
@@ -85,32 +183,34 @@ impl Mrtr {
     }
 
     /// The state record of the answer taken under `key` on this pass.
-    pub(crate) fn fresh_record(&self, key: &str) -> Option<Value> {
+    fn fresh_record(&self, key: &str) -> Option<AnswerRecord> {
         let answer = self.fresh(key)?;
-        Some(answer_record(
-            answer.digest,
-            self.response(key).clone(),
-            answer.executed,
-        ))
+        Some(AnswerRecord {
+            digest: answer.digest,
+            response: self.response(key).clone(),
+            executed: answer.executed,
+        })
     }
 
+    /// Registers an input request of this pass, with the digest of what it shows.
     pub(crate) fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
         self.pending.insert(key.to_owned(), request);
         self.pending_bindings.insert(key.to_owned(), digest);
     }
 
+    /// Where the answer under `key` comes from, given what the tool would show now.
     pub(crate) fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, ToolError> {
         let Some(state) = &self.opened else {
             // Without a verified state nothing was asked: responses are ignored.
             return Ok(Lookup::Missing);
         };
         if let Some(record) = state.answers.get(key) {
-            if record_digest(record) != Some(digest) {
-                return Err(refused(
+            return match AnswerRecord::from_value(record) {
+                Some(record) if record.digest == digest => Ok(Lookup::Earlier(record)),
+                _ => Err(refused(
                     "what this tool would show under that key changed since it was answered (for example, the list of choices)",
-                ));
-            }
-            return Ok(Lookup::Earlier(record.clone()));
+                )),
+            };
         }
         if let Some(fresh) = self.fresh(key) {
             // Asked twice on one pass: hand back the same answer without a second claim.
@@ -137,27 +237,11 @@ impl Mrtr {
 /// Where a keyed answer comes from.
 pub(crate) enum Lookup {
     /// Accepted in an earlier round (inside the signed state).
-    Earlier(Value),
+    Earlier(AnswerRecord),
     /// Sent with this retry (in `Mrtr::responses`) under a key the state says was asked.
     Fresh,
     /// Not answered yet.
     Missing,
-}
-
-/// The record of an accepted answer kept for later rounds: `{"s": binding, "r": response}`,
-/// plus `"x": true` once its confirmation was carried out.
-pub(crate) fn answer_record(digest: ArgDigest, response: Value, executed: bool) -> Value {
-    let mut record = Map::with_capacity(3);
-    record.insert("s".to_owned(), Value::String(digest.to_string()));
-    record.insert("r".to_owned(), response);
-    if executed {
-        record.insert("x".to_owned(), Value::Bool(true));
-    }
-    Value::Object(record)
-}
-
-pub(crate) fn record_digest(record: &Value) -> Option<ArgDigest> {
-    record.get("s").and_then(|s| ArgDigest::deserialize(s).ok())
 }
 
 /// The `-32602` for a retry whose state does not fit what the tool asks now.

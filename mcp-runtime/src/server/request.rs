@@ -101,7 +101,7 @@ impl Server {
         let arg_digest: Option<ArgDigest> =
             (may_ask || retry.request_state.is_some()).then(|| canonical_digest_of_map(args));
         let principal = rctx.principal;
-        let opened = match (&retry.request_state, arg_digest) {
+        let mrtr = match (&retry.request_state, arg_digest) {
             (Some(token), Some(digest)) => {
                 let expect = Expectation {
                     principal: principal.as_str(),
@@ -109,17 +109,17 @@ impl Server {
                     target: target.name,
                     arg_digest: digest,
                 };
-                match self.inner.keyring.open(token, &expect, SystemTime::now()) {
-                    Ok(payload) => Some(payload),
-                    Err(e) => return Err(mrtr::state_refused(&e)),
-                }
+                Mrtr::open(
+                    self.inner.store.clone(),
+                    &self.inner.keyring,
+                    token,
+                    &expect,
+                    SystemTime::now(),
+                    retry.input_responses,
+                )
+                .map_err(|e| mrtr::state_refused(&e))?
             }
-            _ => None,
-        };
-        let responses = if opened.is_some() {
-            retry.input_responses
-        } else {
-            InputResponses::default()
+            _ => Mrtr::first(self.inner.store.clone()),
         };
         let ctx = ToolContext::new(ContextParts {
             principal,
@@ -129,17 +129,7 @@ impl Server {
             app_state: self.inner.app_state.clone(),
             notifications: rctx.notifications,
             cancel: rctx.cancel,
-            mrtr: Mrtr {
-                store: self.inner.store.clone(),
-                opened,
-                responses,
-                pending: Default::default(),
-                pending_bindings: Default::default(),
-                fresh_answers: Default::default(),
-                claimed: false,
-                new_correlations: Default::default(),
-                replayed: None,
-            },
+            mrtr,
         });
         Ok(Opened { ctx, arg_digest })
     }
