@@ -59,7 +59,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::Mac as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -413,113 +412,6 @@ pub enum SealError {
         /// The limit.
         max: usize,
     },
-}
-
-impl StateKeyring {
-    /// Seals `payload` with the current key into a `v2.<kid>.<payload>.<mac>` token.
-    ///
-    /// # Errors
-    /// [`SealError::TooLarge`] when the token would be longer than [`MAX_TOKEN_LEN`].
-    pub fn seal(&self, payload: &StatePayload) -> Result<String, SealError> {
-        let mut bytes = Vec::with_capacity(160);
-        payload::encode(payload, &mut bytes);
-        let key = self.current();
-        let mut token = String::with_capacity(
-            TOKEN_VERSION.len() + key.kid().len() + bytes.len().div_ceil(3) * 4 + 48,
-        );
-        token.push_str(TOKEN_VERSION);
-        token.push('.');
-        token.push_str(key.kid());
-        token.push('.');
-        B64.encode_string(&bytes, &mut token);
-        let mut mac = key.mac();
-        mac.update(token.as_bytes());
-        let tag = mac.finalize().into_bytes();
-        token.push('.');
-        B64.encode_string(tag, &mut token);
-        if token.len() > MAX_TOKEN_LEN {
-            return Err(SealError::TooLarge {
-                len: token.len(),
-                max: MAX_TOKEN_LEN,
-            });
-        }
-        Ok(token)
-    }
-
-    /// Verifies `token` and checks it against `expect` at time `now`.
-    ///
-    /// The MAC is checked (in constant time) before the payload is decoded or parsed.
-    pub fn open(
-        &self,
-        token: &str,
-        expect: &Expectation<'_>,
-        now: SystemTime,
-    ) -> Result<StatePayload, StateError> {
-        let [version, kid, payload_b64, mac_b64] = split_token(token)?;
-        let legacy = is_legacy(version)?;
-        let Some(key) = self.key(kid) else {
-            let kid = keys::valid_kid(kid).then(|| kid.to_owned());
-            return Err(StateError::UnknownKey { kid });
-        };
-        // 32 bytes encode to exactly 43 characters; checking first keeps decoding bounded.
-        if mac_b64.len() != 43 {
-            return Err(StateError::Malformed("signature has the wrong length"));
-        }
-        // Decoded on the stack: 43 characters are 32 bytes (the estimate rounds up to 33).
-        let mut tag = [0u8; 33];
-        let tag_len = B64
-            .decode_slice(mac_b64, &mut tag)
-            .map_err(|_| StateError::Malformed("signature is not unpadded url-safe base64"))?;
-        let signed_len = token.len() - mac_b64.len() - 1;
-        let mut mac = key.mac();
-        mac.update(&token.as_bytes()[..signed_len]);
-        mac.verify_slice(&tag[..tag_len])
-            .map_err(|_| StateError::BadSignature)?;
-
-        // Authenticated from here on: these bytes were written by a holder of the key.
-        // Typical payloads are decoded on the stack; large ones (many answers) on the heap.
-        let mut stack = [0u8; 512];
-        let mut heap = Vec::new();
-        let estimate = base64::decoded_len_estimate(payload_b64.len());
-        let buf: &mut [u8] = if estimate <= stack.len() {
-            &mut stack
-        } else {
-            heap.resize(estimate, 0);
-            &mut heap
-        };
-        let len = B64
-            .decode_slice(payload_b64, buf)
-            .map_err(|_| StateError::InvalidPayload)?;
-        let bytes = &buf[..len];
-        let payload = if legacy {
-            serde_json::from_slice::<StatePayload>(bytes).map_err(|_| StateError::InvalidPayload)?
-        } else {
-            payload::decode(bytes).map_err(|_| StateError::InvalidPayload)?
-        };
-
-        let now_secs = unix_secs(now);
-        if now_secs >= payload.expires_at {
-            return Err(StateError::Expired {
-                expired_at: payload.expires_at,
-            });
-        }
-        if payload.issued_at > now_secs.saturating_add(MAX_CLOCK_SKEW.as_secs()) {
-            return Err(StateError::IssuedInFuture);
-        }
-        if payload.principal != expect.principal {
-            return Err(StateError::PrincipalMismatch);
-        }
-        if payload.method != expect.method {
-            return Err(StateError::MethodMismatch);
-        }
-        if payload.target != expect.target {
-            return Err(StateError::TargetMismatch);
-        }
-        if payload.arg_digest != expect.arg_digest {
-            return Err(StateError::ArgumentsChanged);
-        }
-        Ok(payload)
-    }
 }
 
 /// Reads a token's payload **without verifying its signature**, for debugging, logs of a

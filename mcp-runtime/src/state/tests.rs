@@ -1,4 +1,5 @@
 use super::*;
+use hmac::Mac as _;
 use serde_json::json;
 
 const NOW: u64 = 1_800_000_000;
