@@ -47,6 +47,14 @@ pub struct Server {
     inner: Arc<Inner>,
 }
 
+/// A server as the transports hold it, so that everything taking
+/// `impl Into<Arc<dyn McpService>>` (the 2025-11-25 adapter) takes a [`Server`] as it is.
+impl From<Server> for Arc<dyn crate::transport::McpService> {
+    fn from(server: Server) -> Self {
+        Arc::new(server)
+    }
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")

@@ -78,13 +78,13 @@ use tokio::sync::mpsc;
 
 use super::LEGACY_PROTOCOL_VERSION;
 use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
+use crate::Principal;
 use crate::log_safe::LogSafe;
 use crate::transport::envelope;
 use crate::transport::gates::{self, Refusal};
 use crate::transport::{
-    Authenticator, CancellationToken, Grant, HttpConfig, McpService as _, OriginAllowlist,
+    Authenticator, CancellationToken, Grant, HttpConfig, McpService, OriginAllowlist,
 };
-use crate::{Principal, Server};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
 
@@ -176,19 +176,25 @@ impl std::fmt::Debug for LegacyHttp {
 }
 
 struct Inner {
-    server: Server,
+    /// The modern core, reached only through the service seam.
+    service: Arc<dyn McpService>,
     auth: Arc<dyn Authenticator>,
     config: LegacyHttpConfig,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
 }
 
 impl LegacyHttp {
-    /// An adapter serving `server` to 2025-11-25 clients, authenticating with `auth` (pass the
+    /// An adapter serving `service` (a [`Server`](crate::Server), or any
+    /// `Arc<dyn McpService>`) to 2025-11-25 clients, authenticating with `auth` (pass the
     /// modern transport's authenticator, so both eras see the same principals).
-    pub fn new(server: Server, auth: Arc<dyn Authenticator>, config: LegacyHttpConfig) -> Self {
+    pub fn new(
+        service: impl Into<Arc<dyn McpService>>,
+        auth: Arc<dyn Authenticator>,
+        config: LegacyHttpConfig,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
-                server,
+                service: service.into(),
                 auth,
                 config,
                 sessions: Mutex::new(HashMap::new()),
@@ -289,7 +295,7 @@ fn insufficient_scope(
         "name"
     };
     let name = params.get(field).and_then(Value::as_str)?;
-    let required = inner.server.required_scopes(method, name);
+    let required = inner.service.required_scopes(method, name);
     gates::check_scopes(&*inner.auth, grant, required, Some(id))
         .err()
         .map(refused)
@@ -555,8 +561,12 @@ async fn open_session(
         request_timeout: Some(inner.config.request_timeout),
         input_timeout: inner.config.input_timeout,
     };
-    let session =
-        LegacySession::with_limits(inner.server.clone(), principal.clone(), tx.clone(), limits);
+    let session = LegacySession::with_limits(
+        Arc::clone(&inner.service),
+        principal.clone(),
+        tx.clone(),
+        limits,
+    );
     let reply = session
         .handle_request_via(&rpc_id, "initialize", params, CancellationToken::new(), &tx)
         .await;

@@ -37,6 +37,16 @@
 //! - `notifications/roots/list_changed` is accepted and ignored: the adapter never caches
 //!   roots, it asks `roots/list` each time a tool needs them.
 //!
+//! # Layering
+//!
+//! The adapter reaches the core only through the service seam,
+//! [`McpService`](crate::transport::McpService) (as the modern transports do): it forwards
+//! each request as a [`Message`](crate::transport::Message) to
+//! [`McpService::handle`](crate::transport::McpService::handle) and asks
+//! [`McpService::required_scopes`](crate::transport::McpService::required_scopes) for the
+//! OAuth check, so it serves a [`Server`](crate::Server) or any wrapper around one. A
+//! forwarded message therefore passes the core's own size and depth limits, like a modern one.
+//!
 //! # Security
 //!
 //! The adapter adds no authority. A legacy root list is delivered to the tool exactly like a

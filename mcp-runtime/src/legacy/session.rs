@@ -15,9 +15,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
+use crate::Principal;
 use crate::log_safe::LogSafe;
-use crate::transport::{CancellationToken, NotificationSink, RequestContext};
-use crate::{Principal, Server};
+use crate::transport::{CancellationToken, McpService, Message, NotificationSink, RequestContext};
 
 /// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
 type ClientAnswer = Result<Value, Value>;
@@ -90,7 +90,8 @@ struct Expired {
 /// every message that appears on the outgoing channel given to [`LegacySession::new`]
 /// (server-to-client requests and notifications; responses are returned to the caller).
 pub struct LegacySession {
-    server: Server,
+    /// The modern core, reached only through the service seam.
+    service: Arc<dyn McpService>,
     principal: Principal,
     out: mpsc::Sender<Bytes>,
     /// The client's capabilities from `initialize`, modern-shaped; `None` before it.
@@ -135,19 +136,26 @@ impl From<Failure> for AskFailure {
 impl LegacySession {
     /// A session for `principal` (the transport's authenticated identity, never
     /// `clientInfo`) that writes outgoing messages to `out`, with [`SessionLimits::default`].
-    pub fn new(server: Server, principal: Principal, out: mpsc::Sender<Bytes>) -> Arc<Self> {
-        Self::with_limits(server, principal, out, SessionLimits::default())
+    ///
+    /// `service` is the modern core: a [`Server`](crate::Server), or any
+    /// `Arc<dyn McpService>` (e.g. a wrapper around one).
+    pub fn new(
+        service: impl Into<Arc<dyn McpService>>,
+        principal: Principal,
+        out: mpsc::Sender<Bytes>,
+    ) -> Arc<Self> {
+        Self::with_limits(service, principal, out, SessionLimits::default())
     }
 
     /// Like [`LegacySession::new`], with explicit time limits.
     pub fn with_limits(
-        server: Server,
+        service: impl Into<Arc<dyn McpService>>,
         principal: Principal,
         out: mpsc::Sender<Bytes>,
         limits: SessionLimits,
     ) -> Arc<Self> {
         Arc::new(Self {
-            server,
+            service: service.into(),
             principal,
             out,
             client_caps: Mutex::new(None),
@@ -484,7 +492,9 @@ impl LegacySession {
             NotificationSink::from_sender(out.clone(), cancel.clone()),
             cancel.clone(),
         );
-        let handled = self.server.handle_value(request, ctx);
+        // Through the seam, as a transport would: the core applies the same size and depth
+        // limits as to a modern message.
+        let handled = self.service.handle(Message::from_value(request), ctx);
         let reply = match self.limits.request_timeout {
             Some(limit) => match tokio::time::timeout(limit, handled).await {
                 Ok(reply) => reply,

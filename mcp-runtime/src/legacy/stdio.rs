@@ -12,9 +12,9 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::session::{Delivery, LegacySession, SessionLimits, error_response};
+use crate::Principal;
 use crate::transport::stdio::{StdioConfig, serve};
 use crate::transport::{CancellationToken, McpService};
-use crate::{Principal, Server};
 
 /// Which revision a stdio process speaks, decided by its first message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +37,12 @@ pub fn era_of(first_line: &[u8]) -> Era {
 ///
 /// # Errors
 /// An I/O error reading stdin or writing stdout.
-pub async fn serve_stdio_auto(server: Server, principal: Principal) -> io::Result<()> {
+pub async fn serve_stdio_auto(
+    service: impl Into<Arc<dyn McpService>>,
+    principal: Principal,
+) -> io::Result<()> {
     serve_auto(
-        server,
+        service,
         principal,
         tokio::io::stdin(),
         tokio::io::stdout(),
@@ -57,7 +60,7 @@ pub async fn serve_stdio_auto(server: Server, principal: Principal) -> io::Resul
 /// # Errors
 /// An I/O error from `reader` or `writer`.
 pub async fn serve_auto<R, W>(
-    server: Server,
+    service: impl Into<Arc<dyn McpService>>,
     principal: Principal,
     reader: R,
     writer: W,
@@ -68,7 +71,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     serve_auto_with_limits(
-        server,
+        service,
         principal,
         reader,
         writer,
@@ -84,7 +87,7 @@ where
 /// # Errors
 /// An I/O error from `reader` or `writer`.
 pub async fn serve_auto_with_limits<R, W>(
-    server: Server,
+    service: impl Into<Arc<dyn McpService>>,
     principal: Principal,
     reader: R,
     writer: W,
@@ -95,6 +98,7 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let service = service.into();
     let mut reader = BufReader::new(reader);
     let mut first = Vec::new();
     loop {
@@ -109,21 +113,20 @@ where
         }
     }
     if era_of(first.trim_ascii()) == Era::Legacy {
-        let session = (server, principal, limits);
+        let session = (service, principal, limits);
         return serve_legacy(session, first, reader, writer, config).await;
     }
     if !first.ends_with(b"\n") && !first.is_empty() {
         first.push(b'\n');
     }
     let replay = std::io::Cursor::new(first).chain(reader);
-    let service: Arc<dyn McpService> = Arc::new(server);
     serve(service, principal, replay, writer, config).await
 }
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 async fn serve_legacy<R, W>(
-    (server, principal, limits): (Server, Principal, SessionLimits),
+    (service, principal, limits): (Arc<dyn McpService>, Principal, SessionLimits),
     first: Vec<u8>,
     mut reader: BufReader<R>,
     writer: W,
@@ -135,7 +138,7 @@ where
 {
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let writer_task = tokio::spawn(write_loop(writer, rx));
-    let session = LegacySession::with_limits(server, principal, tx.clone(), limits);
+    let session = LegacySession::with_limits(service, principal, tx.clone(), limits);
     let in_flight: InFlight = Arc::default();
     let mut tasks = JoinSet::new();
     let mut line = first;
