@@ -54,6 +54,7 @@ pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
 pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
 pub use tool::{TaskStart, TaskTool};
+pub(crate) use tool::set_task_support;
 
 /// A new task id: 128 random bits as 32 hex digits.
 pub(crate) fn new_task_id() -> Result<String, getrandom::Error> {
