@@ -52,7 +52,9 @@
 //!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
 //!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
 //!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
-//!   `ttlMs`, and is forgotten after it.
+//!   `ttlMs`, and is forgotten after it (never returned, and deleted by the store's next
+//!   sweep). [`open_task_store`] reads the replay store's spec, so one setting puts both in
+//!   the same backend.
 //! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
 //!   `Mcp-Name: <taskId>`; a mismatch is refused with `-32020`.
 //! - **Not done.** `notifications/tasks` status notifications (a MAY of the extension) are
@@ -61,6 +63,7 @@
 //!   `tasks/get` (the extension says they must be able to).
 
 mod memory;
+mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
@@ -72,6 +75,7 @@ mod tool;
 
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
+pub use open::open_task_store;
 pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
 pub(crate) use tool::set_task_support;
 pub use tool::{TaskStart, TaskTool};
