@@ -41,8 +41,9 @@ use proc_macro::TokenStream;
 /// Attributes: `name = "..."` (default: the function name), `title = "..."`,
 /// `description = "..."` (default: the doc comment), `read_only`, `destructive`, `idempotent`,
 /// `open_world` (each also `= bool`), `requires(form_elicitation, url_elicitation, sampling,
-/// roots)`, `rename_all = "..."` (serde's rule, for documented parameters), `crate = "path"`
-/// (default `::mcp_runtime`).
+/// roots)`, `rename_all = "..."` (serde's rule, for documented parameters), `task` (the tasks
+/// extension: `= "optional"`, the bare form's meaning, or `= "required"`), `task_start =
+/// "on_call" | "after_input"` (with `task`), `crate = "path"` (default `::mcp_runtime`).
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()

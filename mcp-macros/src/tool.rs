@@ -21,6 +21,11 @@ struct ToolAttrs {
     krate: Option<syn::LitStr>,
     /// serde's `rename_all` for documented parameters.
     rename_all: Option<syn::LitStr>,
+    /// `task` / `task = "optional" | "required"`: the `TaskSupport` variant.
+    task: Option<syn::Ident>,
+    /// `task_start = "on_call" | "after_input"`: the `TaskStart` variant (with its literal,
+    /// for the error when `task` is missing).
+    task_start: Option<(syn::Ident, syn::LitStr)>,
 }
 
 pub(crate) fn flag(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
@@ -52,10 +57,12 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "requires" => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            "task" => out.task = Some(task_support(&meta)?),
+            "task_start" => out.task_start = Some(task_start(&meta)?),
             _ => {
                 return Err(meta.error(
                     "unknown `tool` attribute; expected name, title, description, read_only, destructive, \
-                     idempotent, open_world, requires(...), rename_all or crate",
+                     idempotent, open_world, requires(...), task, task_start, rename_all or crate",
                 ));
             }
         }
@@ -65,6 +72,43 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
         errors.push(e);
     }
     out
+}
+
+/// `task` (optional) or `task = "optional" | "required"`: the `TaskSupport` variant.
+fn task_support(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::Ident> {
+    if !meta.input.peek(syn::Token![=]) {
+        return Ok(syn::Ident::new("Optional", meta.path.span()));
+    }
+    let lit: syn::LitStr = meta.value()?.parse()?;
+    let variant = match lit.value().as_str() {
+        "optional" => "Optional",
+        "required" => "Required",
+        _ => {
+            return Err(syn::Error::new(
+                lit.span(),
+                "`task` is \"optional\" (a task when the client declares the tasks extension) \
+                 or \"required\" (only as a task); a bare `task` means \"optional\"",
+            ));
+        }
+    };
+    Ok(syn::Ident::new(variant, lit.span()))
+}
+
+/// `task_start = "on_call" | "after_input"`: the `TaskStart` variant.
+fn task_start(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(syn::Ident, syn::LitStr)> {
+    let lit: syn::LitStr = meta.value()?.parse()?;
+    let variant = match lit.value().as_str() {
+        "on_call" => "OnCall",
+        "after_input" => "AfterInput",
+        _ => {
+            return Err(syn::Error::new(
+                lit.span(),
+                "`task_start` is \"on_call\" (a task at once, the default) or \"after_input\" \
+                 (input rounds first, then a task)",
+            ));
+        }
+    };
+    Ok((syn::Ident::new(variant, lit.span()), lit))
 }
 
 pub(crate) fn valid_name(n: &str) -> bool {
@@ -189,6 +233,12 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
             "`ResourceUri` is a parameter of `#[resource]` functions, not tools",
         );
     }
+    if let (Some((_, lit)), None) = (&decl.attrs.task_start, &decl.attrs.task) {
+        errors.spanned(
+            lit,
+            "`task_start` applies to task tools: add `task` (or `task = \"required\"`)",
+        );
+    }
     // Not `params::validate_args`: an undocumented parameter may be an extractor, so two
     // arguments types (or a struct next to documented parameters) are found by `build()`.
     if let Some(r) = &decl.attrs.rename_all
@@ -289,6 +339,14 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
     let requires = &attrs.requires;
     let output_schema = output_schema(&decl.func.sig);
     let declares = &plan.declares;
+    let task_support = match &attrs.task {
+        Some(v) => quote!(__ms::TaskSupport::#v),
+        None => quote!(__ms::TaskSupport::Forbidden),
+    };
+    let task_start = match &attrs.task_start {
+        Some((v, _)) => quote!(__ms::TaskStart::#v),
+        None => quote!(__ms::TaskStart::OnCall),
+    };
     quote! {
         __ms::ToolSpec {
             name: #name,
@@ -301,6 +359,8 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
             requires: &[#(__ms::Requirement::#requires),*],
             params: &[#(#declares),*],
             output_schema: #output_schema,
+            task_support: #task_support,
+            task_start: #task_start,
         }
     }
 }
@@ -362,6 +422,14 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn state_needs(&self) -> &[__ms::StateNeed] {
                     &__tool_static().state
+                }
+
+                fn task_support(&self) -> __ms::TaskSupport {
+                    __tool_static().task_support
+                }
+
+                fn task_start(&self) -> __ms::TaskStart {
+                    __tool_static().task_start
                 }
 
                 fn call<'a>(

@@ -444,7 +444,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 }
 
 /// `spec` with the password of a URL (`scheme://user:password@host`) replaced by `***`.
-fn redact(spec: &str) -> String {
+pub(crate) fn redact(spec: &str) -> String {
     let Some((scheme, rest)) = spec.split_once("://") else {
         return spec.to_owned();
     };

@@ -58,7 +58,9 @@ impl ToolRouter {
 
     /// Registers the tool named `name` as task-supporting (the tasks extension), becoming a
     /// task as soon as it is called ([`TaskStart::OnCall`](crate::tasks::TaskStart)). A name
-    /// no tool has makes `ServerBuilder::build` fail, naming it.
+    /// no tool has makes `ServerBuilder::build` fail, naming it. A `#[tool]` function says the
+    /// same with `#[tool(task)]`; this call is for hand-written tools, and overrides the
+    /// attribute.
     #[must_use]
     pub fn task(self, name: &str, support: mcp_types::TaskSupport) -> Self {
         self.task_with(name, support, crate::tasks::TaskStart::OnCall)

@@ -21,6 +21,7 @@ mod param_headers;
 mod reply;
 mod request;
 mod scopes;
+mod task_progress;
 mod tasks;
 
 use std::collections::HashMap;

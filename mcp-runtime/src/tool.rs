@@ -37,8 +37,8 @@ pub trait ToolHandler: Send + Sync + 'static {
         &[]
     }
 
-    /// Whether the tool runs as a task (the tasks extension). `Forbidden` unless registered
-    /// with [`ToolRouter::task`](crate::router::ToolRouter::task).
+    /// Whether the tool runs as a task (the tasks extension). `Forbidden` unless declared with
+    /// `#[tool(task)]` or registered with [`ToolRouter::task`](crate::router::ToolRouter::task).
     fn task_support(&self) -> mcp_types::TaskSupport {
         mcp_types::TaskSupport::Forbidden
     }

@@ -1,5 +1,5 @@
-//! `notes_export`: every note of a workspace in one Markdown bundle. A long-running tool
-//! registered with optional task support: a client that declares the tasks extension gets a
+//! `notes_export`: every note of a workspace in one Markdown bundle. A long-running tool with
+//! optional task support (`#[tool(task)]`): a client that declares the tasks extension gets a
 //! task to poll, any other client waits for the plain result.
 
 use mcp_runtime::prelude::*;
@@ -28,7 +28,7 @@ pub struct ExportArgs {
 
 /// Export every note of a workspace as one Markdown bundle (one section per note, in id
 /// order). Can take a while on a large workspace: clients that support tasks get a task.
-#[tool(read_only)]
+#[tool(read_only, task)]
 pub async fn notes_export(
     ctx: &mut ToolContext,
     State(notes): State<NotesStore>,
@@ -40,6 +40,12 @@ pub async fn notes_export(
     let base = base.trim_end_matches('/');
     let mut bundle = format!("# Notes of {base}\n");
     for (done, note) in (0u64..).zip(listed.iter()) {
+        // tasks/cancel (or the client leaving a plain call) stops the export between notes.
+        if ctx.is_cancelled() {
+            return Err(ToolError::tool(format!(
+                "export cancelled after {done} of {total} notes"
+            )));
+        }
         ctx.progress(done, Some(total), Some(&note.id)).await;
         let note_uri = format!("{base}/{}", utf8_percent_encode(&note.id, PATH));
         let (_, text) = notes.read_note_uri(ctx.principal(), &note_uri).await?;

@@ -335,6 +335,15 @@ async fn serve(prepared: Prepared) -> i32 {
             return EXIT_USAGE;
         }
     };
+    // Tasks live in the same backend as the replay claims, so any instance sharing the store
+    // answers tasks/get for a task another created.
+    let tasks = match mcp_runtime::tasks::open_task_store(&prepared.store).await {
+        Ok(tasks) => tasks,
+        Err(e) => {
+            eprintln!("notes-example: task store: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let notes = match prepared.notes.open().await {
         Ok(notes) => notes,
         Err(e) => {
@@ -346,7 +355,10 @@ async fn serve(prepared: Prepared) -> i32 {
     let server = match build_server_with(
         notes,
         prepared.keys,
-        store,
+        crate::tools::Stores {
+            replay: store,
+            tasks: Some(tasks),
+        },
         prepared.state_ttl,
         connect.clone(),
     ) {

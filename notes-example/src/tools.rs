@@ -168,11 +168,41 @@ pub const SCOPE_READ: &str = "notes:read";
 /// The OAuth scope deleting notes needs.
 pub const SCOPE_WRITE: &str = "notes:write";
 
+/// Where a notes server keeps its state: the replay claims and, if given, the tasks (the
+/// runtime's in-memory task store otherwise). `serve` opens both from the one `--store`
+/// spec, so that a task created through one instance can be polled through any other that
+/// shares the store.
+#[derive(Clone)]
+pub struct Stores {
+    /// The replay store.
+    pub replay: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
+    /// The task store (`None`: the runtime's default, one process).
+    pub tasks: Option<std::sync::Arc<dyn mcp_runtime::tasks::TaskStore>>,
+}
+
+impl From<std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>> for Stores {
+    fn from(replay: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>) -> Self {
+        Self {
+            replay,
+            tasks: None,
+        }
+    }
+}
+
+impl<R: mcp_runtime::replay::ReplayStore + 'static> From<std::sync::Arc<R>> for Stores {
+    fn from(replay: std::sync::Arc<R>) -> Self {
+        Self {
+            replay,
+            tasks: None,
+        }
+    }
+}
+
 /// The notes server with a fresh (link-less) connect state; see [`build_server_with`].
 pub fn build_server(
     notes: impl Into<NotesStore>,
     keys: mcp_runtime::state::StateKeyring,
-    store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
+    store: impl Into<Stores>,
     state_ttl: std::time::Duration,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
     build_server_with(
@@ -184,30 +214,31 @@ pub fn build_server(
     )
 }
 
-/// The notes server: both tools, the notes state, and the given state keys, replay store and
-/// state lifetime, and the connect flow's state.
+/// The notes server: its tools, the notes state, and the given state keys, stores (replay
+/// claims and tasks) and state lifetime, and the connect flow's state.
 pub fn build_server_with(
     notes: impl Into<NotesStore>,
     keys: mcp_runtime::state::StateKeyring,
-    store: std::sync::Arc<dyn mcp_runtime::replay::ReplayStore>,
+    store: impl Into<Stores>,
     state_ttl: std::time::Duration,
     connect: crate::connect::ExportConnect,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
     // A connect link lives as long as the requestState that carries it.
     connect.set_link_ttl(state_ttl);
-    Server::builder(Implementation::new(
+    let stores = store.into();
+    let builder = Server::builder(Implementation::new(
         "notes-example",
         env!("CARGO_PKG_VERSION"),
     ))
     .tools(
+        // notes_export is `#[tool(task)]`: a long export runs as a task for clients that
+        // support the tasks extension.
         tools![
             notes_list,
             notes_delete,
             crate::connect::notes_connect_export,
             crate::export::notes_export
-        ]
-        // A long export runs as a task for clients that support the tasks extension.
-        .task("notes_export", mcp_runtime::tasks::TaskSupport::Optional),
+        ],
     )
     .resources(resources![note])
     // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
@@ -219,13 +250,17 @@ pub fn build_server_with(
     .state::<NotesStore>(notes.into())
     .state(connect)
     .state_keys(keys)
-    .replay_store(store)
+    .replay_store(stores.replay)
     .state_ttl(state_ttl)
     .instructions(
         "Notes live in workspaces named by file: URIs. notes_list shows ids and titles; \
              notes_delete always asks the user which note and for confirmation; notes_export \
              bundles a workspace into one Markdown text (a task when the client supports \
              tasks).",
-    )
+    );
+    match stores.tasks {
+        Some(tasks) => builder.task_store(tasks),
+        None => builder,
+    }
     .build()
 }

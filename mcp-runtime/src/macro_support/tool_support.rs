@@ -11,7 +11,9 @@ use serde_json::Value;
 
 pub use crate::context::ToolContext;
 pub use crate::extract::{FromToolCall, ToolCall, ToolCallNeeds};
+pub use crate::tasks::TaskStart;
 pub use crate::tool::{IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler};
+pub use mcp_types::TaskSupport;
 
 /// Arguments types of `#[tool]` and `#[prompt]` functions (and `#[resource]` variables).
 #[diagnostic::on_unimplemented(
@@ -93,6 +95,10 @@ pub struct ToolSpec {
     pub params: &'static [fn(&mut ToolCallNeeds)],
     /// Produces `outputSchema` (for `Json<T>` returns).
     pub output_schema: Option<fn() -> JsonObject>,
+    /// `task` / `task = "..."`: whether the tool runs as a task (`Forbidden` without it).
+    pub task_support: TaskSupport,
+    /// `task_start = "..."`: when a task-supporting tool becomes a task.
+    pub task_start: TaskStart,
 }
 
 /// A parameter's extractor and declaration, from a single `FromToolCall` bound, so that
@@ -126,6 +132,10 @@ pub struct ToolStatic {
     pub error: Option<String>,
     /// The `State<T>` types the function extracts.
     pub state: Vec<StateNeed>,
+    /// Whether the tool runs as a task.
+    pub task_support: TaskSupport,
+    /// When a task-supporting tool becomes a task.
+    pub task_start: TaskStart,
 }
 
 impl ToolStatic {
@@ -162,8 +172,13 @@ impl ToolStatic {
                 ..Default::default()
             });
         }
+        if spec.task_support != TaskSupport::Forbidden {
+            crate::tasks::set_task_support(&mut tool, spec.task_support);
+        }
         ToolStatic {
             tool,
+            task_support: spec.task_support,
+            task_start: spec.task_start,
             capabilities: capabilities(spec.requires),
             expected,
             error: needs

@@ -25,7 +25,9 @@ use crate::state::ArgDigest;
 use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
 use crate::tool::ToolHandler;
 use crate::tool_error::{ToolError, ToolErrorKind, settle};
-use crate::transport::{CancellationToken, NotificationSink, Reply, RequestContext};
+use crate::transport::{CancellationToken, Reply};
+
+use super::task_progress::{self, CANCEL_GRACE, Wiring};
 
 /// The server's task settings and the tasks running on this instance.
 pub(super) struct Tasks {
@@ -85,15 +87,6 @@ pub(super) fn extension_required() -> ErrorObject {
     ErrorObject::missing_required_client_capability(&needed)
 }
 
-fn task_rctx(principal: Principal) -> RequestContext {
-    // The task outlives the request: its notifications have nowhere to go (poll tasks/get).
-    RequestContext::new(
-        principal,
-        NotificationSink::discard(),
-        CancellationToken::new(),
-    )
-}
-
 fn ack(server: &Server, id: &RequestId) -> Reply {
     result_reply_with_meta(
         id,
@@ -109,7 +102,7 @@ impl Server {
         id: &RequestId,
         tool: Arc<dyn ToolHandler>,
         call: CallParts,
-        meta: RequestMeta,
+        mut meta: RequestMeta,
         principal: Principal,
     ) -> Reply {
         let CallParts {
@@ -118,6 +111,8 @@ impl Server {
             retry,
         } = call;
         let capabilities = meta.client_capabilities.clone();
+        task_progress::with_progress_token(&mut meta);
+        let wiring = Wiring::new(principal.clone());
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
             name: &name,
@@ -128,7 +123,7 @@ impl Server {
             &mut arguments,
             retry,
             meta,
-            task_rctx(principal.clone()),
+            wiring.rctx.clone(),
         ) {
             Ok(opened) => opened,
             Err(e) => return error_reply(Some(id), e),
@@ -179,20 +174,39 @@ impl Server {
             return error_reply(Some(id), e.to_error_object());
         }
         let created = CreateTaskResult::new(record.task(Some(self.inner.tasks.poll_interval)));
-        self.spawn_pass(record, run, arg_digest);
+        self.spawn_pass(record, run, arg_digest, wiring);
         result_reply_with_meta(id, &created, &self.inner.result_meta_json)
     }
 
-    /// Runs `run` in the background, writing its outcome into the task.
-    fn spawn_pass(&self, record: TaskRecord, run: Pass, arg_digest: Option<ArgDigest>) {
+    /// Runs `run` in the background, writing its outcome into the task, and its progress
+    /// into the task's `statusMessage`.
+    fn spawn_pass(
+        &self,
+        record: TaskRecord,
+        run: Pass,
+        arg_digest: Option<ArgDigest>,
+        wiring: Wiring,
+    ) {
         let server = self.clone();
-        let token = CancellationToken::new();
+        let Wiring { token, notes, .. } = wiring;
         self.inner
             .tasks
             .running()
             .insert(record.task_id.clone(), token.clone());
+        tokio::spawn(task_progress::forward(
+            Arc::clone(&self.inner.tasks.store),
+            record.task_id.clone(),
+            record.owner.clone(),
+            notes,
+            token.clone(),
+        ));
         tokio::spawn(async move {
-            let cancelled = Box::pin(token.cancelled());
+            // Cooperative first: the handler sees its token fire (`ctx.cancelled()`) and may
+            // stop on its own; after the grace its future is dropped.
+            let cancelled = Box::pin(async {
+                token.cancelled().await;
+                tokio::time::sleep(CANCEL_GRACE).await;
+            });
             match futures::future::select(run, cancelled).await {
                 futures::future::Either::Left(((outcome, mut ctx), _)) => {
                     // Unregister before writing, so a resume that follows finds no stale token.
@@ -277,10 +291,39 @@ impl Server {
             },
         };
         record.set_status(status);
-        // A refused write means the task was cancelled meanwhile: its status stays.
-        if let Err(e) = self.inner.tasks.store.update(record.next_revision()).await {
-            tracing::error!(error = %e, "cannot record a task's outcome");
+        self.write_outcome(record).await;
+    }
+
+    /// Writes a pass's outcome. A progress message may have been written meanwhile: the
+    /// outcome goes onto the re-read record. A task that ended meanwhile (cancelled) stays.
+    async fn write_outcome(&self, outcome: TaskRecord) {
+        let store = &self.inner.tasks.store;
+        let mut next = outcome.clone().next_revision();
+        for _ in 0..Self::WRITE_ATTEMPTS {
+            match store.update(next).await {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot record a task's outcome");
+                    return;
+                }
+            }
+            let current = match self.reread(&outcome).await {
+                Ok(Some(r)) if !r.status.is_terminal() => r,
+                Ok(_) => return,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot record a task's outcome");
+                    return;
+                }
+            };
+            next = TaskRecord {
+                revision: current.revision,
+                status_message: current.status_message,
+                ..outcome.clone()
+            }
+            .next_revision();
         }
+        tracing::error!("cannot record a task's outcome: the task kept changing");
     }
 
     /// `tasks/get`, `tasks/update`, `tasks/cancel`.
@@ -454,7 +497,7 @@ impl Server {
             record.set_status(TaskStatus::Failed);
             return store.update(record).await.map_err(|e| e.to_error_object());
         };
-        let meta = RequestMeta {
+        let mut meta = RequestMeta {
             protocol_version: mcp_types::LATEST_PROTOCOL_VERSION.to_owned(),
             client_capabilities: record.capabilities.clone().unwrap_or_default(),
             client_info: None,
@@ -462,12 +505,13 @@ impl Server {
             progress_token: None,
             extra: JsonObject::new(),
         };
+        task_progress::with_progress_token(&mut meta);
         let retry = RetryParts {
             input_responses: std::mem::take(&mut record.collected),
             request_state: record.resume_state.take(),
         };
         let mut args = record.arguments.clone();
-        let principal = Principal::new(record.owner.clone());
+        let wiring = Wiring::new(Principal::new(record.owner.clone()));
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
             name: &record.tool,
@@ -478,7 +522,7 @@ impl Server {
             &mut args,
             retry,
             meta,
-            task_rctx(principal),
+            wiring.rctx.clone(),
         );
         record.input_requests = None;
         let opened = match opened {
@@ -499,7 +543,7 @@ impl Server {
             return Ok(false);
         }
         let arg_digest = opened.arg_digest;
-        self.spawn_pass(record, pass(tool, opened.ctx, args), arg_digest);
+        self.spawn_pass(record, pass(tool, opened.ctx, args), arg_digest, wiring);
         Ok(true)
     }
 }

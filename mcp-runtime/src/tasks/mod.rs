@@ -2,12 +2,17 @@
 //! task the client polls.
 //!
 //! Version implemented: SEP-2663 as checked by the `tasks-*` server scenarios of
-//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see `mcp_types::tasks`).
+//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see `mcp_types::tasks`), which is the
+//! draft `docs/specification/draft/tasks.mdx` of `modelcontextprotocol/experimental-ext-tasks`
+//! at commit 07bf500 (`ttlMs`, `pollIntervalMs`, `notifications/tasks`; later drafts rename
+//! these to `ttlSeconds`, `pollIntervalMilliseconds` and `notifications/tasks/status`).
 //!
-//! - **Opting in.** A tool is never a task unless registered as one:
-//!   `tools![export].task("export", TaskSupport::Optional)` (or
-//!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with) for a [`TaskStart`]).
-//!   Its handler stays an ordinary async fn. The descriptor gains
+//! - **Opting in.** A tool is never a task unless it says so: `#[tool(task)]` (or
+//!   `task = "optional"`), `#[tool(task = "required")]`, optionally with
+//!   `task_start = "after_input"` (a [`TaskStart`]). A hand-written or dynamic tool is
+//!   registered with `tools![export].task("export", TaskSupport::Optional)` (or
+//!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with)), which also overrides
+//!   the attribute. Its handler stays an ordinary async fn. The descriptor gains
 //!   `execution.taskSupport`, and `server/discover` advertises the extension.
 //! - **Server-directed creation.** When the request declares the extension in its
 //!   `clientCapabilities`, a task-supporting tool answers `tools/call` with a flat
@@ -25,22 +30,40 @@
 //!   in the store and never sent to the client. With [`TaskStart::AfterInput`] the tool first
 //!   gathers input through ordinary MRTR rounds and becomes a task on the first pass that
 //!   does not finish at once.
-//! - **Cancellation.** `tasks/cancel` marks the task `cancelled` and drops the handler's
-//!   future if it runs on this instance (the same way a transport cancels a plain call). The
-//!   ack is `{resultType: "complete"}`, also for a task that already ended.
+//! - **Cancellation** (cooperative, as the extension says). `tasks/cancel` marks the task
+//!   `cancelled` and, when its handler runs on this instance, fires the handler's
+//!   cancellation token: `ctx.cancelled()`, `ctx.is_cancelled()` and the
+//!   [`Cancellation`](crate::extract::Cancellation) parameter see it. The handler may return
+//!   on its own within a grace of 2 seconds (to release what it holds); then its future is
+//!   dropped, as a transport drops a cancelled plain call. Whatever it returns is not
+//!   recorded: the task stays `cancelled`. The ack is `{resultType: "complete"}`, also for a
+//!   task that already ended. Cancelled through *another* instance of a fleet, the handler
+//!   learns it at its next `ctx.progress(..)` (which finds the task ended); one that never
+//!   reports progress runs to its end there, and its outcome is discarded.
+//! - **Progress and logs.** The extension routes nothing of a task's handler onto the wire
+//!   after the `CreateTaskResult` (the `tools/call` stream has ended, and core progress only
+//!   travels on its request's own stream). So `ctx.progress(done, total, message)` inside a
+//!   task becomes the task's `statusMessage` (`"message (done/total)"`, which the extension
+//!   lists as a use of it), visible to `tasks/get` on any instance; a burst is coalesced to
+//!   its latest message. A task's handler always has a progress token for this, whether or
+//!   not the call carried one. `ctx.log(..)` inside a task is dropped.
 //! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded
 //!   count, one process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
 //!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
 //!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
 //!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
-//!   `ttlMs`, and is forgotten after it.
+//!   `ttlMs`, and is forgotten after it (never returned, and deleted by the store's next
+//!   sweep). [`open_task_store`] reads the replay store's spec, so one setting puts both in
+//!   the same backend.
 //! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
 //!   `Mcp-Name: <taskId>`; a mismatch is refused with `-32020`.
-//! - **Not done.** `notifications/tasks` status notifications (optional in the extension)
-//!   are not sent, and progress notifications of a task's handler are dropped: poll
-//!   `tasks/get`.
+//! - **Not done.** `notifications/tasks` status notifications (a MAY of the extension) are
+//!   not sent: the extension delivers them on a `subscriptions/listen` stream that names
+//!   `taskIds`, and this runtime does not serve `subscriptions/listen` yet. Clients poll
+//!   `tasks/get` (the extension says they must be able to).
 
 mod memory;
+mod open;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
@@ -52,7 +75,9 @@ mod tool;
 
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
+pub use open::open_task_store;
 pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+pub(crate) use tool::set_task_support;
 pub use tool::{TaskStart, TaskTool};
 
 /// A new task id: 128 random bits as 32 hex digits.

@@ -135,6 +135,18 @@ pub enum TaskStoreError {
     /// The backend failed (connection, I/O, corrupt row); the message says which.
     #[error("task store backend failed: {0}")]
     Backend(String),
+    /// [`open_task_store`](super::open_task_store) did not understand the spec (shown with
+    /// any password masked).
+    #[error("task store {spec:?} not understood: {hint}")]
+    InvalidSpec {
+        /// The spec, password masked.
+        spec: String,
+        /// What to write instead.
+        hint: &'static str,
+    },
+    /// The spec names a backend this build leaves out: rebuild with the named feature.
+    #[error("the {0} task store is not compiled in; enable mcp-runtime's `{0}` feature")]
+    NotCompiledIn(&'static str),
 }
 
 impl TaskStoreError {

@@ -23,6 +23,18 @@ pub enum TaskStart {
     AfterInput,
 }
 
+/// Sets `execution.taskSupport` in `descriptor`, keeping any other `execution` fields.
+pub(crate) fn set_task_support(descriptor: &mut Tool, support: TaskSupport) {
+    let mut execution = match descriptor.extra.remove("execution") {
+        Some(Value::Object(e)) => e,
+        _ => JsonObject::new(),
+    };
+    execution.insert("taskSupport".to_owned(), json!(support));
+    descriptor
+        .extra
+        .insert("execution".to_owned(), Value::Object(execution));
+}
+
 /// A tool registered with task support (see
 /// [`ToolRouter::task`](crate::router::ToolRouter::task)): the wrapped handler, whose
 /// descriptor gains `execution.taskSupport`.
@@ -47,14 +59,7 @@ impl TaskTool {
     /// Wraps `inner` with `support` and `start`.
     pub fn new(inner: Arc<dyn ToolHandler>, support: TaskSupport, start: TaskStart) -> Self {
         let mut descriptor = inner.descriptor().clone();
-        let mut execution = match descriptor.extra.remove("execution") {
-            Some(Value::Object(e)) => e,
-            _ => JsonObject::new(),
-        };
-        execution.insert("taskSupport".to_owned(), json!(support));
-        descriptor
-            .extra
-            .insert("execution".to_owned(), Value::Object(execution));
+        set_task_support(&mut descriptor, support);
         Self {
             inner,
             descriptor,
