@@ -633,6 +633,11 @@ impl ToolContext {
     }
 
     /// The final answer of a `tools/call` pass (see `Mrtr::finish_call`).
+    /// See [`Mrtr::finish_is_plain`].
+    pub(crate) fn finish_is_plain(&self) -> bool {
+        self.mrtr.finish_is_plain()
+    }
+
     pub(crate) async fn finish_call(
         &mut self,
         outcome: Result<mcp_types::CallToolResult, ToolError>,

@@ -174,6 +174,13 @@ impl Mrtr {
 }
 
 impl Mrtr {
+    /// Whether [`Mrtr::finish_call`] would hand `outcome` back unchanged: nothing was replayed
+    /// and nothing is to be recorded (no claim, or a store that keeps no outcomes). Lets the
+    /// dispatcher skip that future, and its state, on almost every call.
+    pub(crate) fn finish_is_plain(&self) -> bool {
+        self.replayed.is_none() && !(self.claimed && self.store.records_outcomes())
+    }
+
     /// The final answer of a `tools/call` pass: the outcome recorded for an identical retry
     /// when this pass found one (marked with [`REPLAYED_META_KEY`]); otherwise `outcome`,
     /// recorded with the claim when this pass claimed, so an identical retry gets it again.

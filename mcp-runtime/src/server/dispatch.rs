@@ -1,5 +1,6 @@
 //! One message in, at most one response out.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt as _;
@@ -122,8 +123,10 @@ impl Server {
             mcp_types::METHOD_PROMPTS_LIST if self.inner.offered.prompts => {
                 paged_reply(&id, &self.inner.prompts_list, &params)
             }
+            // The rarer methods' futures are boxed (see `call_tool`): each would otherwise add
+            // its whole state to the future of every request, tools/call included.
             mcp_types::METHOD_PROMPTS_GET if self.inner.offered.prompts => {
-                self.get_prompt(&id, params, meta, rctx).await
+                Box::pin(self.get_prompt(&id, params, meta, rctx)).await
             }
             mcp_types::METHOD_RESOURCES_LIST if self.inner.offered.resources => {
                 paged_reply(&id, &self.inner.resources_list, &params)
@@ -132,15 +135,14 @@ impl Server {
                 paged_reply(&id, &self.inner.templates_list, &params)
             }
             mcp_types::METHOD_RESOURCES_READ if self.inner.offered.resources => {
-                self.read_resource(&id, params, meta, rctx).await
+                Box::pin(self.read_resource(&id, params, meta, rctx)).await
             }
             mcp_types::METHOD_TASKS_GET
             | mcp_types::METHOD_TASKS_UPDATE
             | mcp_types::METHOD_TASKS_CANCEL
                 if self.inner.offered.tasks =>
             {
-                self.task_method(&id, &method, params, &meta, &rctx.principal)
-                    .await
+                Box::pin(self.task_method(&id, &method, params, &meta, &rctx.principal)).await
             }
             mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
                 self.complete(&id, params)
@@ -178,13 +180,65 @@ impl Server {
     }
 
     /// Runs one `tools/call`, however its params were read.
-    async fn call_tool(
+    ///
+    /// Not an `async fn`: the checks run before the future is made, so the future keeps only
+    /// what lives across an await (the boxed context, the tool, its name). An `async fn`
+    /// would store its arguments (the `_meta` alone is about 1 KiB) and every local for the
+    /// whole call, and every request's future, allocated and copied once per request, would
+    /// be that much larger.
+    fn call_tool<'a>(
+        &'a self,
+        id: &'a RequestId,
+        params: ToolsCallParams,
+        meta: RequestMeta,
+        rctx: RequestContext,
+    ) -> impl Future<Output = Reply> + Send + 'a {
+        let step = self.prepare_call(id, params, meta, rctx);
+        async move {
+            match step {
+                CallStep::Done(reply) => reply,
+                // Boxed: the task path's state is several times the size of a plain call's.
+                CallStep::Task(task) => {
+                    let TaskCall {
+                        tool,
+                        call,
+                        meta,
+                        principal,
+                    } = *task;
+                    Box::pin(self.call_as_task(id, tool, call, *meta, principal)).await
+                }
+                CallStep::Run(run) => {
+                    let Run {
+                        tool,
+                        name,
+                        mut ctx,
+                        arguments,
+                        arg_digest,
+                    } = run;
+                    // A panicking tool must not take the connection down with it: answer -32603.
+                    let called = AssertUnwindSafe(tool.call(&mut ctx, arguments))
+                        .catch_unwind()
+                        .await;
+                    let target = Target {
+                        method: mcp_types::METHOD_TOOLS_CALL,
+                        name: &name,
+                    };
+                    self.settle_reply(id, called, &mut ctx, target, arg_digest)
+                        .await
+                }
+            }
+        }
+    }
+
+    /// The synchronous part of [`Server::call_tool`]: the params' checks, the tool, the task
+    /// decision, and the opened request context.
+    fn prepare_call(
         &self,
         id: &RequestId,
         mut params: ToolsCallParams,
         meta: RequestMeta,
         rctx: RequestContext,
-    ) -> Reply {
+    ) -> CallStep {
         let checked = params.take_arguments().and_then(|arguments| {
             let retry = RetryParts::from_members(
                 params.input_responses.take(),
@@ -194,34 +248,35 @@ impl Server {
         });
         let (mut arguments, retry) = match checked {
             Ok(parts) => parts,
-            Err(e) => return error_reply(Some(id), e),
+            Err(e) => return CallStep::Done(error_reply(Some(id), e)),
         };
         let name = params.name;
         let Some(tool) = self.inner.router.get(&name) else {
-            return error_reply(Some(id), ErrorObject::unknown_tool(&name));
+            return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
         };
         let support = tool.task_support();
         if support != mcp_types::TaskSupport::Forbidden {
             if super::tasks::declared(&meta.client_capabilities) {
-                let tool = std::sync::Arc::clone(tool);
-                let call = CallParts {
-                    name,
-                    arguments,
-                    retry,
-                };
-                return self
-                    .call_as_task(id, tool, call, meta, rctx.principal)
-                    .await;
+                return CallStep::Task(Box::new(TaskCall {
+                    tool: std::sync::Arc::clone(tool),
+                    call: CallParts {
+                        name,
+                        arguments,
+                        retry,
+                    },
+                    meta: Box::new(meta),
+                    principal: rctx.principal,
+                }));
             }
             if support == mcp_types::TaskSupport::Required {
-                return error_reply(Some(id), super::tasks::extension_required());
+                return CallStep::Done(error_reply(Some(id), super::tasks::extension_required()));
             }
         }
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
             name: &name,
         };
-        let opened = match self.open_request(
+        match self.open_request(
             target,
             tool.required_capabilities(),
             &mut arguments,
@@ -229,20 +284,15 @@ impl Server {
             meta,
             rctx,
         ) {
-            Ok(opened) => opened,
-            Err(e) => return error_reply(Some(id), e),
-        };
-        let (mut ctx, arg_digest) = (opened.ctx, opened.arg_digest);
-        // A panicking tool must not take the connection down with it: answer -32603.
-        let called = AssertUnwindSafe(tool.call(&mut ctx, arguments))
-            .catch_unwind()
-            .await;
-        let target = Target {
-            method: mcp_types::METHOD_TOOLS_CALL,
-            name: &name,
-        };
-        self.settle_reply(id, called, &mut ctx, target, arg_digest)
-            .await
+            Ok(opened) => CallStep::Run(Run {
+                tool: std::sync::Arc::clone(tool),
+                ctx: Box::new(opened.ctx),
+                arg_digest: opened.arg_digest,
+                name,
+                arguments,
+            }),
+            Err(e) => CallStep::Done(error_reply(Some(id), e)),
+        }
     }
 
     /// The reply to one finished pass of a tool: its result, the input-required round, or
@@ -265,8 +315,15 @@ impl Server {
                 )),
             );
         };
-        // An identical retry gets the recorded outcome; a claimed one is recorded.
-        let outcome = ctx.finish_call(settle(outcome)).await;
+        // An identical retry gets the recorded outcome; a claimed one is recorded. That
+        // future is boxed and only made when it has work to do: inline, its state would
+        // enlarge the future of every request.
+        let outcome = settle(outcome);
+        let outcome = if ctx.finish_is_plain() {
+            outcome
+        } else {
+            Box::pin(ctx.finish_call(outcome)).await
+        };
         match outcome {
             Ok(result) if result.meta.is_none() && result.extra.is_empty() => {
                 result_reply_with_meta(id, &result, &self.inner.result_meta_json)
@@ -291,6 +348,32 @@ impl Server {
             },
         }
     }
+}
+
+/// What [`Server::prepare_call`] decided.
+enum CallStep {
+    /// Answered already (a refusal).
+    Done(Reply),
+    /// A task-supporting tool called by a task-aware client (rare; boxed).
+    Task(Box<TaskCall>),
+    /// A plain call, ready to run.
+    Run(Run),
+}
+
+struct TaskCall {
+    tool: std::sync::Arc<dyn crate::tool::ToolHandler>,
+    call: CallParts,
+    meta: Box<RequestMeta>,
+    principal: Principal,
+}
+
+/// A plain call ready to run; the context is boxed so the call's future stays small.
+struct Run {
+    tool: std::sync::Arc<dyn crate::tool::ToolHandler>,
+    name: String,
+    ctx: Box<crate::context::ToolContext>,
+    arguments: JsonObject,
+    arg_digest: Option<crate::state::ArgDigest>,
 }
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
@@ -412,5 +495,31 @@ fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObjec
     match pages.page(params.get("cursor")) {
         Ok(page) => cached_reply(id, page),
         Err(e) => error_reply(Some(id), e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request's future is allocated and copied once per request (the transport boxes
+    /// it), so its size is paid on every call: rarely taken paths (tasks, prompts,
+    /// resources) are boxed where they are awaited, and `call_tool` keeps only what lives
+    /// across an await. It was 17 KiB before that; this guards against it creeping back.
+    #[test]
+    fn a_request_future_stays_small() {
+        let server = Server::builder(mcp_types::Implementation::new("size", "1"))
+            .build()
+            .expect("server");
+        let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+        let message = Message::parse(bytes::Bytes::from_static(raw)).expect("parses");
+        let ctx = RequestContext::new(
+            Principal::new("p"),
+            NotificationSink::discard(),
+            CancellationToken::new(),
+        );
+        let future = McpService::handle(&server, message, ctx);
+        let size = std::mem::size_of_val(&*future);
+        assert!(size <= 4096, "a request's future is {size} bytes");
     }
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Instructions per request of bench-server (and bare-axum), counted by callgrind: stable on a
+# busy machine where wall-clock figures are not.
+#
+# usage: bench/callgrind/count.sh [BIN_DIR]    (default: $CARGO_TARGET_DIR/release or target/release)
+# env:   N=2000 requests per case (after WARM=200 uncounted ones), K=4 keep-alive connections,
+#        CASES="tools_list call_first call_retry echo floor", PORT=8790,
+#        OUT=<dir> to keep the callgrind files (for callgrind_annotate)
+# Prints: case  instructions/request (user space only: the kernel's share is not counted).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+BIN_DIR=${1:-$TARGET/release}
+N=${N:-2000}; WARM=${WARM:-200}; K=${K:-4}; PORT=${PORT:-8790}
+CASES=${CASES:-"tools_list call_first call_retry echo floor"}
+BODIES=${BODIES:-/work/shared/bench/perf-bodies}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+wait_port() {
+  for _ in $(seq 1 150); do
+    python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$PORT),timeout=1)" 2>/dev/null && return 0
+    sleep 0.2
+  done
+  echo "server did not come up on $PORT" >&2; return 1
+}
+
+drive() { # case count
+  case "$1" in
+    tools_list) python3 "$HERE/drive.py" "$PORT" tools/list - "$BODIES/tools_list.json" '"tools"' "$2" "$K" ;;
+    call_first) python3 "$HERE/drive.py" "$PORT" tools/call notes_delete "$BODIES/call_first.json" input_required "$2" "$K" ;;
+    call_retry) python3 "$HERE/drive.py" "$PORT" tools/call notes_delete "$TMP/call_retry.json" '"complete"' "$2" "$K" ;;
+    echo|floor) python3 "$HERE/drive.py" "$PORT" tools/call echo "$BODIES/echo.json" '"complete"' "$2" "$K" ;;
+  esac
+}
+
+for c in $CASES; do
+  bin=$BIN_DIR/bench-server
+  [ "$c" = floor ] && bin=$BIN_DIR/bare-axum
+  [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
+  file=$OUT/$c.out
+  valgrind --tool=callgrind --callgrind-out-file="$file" "$bin" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
+  pid=$!
+  wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/vg.log" >&2; exit 1; }
+  if [ "$c" = call_retry ]; then
+    state=$(curl -sS --max-time 30 -H 'Content-Type: application/json' \
+      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: notes_delete' --data-binary @"$BODIES/call_first.json" \
+      "http://127.0.0.1:$PORT/mcp" | sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p')
+    [ -n "$state" ] || { echo "no requestState" >&2; kill "$pid"; exit 1; }
+    sed "s|__REQUEST_STATE__|$state|" "$BODIES/call_retry_template.json" > "$TMP/call_retry.json"
+  fi
+  drive "$c" "$WARM"
+  callgrind_control -z "$pid" >/dev/null
+  drive "$c" "$N"
+  callgrind_control -d "$pid" >/dev/null
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  # The dump after zeroing is the highest-numbered part file.
+  part=$(ls -v "$file".* 2>/dev/null | grep -v '\.0*$' | tail -1 || true)
+  [ -n "$part" ] || part=$(ls -v "$file"* | tail -1)
+  ir=$(grep -m1 '^summary:\|^totals:' "$part" | awk '{print $2}')
+  printf '%-12s %8d instructions/request  (%s)\n' "$c" $((ir / N)) "$part"
+done
