@@ -11,6 +11,7 @@ server (ours, rmcp, and the bare-axum floor where it ran).
 """
 
 import csv
+import math
 import sys
 from html import escape
 
@@ -30,7 +31,7 @@ def nice_max(value):
     """A round axis maximum at or above value."""
     if value <= 0:
         return 1.0
-    magnitude = 10 ** (len(str(int(value))) - 1)
+    magnitude = 10 ** math.floor(math.log10(value))
     for step in (1, 2, 2.5, 5, 10):
         if step * magnitude >= value:
             return step * magnitude
