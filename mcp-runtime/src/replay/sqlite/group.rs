@@ -110,10 +110,10 @@ impl SqliteReplayStore {
 
 /// Runs batches until the queue is empty. Only one drainer runs at a time (`draining`), and
 /// it clears the flag under the queue's lock when it finds the queue empty, so an operation
-/// queued meanwhile is always seen by this drainer or starts the next one.
+/// queued meanwhile is always seen by this drainer or starts the next one. The connection is
+/// locked per batch, so reads (recorded outcomes) get their turn under sustained load.
 fn drain(inner: &Inner) {
     let guard = DrainGuard(inner);
-    let mut conn = inner.lock();
     loop {
         let batch: Vec<Op> = {
             let mut queue = inner.queue();
@@ -124,10 +124,10 @@ fn drain(inner: &Inner) {
             let n = queue.ops.len().min(inner.max_batch);
             queue.ops.drain(..n).collect()
         };
-        run_batch(&mut conn, batch);
+        run_batch(&mut inner.lock(), batch);
     }
     std::mem::forget(guard);
-    inner.maybe_prune(&conn);
+    inner.maybe_prune(&inner.lock());
 }
 
 /// Should a drainer unwind (a bug: work panics are caught), answers everything still queued
