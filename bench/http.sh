@@ -4,11 +4,21 @@
 # Builds both in release mode, starts each pinned to one core, drives both with the shared kit
 # (perf-load.sh, wrk) case by case, alternating which server goes first, and prints one table:
 #   case, concurrency, req/s (ours, rmcp), ratio, p99 (ours, rmcp), server CPU us/request,
+#   errors (non-2xx responses / socket errors, summed over rounds; must be 0/0),
 #   peak RSS (VmHWM) of each process.
+# It also writes $RESULTS/http.tsv (one row per server, case and concurrency), http.md (the
+# table in Markdown) and http.svg (bench/chart.py: req/s and p99 per case, ours vs rmcp vs the
+# floor). Redraw the chart from a saved run with: python3 bench/chart.py bench/results/http.tsv
 #
 # usage: bench/http.sh
 # env:   DURATION=10s         per wrk run (DURATION=3s for a quick run)
-#        CONNS="1 32"         concurrency levels
+#        CONNS="1 32 256 1024"   concurrency levels (keep-alive connections). Both servers take
+#                             1024 at once: bench-server sets max_connections 4096 (the
+#                             HttpConfig default is 1024), rmcp-notes (axum::serve) has no cap;
+#                             the open-file limit is raised below as needed
+#        WRK_THREADS=1        wrk threads (one event loop handles 1024 connections; more only
+#                             help with more cores in WRK_CPUS)
+#        RESULTS=bench/results  where http.tsv, http.md and http.svg go
 #        CASES="tools_list call_first call_retry echo"
 #        ROUNDS=1             runs per (case, concurrency, server); the median is reported
 #        SERVER_CPUS=0        core(s) the servers are pinned to (taskset -c)
@@ -54,7 +64,9 @@ case "$OUR_ALLOC" in
   *) echo "OUR_ALLOC must be system or mimalloc" >&2; exit 2 ;;
 esac
 export DURATION=${DURATION:-10s}
-CONNS=${CONNS:-"1 32"}
+CONNS=${CONNS:-"1 32 256 1024"}
+export THREADS=${WRK_THREADS:-1}
+RESULTS=${RESULTS:-$ROOT/bench/results}
 CASES=${CASES:-"tools_list call_first call_retry echo"}
 ROUNDS=${ROUNDS:-1}
 SERVER_CPUS=${SERVER_CPUS:-0}
@@ -64,6 +76,13 @@ RMCP_PORT=${RMCP_PORT:-8787}
 FLOOR=${FLOOR:-}
 FLOOR_PORT=${FLOOR_PORT:-8789}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
+# Every connection is a file descriptor in wrk and in the server (inherited limit): room for
+# the largest concurrency plus the servers' own files.
+max_conns=$(tr ' ' '\n' <<<"$CONNS" | sort -n | tail -1)
+need=$((max_conns + 256))
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need" ]; then
+  ulimit -n "$need" 2>/dev/null || { echo "open-file limit $(ulimit -n) < $need and cannot be raised (ulimit -Hn: $(ulimit -Hn))" >&2; exit 2; }
+fi
 
 if [ -z "${NO_BUILD:-}" ]; then
   echo "building bench-server (release, allocator: $OUR_ALLOC) ..." >&2
@@ -113,16 +132,18 @@ if [ -n "$FLOOR" ]; then
   echo "floor: pid $PID_floor ($(head -1 "$TMP/floor.log"))" >&2
 fi
 
-run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us"
+run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr"
   local pid_var="PID_$1" out err
   out=$(SERVER_PID=${!pid_var} CONNS=$4 CASES=$3 bash "$KIT/perf-load.sh" "http://127.0.0.1:$2/mcp" 2>"$TMP/err") || {
     echo "perf-load failed for $1 $3 c=$4:" >&2; cat "$TMP/err" >&2; exit 1; }
   err=$(cat "$TMP/err")
-  local rps p99 cpu
+  local rps p99 cpu non2xx sockerr
   read -r _ rps _ p99 <<<"$out"
   cpu=$(sed -n 's/.*srv_cpu_us_per_req=\([0-9]*\).*/\1/p' <<<"$err")
+  non2xx=$(sed -n 's/.*non2xx=\([0-9]*\).*/\1/p' <<<"$err")
+  sockerr=$(sed -n 's/.*sockerr=\([0-9]*\).*/\1/p' <<<"$err")
   grep -q 'non2xx=0 sockerr=0' <<<"$err" || echo "warning: $1 $3 c=$4: $err" >&2
-  echo "$rps $p99 ${cpu:-?}"
+  echo "$rps $p99 ${cpu:-?} ${non2xx:-?} ${sockerr:-?}"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -149,28 +170,54 @@ done
 hwm() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 RSS_OURS=$(hwm "$PID_ours"); RSS_RMCP=$(hwm "$PID_rmcp")
 
-printf '\n%-11s %4s %10s %10s %6s %9s %9s %8s %8s %10s %10s\n' \
-  case conc ours_rps rmcp_rps ratio ours_p99 rmcp_p99 ours_us rmcp_us ours_rss rmcp_rss
+col() { # col SERVER CASE CONC FIELD -> the median over rounds
+  for r in $(seq "$ROUNDS"); do awk -v i="$4" '{print $i}' <<<"${RES[$1,$2,$3,$r]}"; done | median
+}
+errs() { # errs SERVER CASE CONC -> "non2xx/sockerr", summed over rounds
+  for r in $(seq "$ROUNDS"); do echo "${RES[$1,$2,$3,$r]}"; done | awk '{n += $4; s += $5} END {printf "%d/%d", n, s}'
+}
+mkdir -p "$RESULTS"
+TSV=$RESULTS/http.tsv MD=$RESULTS/http.md
+printf 'server\tcase\tconc\trps\tp99_ms\tcpu_us\tnon2xx\tsockerr\n' >"$TSV"
+{
+  echo "| case | conc | ours req/s | rmcp req/s | ratio | ours p99 | rmcp p99 | ours CPU/req | rmcp CPU/req | ours errors | rmcp errors | ours peak RSS | rmcp peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+} >"$MD"
+printf '\n%-11s %4s %10s %10s %6s %9s %9s %8s %8s %9s %9s %10s %10s\n' \
+  case conc ours_rps rmcp_rps ratio ours_p99 rmcp_p99 ours_us rmcp_us ours_err rmcp_err ours_rss rmcp_rss
 for c in $CONNS; do
   for k in $CASES; do
-    col() { for r in $(seq "$ROUNDS"); do awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$c,$r]}"; done | median; }
-    o_rps=$(col ours x 1); r_rps=$(col rmcp x 1)
-    o_p99=$(col ours x 2); r_p99=$(col rmcp x 2)
-    o_cpu=$(col ours x 3); r_cpu=$(col rmcp x 3)
+    o_rps=$(col ours "$k" "$c" 1); r_rps=$(col rmcp "$k" "$c" 1)
+    o_p99=$(col ours "$k" "$c" 2); r_p99=$(col rmcp "$k" "$c" 2)
+    o_cpu=$(col ours "$k" "$c" 3); r_cpu=$(col rmcp "$k" "$c" 3)
+    o_err=$(errs ours "$k" "$c"); r_err=$(errs rmcp "$k" "$c")
     ratio=$(awk -v a="$o_rps" -v b="$r_rps" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')
-    printf '%-11s %4s %10s %10s %6s %7sms %7sms %8s %8s %8sMB %8sMB\n' \
-      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$RSS_OURS" "$RSS_RMCP"
+    printf '%-11s %4s %10s %10s %6s %7sms %7sms %8s %8s %9s %9s %8sMB %8sMB\n' \
+      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$o_err" "$r_err" "$RSS_OURS" "$RSS_RMCP"
+    printf '| %s | %s | %s | %s | %s | %s ms | %s ms | %s us | %s us | %s | %s | %s MB | %s MB |\n' \
+      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$o_err" "$r_err" "$RSS_OURS" "$RSS_RMCP" >>"$MD"
+    for s in ours rmcp; do
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$(col "$s" "$k" "$c" 1)" "$(col "$s" "$k" "$c" 2)" \
+        "$(col "$s" "$k" "$c" 3)" "$(errs "$s" "$k" "$c" | tr '/' '\t')" >>"$TSV"
+    done
   done
 done
 if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
   for c in $CONNS; do
-    k=echo
-    col() { for r in $(seq "$ROUNDS"); do awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$c,$r]}"; done | median; }
-    printf '%-11s %4s %10s %10s %6s %7sms %9s %8s\n' "floor:echo" "$c" "$(col floor x 1)" "-" "-" "$(col floor x 2)" "-" "$(col floor x 3)"
+    f_err=$(errs floor echo "$c")
+    printf '%-11s %4s %10s %10s %6s %7sms %9s %8s %8s %9s\n' "floor:echo" "$c" "$(col floor echo "$c" 1)" "-" "-" \
+      "$(col floor echo "$c" 2)" "-" "$(col floor echo "$c" 3)" "-" "$f_err"
+    printf '| floor: bare axum, echo | %s | %s | | | %s ms | | %s us | | %s | | | |\n' \
+      "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" "$(col floor echo "$c" 3)" "$f_err" >>"$MD"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
+      "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" >>"$TSV"
   done
 fi
 echo
 echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
 [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks (its line uses the ours_* columns)"
-echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS;" \
-     "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request"
+echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS ($THREADS thread(s));" \
+     "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request;" \
+     "errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
+python3 "$ROOT/bench/chart.py" "$TSV" "$RESULTS/http.svg"
+echo "results: $TSV, $MD, $RESULTS/http.svg" >&2

@@ -52,6 +52,9 @@ async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let config = HttpConfig {
         bind: addr,
+        // bench/http.sh runs up to 1024 keep-alive connections; the default cap (1024) would
+        // leave no room for its correctness probes.
+        max_connections: 4096,
         ..HttpConfig::default()
     };
     let bound = HttpServer::new(

@@ -1,6 +1,5 @@
 //! Replay store in a SQLite file, shared by every process on one host.
 
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,8 +16,48 @@ use super::{
 /// file: exactly the version the store links.
 pub use rusqlite;
 
+mod group;
+
 /// This store's [`ReplayStore::name`].
 pub const NAME: &str = "sqlite";
+
+/// The environment variable [`SqliteOptions::from_env`] reads: `0`, `off` or `false` turns
+/// group commit off (one transaction, and one disk flush, per claim), for A/B measurements.
+pub const GROUP_COMMIT_ENV: &str = "MCP_SQLITE_GROUP_COMMIT";
+
+/// How a [`SqliteReplayStore`] commits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SqliteOptions {
+    /// Concurrent claims (and outcome records) share one transaction and one disk flush
+    /// (up to 256 per transaction), each with its own truthful outcome; see
+    /// [`SqliteReplayStore`]. Default on.
+    pub group_commit: bool,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self { group_commit: true }
+    }
+}
+
+impl SqliteOptions {
+    /// The defaults, with group commit turned off when [`GROUP_COMMIT_ENV`] is `0`, `off` or
+    /// `false` (what [`SqliteReplayStore::open`] and `open_store` use).
+    pub fn from_env() -> Self {
+        let off = std::env::var(GROUP_COMMIT_ENV).is_ok_and(|v| {
+            let v = v.trim();
+            v == "0" || v.eq_ignore_ascii_case("off") || v.eq_ignore_ascii_case("false")
+        });
+        Self::default().group_commit(!off)
+    }
+
+    /// Turns group commit on or off.
+    pub fn group_commit(mut self, on: bool) -> Self {
+        self.group_commit = on;
+        self
+    }
+}
 
 /// Work on a SQLite store's claim transaction ([`ReplayStore::claim_in_tx`]): `work` gets the
 /// very `BEGIN IMMEDIATE` transaction that claims the nonce, runs on the store's blocking
@@ -89,6 +128,19 @@ const MIGRATIONS: &[&str] = &[
 /// `synchronous = FULL`: a committed claim survives power loss, not just a process crash,
 /// because a lost claim would re-enable a replay.
 ///
+/// # Group commit
+///
+/// That durability costs a disk flush per `COMMIT`, far more than the claim itself. So
+/// concurrent claims and outcome records of one store queue up and share a transaction: one
+/// writer takes all that is waiting (up to 256) and runs each in its own `SAVEPOINT`, in
+/// order, then commits once. Each claimant's answer is the one it would get from a transaction
+/// of its own: `AlreadyUsed` if its nonce was taken (also earlier in the same batch), its
+/// work's failure rolled back to its savepoint (its nonce and its writes with it, nothing
+/// else), and no answer at all before the `COMMIT` succeeded; a failed `COMMIT` fails every
+/// claim of the batch. In-transaction work ([`tx_work`]) sees the writes of the claims before
+/// it in the batch as if they had committed; it must not end the transaction itself. Turn it
+/// off with [`SqliteOptions`] (or [`GROUP_COMMIT_ENV`]) to measure the difference.
+///
 /// # Crash between the action and `COMMIT`
 ///
 /// In [`ReplayStore::claim_with`] the action runs after the `INSERT` and before `COMMIT`. If
@@ -109,12 +161,25 @@ struct Inner {
     conn: Mutex<Connection>,
     /// Unix seconds of the last prune, to prune at most once per interval.
     last_prune: AtomicI64,
+    /// Writes waiting for the next group commit.
+    queue: Mutex<group::Queue>,
+    /// Most writes per transaction (1 without group commit).
+    max_batch: usize,
 }
 
 impl SqliteReplayStore {
     /// Opens (creating if needed) the store at `path`: sets WAL mode and a busy timeout,
-    /// applies schema migrations, and prunes expired claims.
+    /// applies schema migrations, and prunes expired claims. Options from
+    /// [`SqliteOptions::from_env`] (group commit on unless [`GROUP_COMMIT_ENV`] says off).
     pub async fn open(path: impl AsRef<Path>) -> Result<Self, ReplayError> {
+        Self::open_with(path, SqliteOptions::from_env()).await
+    }
+
+    /// [`open`](Self::open) with the given options.
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<Self, ReplayError> {
         let path = path.as_ref().to_owned();
         let inner = run_blocking(move || {
             let conn = open_connection(&path)?;
@@ -122,8 +187,14 @@ impl SqliteReplayStore {
                 path,
                 conn: Mutex::new(conn),
                 last_prune: AtomicI64::new(0),
+                queue: Mutex::new(group::Queue::default()),
+                max_batch: if options.group_commit {
+                    group::MAX_BATCH
+                } else {
+                    1
+                },
             };
-            inner.prune(SystemTime::now())?;
+            inner.prune(&inner.lock(), SystemTime::now())?;
             Ok(inner)
         })
         .await?;
@@ -189,23 +260,23 @@ impl SqliteReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
-        action: Under,
+        under: Under,
     ) -> Result<ClaimOutcome, ReplayError> {
-        let inner = self.inner.clone();
-        run_blocking(move || {
-            let outcome = inner.claim(nonce, expires_at, action)?;
-            let now = SystemTime::now();
-            if unix_secs_i64(now) - inner.last_prune.load(Ordering::Relaxed) >= PRUNE_INTERVAL_SECS
-            {
-                // Best effort: the claim already committed, a failed prune only delays cleanup.
-                if let Err(e) = inner.prune(now) {
-                    tracing::warn!(error = %e, "replay store: pruning expired nonces failed");
-                }
-            }
-            Ok(outcome)
-        })
-        .await
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.submit(group::Op::Claim {
+            nonce,
+            expires_at,
+            under,
+            reply,
+        });
+        // The writer answers every operation it takes, also when the caller stops waiting.
+        answer.await.map_err(|_| lost_answer())?
     }
+}
+
+/// The writer dropped an operation unanswered (the runtime is shutting down).
+fn lost_answer() -> ReplayError {
+    ReplayError::Worker("the SQLite replay store's writer stopped".into())
 }
 
 impl Inner {
@@ -217,58 +288,28 @@ impl Inner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        action: Under,
-    ) -> Result<ClaimOutcome, ReplayError> {
-        let mut conn = self.lock();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sqlite("starting the claim transaction"))?;
-        if SqliteReplayStore::claim_in(&tx, nonce, expires_at)? == ClaimOutcome::AlreadyUsed {
-            // Dropping `tx` rolls back (nothing was written anyway).
-            return Ok(ClaimOutcome::AlreadyUsed);
-        }
-        let acted_outside = matches!(action, Under::During(_));
-        let outcome = match action {
-            Under::Nothing => Ok(Ok(())),
-            Under::During(work) => std::panic::catch_unwind(AssertUnwindSafe(work)),
-            Under::InTx(work) => std::panic::catch_unwind(AssertUnwindSafe(|| (work.0)(&tx))),
-        };
-        let failure = match outcome {
-            Ok(Ok(())) => None,
-            Ok(Err(e)) => Some(ReplayError::ActionFailed(e)),
-            Err(_) => Some(ReplayError::ActionPanicked),
-        };
-        if let Some(failure) = failure {
-            // If the explicit rollback fails, dropping the connection's transaction state
-            // still discards the insert; report the action's failure, which is the cause.
-            if let Err(e) = tx.rollback() {
-                tracing::warn!(error = %e, "replay store: rollback after failed action failed");
-            }
-            return Err(failure);
-        }
-        if let Err(e) = tx.commit() {
-            // A failed COMMIT rolls the transaction back (an in-transaction action with it),
-            // but a standalone action's effect already happened: say so.
-            let cause = sqlite("committing the claim")(e);
-            return Err(if acted_outside {
-                ReplayError::ActionUnrecorded {
-                    cause: Box::new(cause),
-                }
-            } else {
-                cause
-            });
-        }
-        Ok(ClaimOutcome::Claimed)
+    fn queue(&self) -> MutexGuard<'_, group::Queue> {
+        // Every update of the queue is a single push, drain or flag write: still consistent
+        // after a panic elsewhere.
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn prune(&self, now: SystemTime) -> Result<u64, ReplayError> {
+    /// Prunes expired claims if the last prune is older than the interval. Best effort: the
+    /// claims already committed, a failed prune only delays cleanup.
+    fn maybe_prune(&self, conn: &Connection) {
+        let now = SystemTime::now();
+        if unix_secs_i64(now) - self.last_prune.load(Ordering::Relaxed) >= PRUNE_INTERVAL_SECS
+            && let Err(e) = self.prune(conn, now)
+        {
+            tracing::warn!(error = %e, "replay store: pruning expired nonces failed");
+        }
+    }
+
+    fn prune(&self, conn: &Connection, now: SystemTime) -> Result<u64, ReplayError> {
         let now_secs = unix_secs_i64(now);
-        let deleted = self
-            .lock()
+        let deleted = conn
             .execute(
                 "DELETE FROM replay_nonces WHERE expires_at < ?1",
                 params![now_secs],
@@ -437,17 +478,17 @@ impl ReplayStore for SqliteReplayStore {
         outcome: &'a [u8],
     ) -> BoxFuture<'a, Result<(), ReplayError>> {
         let _ = expires_at;
-        let (inner, outcome) = (self.inner.clone(), outcome.to_vec());
-        Box::pin(run_blocking(move || {
-            inner
-                .lock()
-                .execute(
-                    "UPDATE replay_nonces SET outcome = ?2 WHERE nonce = ?1",
-                    params![&nonce.as_bytes()[..], outcome],
-                )
-                .map_err(sqlite("recording the outcome"))
-                .map(|_| ())
-        }))
+        let outcome = outcome.to_vec();
+        Box::pin(async move {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            // Queued with the claims, so it shares their disk flush.
+            self.submit(group::Op::Record {
+                nonce,
+                outcome,
+                reply,
+            });
+            answer.await.map_err(|_| lost_answer())?
+        })
     }
 
     fn recorded_outcome(
@@ -472,6 +513,8 @@ impl ReplayStore for SqliteReplayStore {
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
         let inner = self.inner.clone();
-        Box::pin(run_blocking(move || inner.prune(SystemTime::now())))
+        Box::pin(run_blocking(move || {
+            inner.prune(&inner.lock(), SystemTime::now())
+        }))
     }
 }
