@@ -18,6 +18,8 @@ struct ToolAttrs {
     idempotent: Option<bool>,
     open_world: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `scopes = [...]`: OAuth scopes `tools/call` of this tool requires.
+    scopes: Vec<syn::LitStr>,
     krate: Option<syn::LitStr>,
     /// serde's `rename_all` for documented parameters.
     rename_all: Option<syn::LitStr>,
@@ -52,10 +54,11 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "requires" => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            "scopes" => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             _ => {
                 return Err(meta.error(
                     "unknown `tool` attribute; expected name, title, description, read_only, destructive, \
-                     idempotent, open_world, requires(...), rename_all or crate",
+                     idempotent, open_world, requires(...), scopes = [...], rename_all or crate",
                 ));
             }
         }
@@ -318,6 +321,7 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
         syn::ReturnType::Default => ident.span(),
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
+    let scopes = &decl.attrs.scopes;
     let into_result = quote_spanned!(ret_span=> __ms::into_result(__ret));
     let vis = &decl.func.vis;
     let doc = format!(
@@ -362,6 +366,10 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn state_needs(&self) -> &[__ms::StateNeed] {
                     &__tool_static().state
+                }
+
+                fn required_scopes(&self) -> &[&'static str] {
+                    &[#(#scopes),*]
                 }
 
                 fn call<'a>(
