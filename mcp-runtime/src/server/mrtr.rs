@@ -57,6 +57,7 @@ pub(super) fn input_required(
             .map_err(randomness)?
         }
         Some(previous) if mrtr.claimed && previous.round >= inner.limits.max_rounds => {
+            crate::observe::refused("max_rounds");
             return Err(ErrorObject::invalid_params(format!(
                 "this call needed more than {} rounds of input; restart it without requestState",
                 inner.limits.max_rounds

@@ -110,8 +110,14 @@ impl Server {
                     arg_digest: digest,
                 };
                 match self.inner.keyring.open(token, &expect, SystemTime::now()) {
-                    Ok(payload) => Some(payload),
-                    Err(e) => return Err(mrtr::state_refused(&e)),
+                    Ok(payload) => {
+                        crate::observe::retry_accepted(target.method, payload.round);
+                        Some(payload)
+                    }
+                    Err(e) => {
+                        crate::observe::refused(e.reason());
+                        return Err(mrtr::state_refused(&e));
+                    }
                 }
             }
             _ => None,
@@ -155,7 +161,11 @@ impl Server {
     ) -> Reply {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
             Ok(result) => {
-                super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json)
+                crate::observe::round_issued(target.method);
+                let mut reply =
+                    super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json);
+                reply.input_required = true;
+                reply
             }
             Err(e) => super::reply::error_reply(Some(id), e),
         }
