@@ -3,6 +3,7 @@
 //! exposition served over HTTP.
 //!
 //! ```no_run
+//! # #[cfg(feature = "http")]
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use mcp_runtime::observe::prometheus::PrometheusMetrics;
 //!
@@ -11,8 +12,10 @@
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:9464").await?;
 //! tokio::spawn(metrics.serve(listener, std::future::pending()));
 //! # Ok(()) }
+//! # fn main() {}
 //! ```
 
+#[cfg(feature = "http")]
 use std::time::Duration;
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -25,6 +28,7 @@ const SECONDS_BUCKETS: &[f64] = &[
 
 /// How often [`PrometheusMetrics::serve`] runs the recorder's upkeep (drains histogram samples
 /// so that memory stays bounded between scrapes).
+#[cfg(feature = "http")]
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Why the Prometheus recorder could not be installed.
