@@ -34,6 +34,8 @@ struct Attrs {
     ttl_ms: Option<u64>,
     public: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `scopes = [...]`: OAuth scopes a get/read requires.
+    scopes: Vec<syn::LitStr>,
     completions: Vec<(String, syn::Path)>,
     krate: Option<syn::LitStr>,
 }
@@ -76,6 +78,7 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             (_, "requires") => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            (_, "scopes") => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             (_, "complete") => {
                 meta.parse_nested_meta(|c| {
                     let Some(arg) = c.path.get_ident().map(ToString::to_string) else {
@@ -89,11 +92,11 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             _ => {
                 let expected = match kind {
                     Kind::Prompt => {
-                        "name, title, description, requires(...), complete(...) or crate"
+                        "name, title, description, requires(...), scopes = [...], complete(...) or crate"
                     }
                     Kind::Resource => {
                         "uri, name, title, description, mime_type, ttl_ms, cache_scope, requires(...), \
-                         complete(...) or crate"
+                         scopes = [...], complete(...) or crate"
                     }
                 };
                 return Err(meta.error(format!(
@@ -403,6 +406,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
         title,
         description,
         requires,
+        scopes: &attrs.scopes,
         completions: completions.collect(),
         items,
         prelude,
@@ -427,6 +431,7 @@ struct Parts<'a> {
     title: TokenStream,
     description: TokenStream,
     requires: &'a [TokenStream],
+    scopes: &'a [syn::LitStr],
     completions: Vec<TokenStream>,
     items: &'a [TokenStream],
     prelude: &'a [TokenStream],
@@ -447,6 +452,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
         title,
         description,
         requires,
+        scopes,
         completions,
         items,
         prelude,
@@ -494,6 +500,10 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
 
                 fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                     &__static().capabilities
+                }
+
+                fn required_scopes(&self) -> &[&'static str] {
+                    &[#(#scopes),*]
                 }
 
                 fn has_completions(&self) -> bool {
@@ -548,6 +558,7 @@ fn expand_resource(
         args_check,
         ret_span,
         await_,
+        scopes,
         ..
     } = p;
     let ret_span = *ret_span;
@@ -586,6 +597,10 @@ fn expand_resource(
 
                 fn cache_hints(&self) -> (u64, __ms::mcp_types::CacheScope) {
                     __static().hints
+                }
+
+                fn required_scopes(&self) -> &[&'static str] {
+                    &[#(#scopes),*]
                 }
 
                 fn has_completions(&self) -> bool {

@@ -18,6 +18,8 @@ struct ToolAttrs {
     idempotent: Option<bool>,
     open_world: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `scopes = [...]`: OAuth scopes `tools/call` of this tool requires.
+    scopes: Vec<syn::LitStr>,
     krate: Option<syn::LitStr>,
     /// serde's `rename_all` for documented parameters.
     rename_all: Option<syn::LitStr>,
@@ -59,10 +61,11 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             }
             "task" => out.task = Some(task_support(&meta)?),
             "task_start" => out.task_start = Some(task_start(&meta)?),
+            "scopes" => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             _ => {
                 return Err(meta.error(
                     "unknown `tool` attribute; expected name, title, description, read_only, destructive, \
-                     idempotent, open_world, requires(...), task, task_start, rename_all or crate",
+                     idempotent, open_world, requires(...), scopes = [...], task, task_start, rename_all or crate",
                 ));
             }
         }
@@ -378,6 +381,7 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
         syn::ReturnType::Default => ident.span(),
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
+    let scopes = &decl.attrs.scopes;
     let into_result = quote_spanned!(ret_span=> __ms::into_result(__ret));
     let vis = &decl.func.vis;
     let doc = format!(
@@ -430,6 +434,10 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn task_start(&self) -> __ms::TaskStart {
                     __tool_static().task_start
+                }
+
+                fn required_scopes(&self) -> &[&'static str] {
+                    &[#(#scopes),*]
                 }
 
                 fn call<'a>(

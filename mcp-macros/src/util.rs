@@ -51,6 +51,42 @@ pub(crate) fn parse_requires(
     })
 }
 
+/// Parses `scopes = ["notes:write", ...]` into the OAuth scopes, each checked to be an
+/// RFC 6749 `scope-token` (printable ASCII without space, `"` or `\\`) so that a typo fails
+/// the build rather than every request (shared by `#[tool]`, `#[prompt]` and `#[resource]`).
+pub(crate) fn parse_scopes(
+    meta: &syn::meta::ParseNestedMeta<'_>,
+    scopes: &mut Vec<syn::LitStr>,
+) -> syn::Result<()> {
+    const SHAPE: &str = "expected `scopes = [\"scope\", ...]`: a list of string literals";
+    let value = meta.value()?;
+    let list: syn::ExprArray = value
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), SHAPE))?;
+    for elem in list.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) = elem
+        else {
+            return Err(syn::Error::new_spanned(elem, SHAPE));
+        };
+        let scope = s.value();
+        let token = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E));
+        if !token {
+            return Err(syn::Error::new_spanned(
+                s,
+                "an OAuth scope is printable ASCII without spaces, quotes or backslashes",
+            ));
+        }
+        scopes.push(s);
+    }
+    Ok(())
+}
+
 /// The doc comment of an item: lines trimmed, joined with `\n`, outer blank lines dropped.
 pub(crate) fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     let mut lines = Vec::new();

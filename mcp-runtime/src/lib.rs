@@ -37,6 +37,7 @@ pub mod legacy;
 pub mod log_safe;
 mod members;
 mod mrtr;
+pub mod observe;
 pub mod prelude;
 mod principal;
 pub mod prompt;

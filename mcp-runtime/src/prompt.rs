@@ -32,6 +32,12 @@ pub trait PromptHandler: Send + Sync + 'static {
         None
     }
 
+    /// OAuth scopes `prompts/get` of this prompt requires (`#[prompt(scopes = [...])]`),
+    /// merged with [`ServerBuilder::prompt_scopes`](crate::server::ServerBuilder::prompt_scopes).
+    fn required_scopes(&self) -> &[&'static str] {
+        &[]
+    }
+
     /// Renders the prompt. `args` is `params.arguments` (string values; empty when absent).
     ///
     /// Errors: [`ToolError::invalid_arguments`] → `-32602`; [`ToolError::tool`] → `-32603`

@@ -333,6 +333,12 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         false
     }
 
+    /// Checks that the store can be reached (the HTTP transport's `/readyz`): a trivial round
+    /// trip to its backend. Default: `Ok` (an in-process store is always reachable).
+    fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Keeps `outcome` (opaque bytes, at most [`MAX_RECORDED_OUTCOME`] plus a small header)
     /// with the claim of `nonce` until `expires_at`, so that an identical retry of the
     /// claiming request can be answered with it ([`recorded_outcome`](Self::recorded_outcome)).

@@ -59,6 +59,13 @@ pub trait ResourceHandler: Send + Sync + 'static {
         None
     }
 
+    /// OAuth scopes `resources/read` of this resource (every URI of a template) requires
+    /// (`#[resource(scopes = [...])]`), merged with
+    /// [`ServerBuilder::resource_scopes`](crate::server::ServerBuilder::resource_scopes).
+    fn required_scopes(&self) -> &[&'static str] {
+        &[]
+    }
+
     /// `ttlMs` and `cacheScope` of a read result. Default: not cacheable (`0`) and `private`,
     /// the safe choice when contents may depend on who asks.
     fn cache_hints(&self) -> (u64, CacheScope) {

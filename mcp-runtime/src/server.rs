@@ -360,8 +360,9 @@ impl ServerBuilder {
                 });
             }
         }
-        self.scopes
-            .check(&self.router, &self.prompts, &self.resources)?;
+        let mut scopes = self.scopes;
+        scopes.declared_by(&self.router, &self.prompts, &self.resources);
+        scopes.check(&self.router, &self.prompts, &self.resources)?;
         let keyring = match self.keyring {
             Some(k) => k,
             None => StateKeyring::generate()?,
@@ -425,7 +426,7 @@ impl ServerBuilder {
                     self.task_ttl,
                     Duration::from_millis(500),
                 ),
-                scopes: self.scopes,
+                scopes,
             }),
         })
     }

@@ -37,6 +37,13 @@ pub trait ToolHandler: Send + Sync + 'static {
         &[]
     }
 
+    /// OAuth scopes `tools/call` of this tool requires (`#[tool(scopes = [...])]`), merged
+    /// with [`ServerBuilder::tool_scopes`](crate::server::ServerBuilder::tool_scopes) at build
+    /// time. Over HTTP with OAuth a token lacking one gets 403 `insufficient_scope`.
+    fn required_scopes(&self) -> &[&'static str] {
+        &[]
+    }
+
     /// Whether the tool runs as a task (the tasks extension). `Forbidden` unless declared with
     /// `#[tool(task)]` or registered with [`ToolRouter::task`](crate::router::ToolRouter::task).
     fn task_support(&self) -> mcp_types::TaskSupport {

@@ -7,6 +7,7 @@
 //!   [`auth`]entication, `Origin` checks and header/body validation.
 //! - [`oauth`] (feature `oauth`): an OAuth 2.1 resource server for the HTTP edge (RFC 9728
 //!   metadata, JWT access tokens checked against the issuer's keys, scopes).
+//! - [`health`]: `/healthz` and `/readyz` beside the MCP endpoint.
 //! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
 //!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
@@ -22,6 +23,8 @@ pub(crate) mod envelope;
 pub(crate) mod gates;
 #[cfg(feature = "http")]
 mod headers;
+#[cfg(feature = "http")]
+pub mod health;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "http")]
@@ -44,7 +47,7 @@ pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]
 pub use http::{BoundHttpServer, HttpConfig, HttpServer};
 pub use service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader, Reply,
-    ReplyKind, RequestContext,
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader,
+    ReadinessCheck, Reply, ReplyKind, RequestContext,
 };
 pub use stdio::StdioConfig;

@@ -40,6 +40,12 @@ async fn write_note(_args: NoArgs) -> ToolResult<String> {
     Ok("written".into())
 }
 
+/// Deletes something; declares its scopes on the attribute.
+#[tool(scopes = ["notes:write", "notes:admin"])]
+async fn purge_notes(_args: NoArgs) -> ToolResult<String> {
+    Ok("purged".into())
+}
+
 /// A stand-in authorization server: RFC 8414 metadata and a JWKS the test can rotate.
 struct Issuer {
     url: String,
@@ -113,7 +119,7 @@ async fn resource_server(issuer: &Issuer, resource: &str) -> ResourceServer {
 
 fn server() -> Server {
     Server::builder(Implementation::new("oauth-test", "0"))
-        .tools(tools![whoami, write_note])
+        .tools(tools![whoami, write_note, purge_notes])
         .tool_scopes("write_note", ["notes:write"])
         .build()
         .unwrap()
@@ -378,6 +384,29 @@ async fn a_missing_scope_is_403_insufficient_scope() {
     let response = call(&mcp, Some(&mint(KEY1, "k1", &claims)), "write_note").await;
     assert_eq!(response.status, 200);
     assert_eq!(text(&response), "written");
+}
+
+#[tokio::test]
+async fn scopes_declared_on_the_tool_attribute_are_enforced() {
+    let issuer = issuer().await;
+    let mcp = mcp(&issuer).await;
+    let mut claims = claims(&issuer, &mcp);
+    claims["scope"] = json!("notes:read notes:write");
+    let response = call(&mcp, Some(&mint(KEY1, "k1", &claims)), "purge_notes").await;
+    assert_eq!(response.status, 403);
+    let challenge = response.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains(r#"error="insufficient_scope""#),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains(r#"scope="notes:write notes:admin""#),
+        "{challenge}"
+    );
+    claims["scope"] = json!("notes:admin notes:write");
+    let response = call(&mcp, Some(&mint(KEY1, "k1", &claims)), "purge_notes").await;
+    assert_eq!(response.status, 200);
+    assert_eq!(text(&response), "purged");
 }
 
 #[test]

@@ -94,6 +94,12 @@ pub trait NotesBackend: Send + Sync + fmt::Debug + 'static {
         uri: &'a str,
     ) -> BoxFuture<'a, Result<(String, String), NotesError>>;
 
+    /// Checks that the notes can be reached (`/readyz`): a trivial query of a database's
+    /// table. Default: `Ok` (files are opened per request and checked then).
+    fn ping(&self) -> BoxFuture<'_, Result<(), NotesError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Inserts or replaces `notes` in `workspace` (seeding a database from a directory).
     fn import<'a>(
         &'a self,

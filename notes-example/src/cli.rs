@@ -144,6 +144,23 @@ pub struct ServeArgs {
     /// it requests get 503. Default 67108864 (64 MiB).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..=17_179_869_184))]
     pub max_buffered_body_bytes: Option<u64>,
+    /// HTTP only: serve Prometheus metrics at http://ADDR/metrics, a listener of its own
+    /// (e.g. 127.0.0.1:9464; keep it off the public network). Off by default.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Log format on stderr: `text` (human-readable) or `json` (one JSON object per line,
+    /// with the request span's fields, for log shippers).
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+/// How `serve` writes its logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Options of `notes-example import`.
@@ -187,6 +204,14 @@ idle keep-alive connections closed after --idle-timeout-secs (60), at most --max
 (1024) connections (the longest-stalled one is closed to make room) and \
 --max-buffered-body-bytes (64 MiB) of request bodies buffered at once. Requests naming a Host \
 other than --allowed-host (default: loopback names on a loopback address) get 421.
+
+Operations (--http): GET /healthz answers 200 while the process serves; GET /readyz answers 200 \
+when the replay store, the notes store and the state keys are usable, else 503 with a JSON body \
+naming what failed (details in the log). Neither needs a token. --metrics-listen ADDR serves \
+Prometheus metrics (requests by method and outcome, latency, in-flight requests, confirmation \
+rounds, claims and refusals by reason, replay-store latency and errors, open connections) at \
+http://ADDR/metrics. Every request is logged with one span (request id, principal, method, \
+tool, outcome, refusal reason, round, latency); --log-format json writes JSON lines.
 
 Several processes given the same --store and --state-key-file act as one stateless server: any \
 of them can finish a confirmation another one started, and each confirmation is used once.
@@ -233,6 +258,7 @@ impl ServeArgs {
                     self.max_buffered_body_bytes.is_some(),
                     "--max-buffered-body-bytes",
                 ),
+                (self.metrics_listen.is_some(), "--metrics-listen"),
             ];
             if let Some((_, flag)) = http_only.iter().find(|(given, _)| *given) {
                 return Err(format!("{flag} only applies to --http"));

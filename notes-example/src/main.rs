@@ -1,7 +1,7 @@
 //! `notes-example`: the demo (no arguments) or `serve --stdio|--http`.
 
 use clap::Parser;
-use notes_example::cli::{Cli, Command, EXIT_USAGE};
+use notes_example::cli::{Cli, Command, EXIT_USAGE, LogFormat};
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -46,11 +46,19 @@ fn main() {
             // Logs go to stderr: on stdio, stdout carries only MCP messages.
             let filter = tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-            tracing_subscriber::fmt()
+            let logs = tracing_subscriber::fmt()
                 .with_env_filter(filter)
                 .with_writer(std::io::stderr)
-                .with_ansi(false)
-                .init();
+                .with_ansi(false);
+            match args.log_format {
+                LogFormat::Text => logs.init(),
+                // The request span's fields ride on its closing event.
+                LogFormat::Json => logs
+                    .json()
+                    .with_current_span(true)
+                    .with_span_list(false)
+                    .init(),
+            }
             match notes_example::serve::prepare(&args) {
                 Ok(prepared) => notes_example::serve::run(prepared),
                 Err(e) => {

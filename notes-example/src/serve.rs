@@ -23,6 +23,7 @@ use crate::cli::{EXIT_USAGE, ImportArgs, ServeArgs, local_user};
 use crate::connect::{self, ExportConnect};
 use crate::notes::Notes;
 use crate::tools::build_server_with;
+use mcp_runtime::observe::prometheus::PrometheusMetrics;
 
 /// Where requests come from.
 #[derive(Debug)]
@@ -73,6 +74,8 @@ pub struct Prepared {
     pub sandbox_ro: Vec<PathBuf>,
     /// HTTP: the checked `--public-url` connect links start with (else the bound address).
     pub public_url: Option<String>,
+    /// HTTP: where to serve Prometheus metrics (`--metrics-listen`), if anywhere.
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// The notes backend to open once the async runtime runs.
@@ -288,6 +291,7 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         sandbox_rw: (!args.no_sandbox).then_some(rw),
         sandbox_ro: ro,
         public_url,
+        metrics_listen: args.metrics_listen,
     })
 }
 
@@ -352,6 +356,7 @@ async fn serve(prepared: Prepared) -> i32 {
         }
     };
     let connect = ExportConnect::default();
+    let notes_probe = notes.clone();
     let server = match build_server_with(
         notes,
         prepared.keys,
@@ -444,7 +449,12 @@ async fn serve(prepared: Prepared) -> i32 {
                 ..LegacyHttpConfig::from_http(&config)
             };
             let legacy = LegacyHttp::new(server, Arc::clone(&auth), legacy_config);
-            let mut http = HttpServer::new(service, Arc::clone(&auth)).with_config(config.clone());
+            let mut http = HttpServer::new(service, Arc::clone(&auth))
+                .with_config(config.clone())
+                .with_readiness_check("notes_store", move || {
+                    let notes = notes_probe.clone();
+                    Box::pin(async move { notes.ping().await.map_err(|e| e.to_string()) })
+                });
             if let Some(rs) = &resource_server {
                 http = http.with_oauth(rs);
             }
@@ -459,6 +469,12 @@ async fn serve(prepared: Prepared) -> i32 {
             };
             if let Err(e) = connect.set_base_url(&base) {
                 tracing::warn!(error = %e, "connect links disabled");
+            }
+            if let Some(addr) = prepared.metrics_listen
+                && let Err(e) = serve_metrics(addr).await
+            {
+                eprintln!("notes-example: --metrics-listen {addr}: {e}");
+                return EXIT_USAGE;
             }
             // Printed whatever the log filter: with `--http 127.0.0.1:0` this line is how a
             // supervisor or test learns the port the kernel picked.
@@ -480,6 +496,25 @@ async fn serve(prepared: Prepared) -> i32 {
             }
         }
     }
+}
+
+/// Installs the Prometheus recorder and serves it on `addr` in the background, until the
+/// shutdown signal.
+async fn serve_metrics(addr: std::net::SocketAddr) -> Result<(), String> {
+    let metrics = PrometheusMetrics::install().map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    // Printed whatever the log filter, like the MCP address (a test learns the port here).
+    eprintln!("notes-example: metrics on http://{local}/metrics");
+    tokio::spawn(async move {
+        let shutdown = mcp_runtime::transport::http::shutdown_signal();
+        if let Err(e) = metrics.serve(listener, shutdown).await {
+            tracing::error!(error = %e, "metrics listener failed");
+        }
+    });
+    Ok(())
 }
 
 /// Checks the OAuth settings and fetches the issuer's keys, so a wrong issuer fails at start.

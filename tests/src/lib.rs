@@ -431,10 +431,21 @@ pub fn http_post(
         headers.push_str(&format!("Authorization: Bearer {token}\r\n"));
     }
     headers.push_str("\r\n");
+    exchange(addr, &headers, body.as_bytes())
+}
+
+/// GETs `path` from `addr` (HTTP/1.1, `Connection: close`): health probes, metrics.
+pub fn http_get(addr: SocketAddr, path: &str) -> Result<HttpResponse, Error> {
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    exchange(addr, &head, b"")
+}
+
+/// Sends one request (head and body) and reads the whole response.
+fn exchange(addr: SocketAddr, head: &str, body: &[u8]) -> Result<HttpResponse, Error> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
     stream.set_read_timeout(Some(RESPONSE_TIMEOUT))?;
-    stream.write_all(headers.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw)?;
     let text = String::from_utf8(raw)?;

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::Mrtr;
 use crate::Principal;
+use crate::observe::{self, StoreTimer};
 use crate::replay::{
     ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
 };
@@ -39,7 +40,10 @@ impl Mrtr {
         if self.store.records_outcomes()
             && let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal))
         {
-            match self.store.recorded_outcome(state.nonce).await {
+            let timer = StoreTimer::start("recorded_outcome");
+            let recorded = self.store.recorded_outcome(state.nonce).await;
+            timer.done(&recorded);
+            match recorded {
                 Ok(Some(bytes)) => self.replayed = RecordedOutcome::decode(&bytes, fingerprint),
                 Ok(None) => {}
                 Err(e) => {
@@ -47,6 +51,12 @@ impl Mrtr {
                 }
             }
         }
+        observe::claim("already_used");
+        observe::refused(if self.replayed.is_some() {
+            "replayed"
+        } else {
+            "already_used"
+        });
         already_used()
     }
 
@@ -56,17 +66,23 @@ impl Mrtr {
             return Ok(());
         }
         let state = self.opened.as_ref().ok_or_else(no_state)?;
-        match self
+        let timer = StoreTimer::start("claim");
+        let outcome = self
             .store
             .claim_for(principal, state.nonce, state.expires_at_time())
-            .await
-        {
+            .await;
+        timer.done(&outcome);
+        match outcome {
             Ok(ClaimOutcome::Claimed) => {
+                observe::claim("claimed");
                 self.claimed = true;
                 Ok(())
             }
             Ok(ClaimOutcome::AlreadyUsed) => Err(self.refuse_reuse(principal).await),
-            Err(e) => Err(store_failed(&e)),
+            Err(e) => {
+                observe::claim("error");
+                Err(store_failed(&e))
+            }
         }
     }
 
@@ -88,10 +104,12 @@ impl Mrtr {
             ClaimWork::During(work) => {
                 let (work, output) = with_output(work);
                 let state = self.opened.as_ref().ok_or_else(no_state)?;
+                let timer = StoreTimer::start("claim_with");
                 let outcome = self
                     .store
                     .claim_with_for(principal, state.nonce, state.expires_at_time(), work)
                     .await;
+                timer.done(&outcome);
                 self.settle(principal, outcome, output).await
             }
             ClaimWork::After(work) => {
@@ -120,10 +138,12 @@ impl Mrtr {
                 }
                 let state = self.opened.as_ref().ok_or_else(no_state)?;
                 let (work, output) = work.detach();
+                let timer = StoreTimer::start("claim_in_tx");
                 let outcome = self
                     .store
                     .claim_in_tx(state.nonce, state.expires_at_time(), work)
                     .await;
+                timer.done(&outcome);
                 self.settle(principal, outcome, output).await
             }
         }
@@ -136,6 +156,18 @@ impl Mrtr {
         outcome: Result<ClaimOutcome, ReplayError>,
         output: impl FnOnce() -> Option<R>,
     ) -> Result<R, ToolError> {
+        let counted = match &outcome {
+            Ok(ClaimOutcome::Claimed) | Err(ReplayError::ActionUnrecorded { .. }) => {
+                Some("claimed")
+            }
+            // Counted by `refuse_reuse`.
+            Ok(ClaimOutcome::AlreadyUsed) => None,
+            Err(ReplayError::ActionFailed(_) | ReplayError::ActionPanicked) => Some("rolled_back"),
+            Err(_) => Some("error"),
+        };
+        if let Some(result) = counted {
+            observe::claim(result);
+        }
         let carried_out = match outcome {
             Ok(ClaimOutcome::Claimed) => true,
             Ok(ClaimOutcome::AlreadyUsed) => return Err(self.refuse_reuse(principal).await),
@@ -202,10 +234,12 @@ impl Mrtr {
         match serde_json::to_vec(result) {
             Ok(bytes) => {
                 let record = RecordedOutcome::encode(fingerprint, &bytes);
+                let timer = StoreTimer::start("record_outcome");
                 let recorded = self
                     .store
                     .record_outcome(state.nonce, state.expires_at_time(), &record)
                     .await;
+                timer.done(&recorded);
                 if let Err(e) = recorded {
                     // The answer stands; an identical retry is refused as "already used".
                     tracing::warn!(reason = e.reason(), error = %e, "recording a claim's outcome failed");

@@ -94,6 +94,7 @@ impl Mrtr {
                 .map_err(randomness)?
             }
             Some(previous) if self.claimed && previous.round >= sealing.max_rounds => {
+                crate::observe::refused("max_rounds");
                 return Err(ErrorObject::invalid_params(format!(
                     "this call needed more than {} rounds of input; restart it without requestState",
                     sealing.max_rounds

@@ -398,6 +398,17 @@ impl ReplayStore for PostgresReplayStore {
         true
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .simple_query("SELECT 1")
+                .await
+                .map_err(pg("pinging the database"))?;
+            Ok(())
+        })
+    }
+
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,

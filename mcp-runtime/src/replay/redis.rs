@@ -309,6 +309,16 @@ impl ReplayStore for RedisReplayStore {
         true
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let _pong: String = self
+                .run(&mut conn, "pinging the server", redis::cmd("PING"))
+                .await?;
+            Ok(())
+        })
+    }
+
     /// The outcome is its own key next to the claim's (`PREFIX:HEX(nonce):outcome`), expiring
     /// with it.
     fn record_outcome<'a>(

@@ -471,6 +471,16 @@ impl ReplayStore for SqliteReplayStore {
         true
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            inner
+                .lock()
+                .query_row("SELECT count(*) FROM replay_nonces WHERE 0", [], |_| Ok(()))
+                .map_err(sqlite("pinging the database"))
+        }))
+    }
+
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,

@@ -19,6 +19,7 @@ use super::request::{CallParts, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::members::member;
+use crate::observe::RequestObserver;
 use crate::tool_error::{ToolErrorKind, settle};
 use crate::transport::service::Body;
 use crate::transport::{
@@ -105,52 +106,72 @@ impl Server {
             return None;
         };
         let params = params.unwrap_or_default();
-        let meta = match checked_meta(&id, RequestMeta::from_params(&params)) {
+        let observer = RequestObserver::start(&method, &id, &rctx.principal, || {
+            ["name", "uri"]
+                .iter()
+                .find_map(|k| params.get(*k).and_then(Value::as_str))
+        });
+        Some(
+            observer
+                .run(self.dispatch_request(&id, &method, params, rctx))
+                .await,
+        )
+    }
+
+    /// Answers one request (not a notification) taken out of its envelope.
+    async fn dispatch_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        rctx: RequestContext,
+    ) -> Reply {
+        let meta = match checked_meta(id, RequestMeta::from_params(&params)) {
             Ok(meta) => meta,
-            Err(reply) => return Some(reply),
+            Err(reply) => return reply,
         };
-        Some(match method.as_str() {
-            mcp_types::METHOD_SERVER_DISCOVER => cached_reply(&id, &self.inner.discover_json),
+        match method {
+            mcp_types::METHOD_SERVER_DISCOVER => cached_reply(id, &self.inner.discover_json),
             mcp_types::METHOD_TOOLS_LIST if self.inner.offered.tools => {
-                paged_reply(&id, &self.inner.tools_list, &params)
+                paged_reply(id, &self.inner.tools_list, &params)
             }
             mcp_types::METHOD_TOOLS_CALL if self.inner.offered.tools => {
                 match ToolsCallParams::from_object(params) {
-                    Ok(params) => self.call_tool(&id, params, meta, rctx).await,
-                    Err(e) => error_reply(Some(&id), e),
+                    Ok(params) => self.call_tool(id, params, meta, rctx).await,
+                    Err(e) => error_reply(Some(id), e),
                 }
             }
             mcp_types::METHOD_PROMPTS_LIST if self.inner.offered.prompts => {
-                paged_reply(&id, &self.inner.prompts_list, &params)
+                paged_reply(id, &self.inner.prompts_list, &params)
             }
             // The rarer methods' futures are boxed (see `call_tool`): each would otherwise add
             // its whole state to the future of every request, tools/call included.
             mcp_types::METHOD_PROMPTS_GET if self.inner.offered.prompts => {
-                Box::pin(self.get_prompt(&id, params, meta, rctx)).await
+                Box::pin(self.get_prompt(id, params, meta, rctx)).await
             }
             mcp_types::METHOD_RESOURCES_LIST if self.inner.offered.resources => {
-                paged_reply(&id, &self.inner.resources_list, &params)
+                paged_reply(id, &self.inner.resources_list, &params)
             }
             mcp_types::METHOD_RESOURCES_TEMPLATES_LIST if self.inner.offered.resources => {
-                paged_reply(&id, &self.inner.templates_list, &params)
+                paged_reply(id, &self.inner.templates_list, &params)
             }
             mcp_types::METHOD_RESOURCES_READ if self.inner.offered.resources => {
-                Box::pin(self.read_resource(&id, params, meta, rctx)).await
+                Box::pin(self.read_resource(id, params, meta, rctx)).await
             }
             mcp_types::METHOD_TASKS_GET
             | mcp_types::METHOD_TASKS_UPDATE
             | mcp_types::METHOD_TASKS_CANCEL
                 if self.inner.offered.tasks =>
             {
-                Box::pin(self.task_method(&id, &method, params, &meta, &rctx.principal)).await
+                Box::pin(self.task_method(id, method, params, &meta, &rctx.principal)).await
             }
             mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
-                self.complete(&id, params)
+                self.complete(id, params)
             }
             // Methods of capabilities this server does not advertise (and `subscriptions/listen`,
             // since no listChanged/subscribe is advertised) are not found.
-            other => error_reply(Some(&id), ErrorObject::method_not_found(other)),
-        })
+            other => error_reply(Some(id), ErrorObject::method_not_found(other)),
+        }
     }
 
     /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
@@ -166,17 +187,24 @@ impl Server {
             mut params,
             ..
         } = *call;
-        let meta = match checked_meta(&id, params.take_meta()) {
-            Ok(meta) => meta,
-            Err(reply) => return Some(reply),
+        let observer =
+            RequestObserver::start(mcp_types::METHOD_TOOLS_CALL, &id, &rctx.principal, || {
+                Some(params.name.as_str())
+            });
+        let work = async {
+            let meta = match checked_meta(&id, params.take_meta()) {
+                Ok(meta) => meta,
+                Err(reply) => return reply,
+            };
+            if !self.inner.offered.tools {
+                return error_reply(
+                    Some(&id),
+                    ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
+                );
+            }
+            self.call_tool(&id, params, meta, rctx).await
         };
-        if !self.inner.offered.tools {
-            return Some(error_reply(
-                Some(&id),
-                ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
-            ));
-        }
-        Some(self.call_tool(&id, params, meta, rctx).await)
+        Some(observer.run(work).await)
     }
 
     /// Runs one `tools/call`, however its params were read.
@@ -488,6 +516,17 @@ impl McpService for Server {
         self.inner
             .scopes
             .required(&self.inner.resources, method, name)
+    }
+
+    fn readiness(&self) -> BoxFuture<'_, Vec<crate::transport::ReadinessCheck>> {
+        Box::pin(async move {
+            let store = self.inner.store.ping().await.map_err(|e| e.to_string());
+            vec![
+                crate::transport::ReadinessCheck::new("replay_store", store),
+                // Keys are loaded when the server is built; a running server has them.
+                crate::transport::ReadinessCheck::new("state_keys", Ok(())),
+            ]
+        })
     }
 }
 

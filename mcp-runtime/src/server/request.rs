@@ -109,15 +109,25 @@ impl Server {
                     target: target.name,
                     arg_digest: digest,
                 };
-                Mrtr::open(
+                match Mrtr::open(
                     self.inner.store.clone(),
                     &self.inner.keyring,
                     token,
                     &expect,
                     SystemTime::now(),
                     retry.input_responses,
-                )
-                .map_err(|e| mrtr::state_refused(&e))?
+                ) {
+                    Ok(mrtr) => {
+                        if let Some(round) = mrtr.opened_round() {
+                            crate::observe::retry_accepted(target.method, round);
+                        }
+                        mrtr
+                    }
+                    Err(e) => {
+                        crate::observe::refused(e.reason());
+                        return Err(mrtr::state_refused(&e));
+                    }
+                }
             }
             _ => Mrtr::first(self.inner.store.clone()),
         };
@@ -145,7 +155,11 @@ impl Server {
     ) -> Reply {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
             Ok(result) => {
-                super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json)
+                crate::observe::round_issued(target.method);
+                let mut reply =
+                    super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json);
+                reply.input_required = true;
+                reply
             }
             Err(e) => super::reply::error_reply(Some(id), e),
         }

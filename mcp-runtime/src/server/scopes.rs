@@ -79,6 +79,46 @@ impl ServerBuilder {
 }
 
 impl RequiredScopes {
+    /// Adds the scopes handlers declare themselves (`#[tool(scopes = [...])]` and the like) to
+    /// those given to the builder.
+    pub(super) fn declared_by(
+        &mut self,
+        tools: &ToolRouter,
+        prompts: &PromptRouter,
+        resources: &ResourceRouter,
+    ) {
+        for tool in tools.iter() {
+            let scopes = tool.required_scopes();
+            if !scopes.is_empty() {
+                add(
+                    &mut self.tools,
+                    &tool.descriptor().name,
+                    scopes.iter().copied(),
+                );
+            }
+        }
+        for prompt in prompts.iter() {
+            let scopes = prompt.required_scopes();
+            if !scopes.is_empty() {
+                add(
+                    &mut self.prompts,
+                    &prompt.descriptor().name,
+                    scopes.iter().copied(),
+                );
+            }
+        }
+        for resource in resources.statics().chain(resources.templates()) {
+            let scopes = resource.required_scopes();
+            if !scopes.is_empty() {
+                add(
+                    &mut self.resources,
+                    resource.descriptor().uri(),
+                    scopes.iter().copied(),
+                );
+            }
+        }
+    }
+
     /// Checks that every requirement names something registered and every scope is a valid
     /// `scope-token`.
     pub(super) fn check(

@@ -86,6 +86,10 @@ impl ToolHandler for TaskTool {
         self.inner.state_needs()
     }
 
+    fn required_scopes(&self) -> &[&'static str] {
+        self.inner.required_scopes()
+    }
+
     fn task_support(&self) -> TaskSupport {
         self.support
     }

@@ -684,6 +684,7 @@ async fn connection(
     _permit: OwnedSemaphorePermit,
 ) {
     let _registered = Registered(Arc::clone(&slot));
+    let _open = crate::observe::OpenConnection::new();
     let io = TokioIo::new(Watched {
         io: stream,
         slot: Arc::clone(&slot),

@@ -38,6 +38,9 @@
 //!   sent for it.
 //! - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever minted.
 //!
+//! `GET /healthz` and `GET /readyz` are answered beside the endpoint, without authentication
+//! (see [`health`](super::health)).
+//!
 //! Every request is logged once through `tracing` (target `mcp_runtime::transport::http`) with
 //! its JSON-RPC id, method, principal, status, outcome and latency. Headers, tokens and params
 //! (which may hold `requestState`) are never logged.
@@ -84,6 +87,8 @@ pub struct HttpServer {
     config: HttpConfig,
     /// Routes served beside the MCP endpoint (e.g. OAuth protected-resource metadata).
     pub(super) routes: Option<Router>,
+    /// The application's readiness checks (`/readyz`).
+    checks: Vec<super::health::AppCheck>,
 }
 
 impl HttpServer {
@@ -96,7 +101,20 @@ impl HttpServer {
             auth,
             config: HttpConfig::default(),
             routes: None,
+            checks: Vec::new(),
         }
+    }
+
+    /// Adds a readiness check `/readyz` runs besides the service's own (see
+    /// [`health`](super::health)): e.g. that the application's database answers. `check`
+    /// returns why it is not ready; it is given [`READINESS_TIMEOUT`](super::health::READINESS_TIMEOUT).
+    #[must_use]
+    pub fn with_readiness_check<F>(mut self, name: impl Into<String>, check: F) -> Self
+    where
+        F: Fn() -> futures::future::BoxFuture<'static, Result<(), String>> + Send + Sync + 'static,
+    {
+        self.checks.push((name.into(), Arc::new(check)));
+        self
     }
 
     /// Replaces the configuration.
@@ -136,7 +154,11 @@ impl HttpServer {
         });
         let router = Router::new()
             .route(path, any(handle_mcp))
-            .with_state(shared);
+            .with_state(shared)
+            .merge(super::health::router(
+                Arc::clone(&self.service),
+                self.checks.clone().into(),
+            ));
         Ok(match &self.routes {
             Some(routes) => router.merge(routes.clone()),
             None => router,

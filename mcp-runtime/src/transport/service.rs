@@ -348,6 +348,8 @@ pub struct Reply {
     pub body: Bytes,
     /// Result or error, and which error.
     pub kind: ReplyKind,
+    /// The result is an `InputRequiredResult` (for the request span and metrics).
+    pub(crate) input_required: bool,
 }
 
 impl Reply {
@@ -356,6 +358,7 @@ impl Reply {
         Self {
             body,
             kind: ReplyKind::Result,
+            input_required: false,
         }
     }
 
@@ -364,6 +367,7 @@ impl Reply {
         Self {
             body,
             kind: ReplyKind::Error { code },
+            input_required: false,
         }
     }
 
@@ -373,6 +377,7 @@ impl Reply {
         Self {
             body,
             kind: ReplyKind::MalformedMeta,
+            input_required: false,
         }
     }
 
@@ -451,6 +456,33 @@ pub trait McpService: Send + Sync + 'static {
     /// them (HTTP 403 `insufficient_scope`). Default: none.
     fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
         &[]
+    }
+
+    /// Checks what the service needs to answer requests, for readiness probes (the HTTP
+    /// transport's `/readyz`): each check's name and, when it failed, why. The transport
+    /// bounds the wait. Default: nothing to check. [`Server`](crate::Server) checks its replay
+    /// store ([`ReplayStore::ping`](crate::replay::ReplayStore::ping)) and its state keys.
+    fn readiness(&self) -> BoxFuture<'_, Vec<ReadinessCheck>> {
+        Box::pin(async { Vec::new() })
+    }
+}
+
+/// The result of one readiness check ([`McpService::readiness`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadinessCheck {
+    /// What was checked, e.g. `replay_store` (shown in `/readyz`).
+    pub name: String,
+    /// Why it is not ready; `None` when it is. Logged, not shown to the prober.
+    pub error: Option<String>,
+}
+
+impl ReadinessCheck {
+    /// A check named `name` with `result`.
+    pub fn new(name: impl Into<String>, result: Result<(), String>) -> Self {
+        Self {
+            name: name.into(),
+            error: result.err(),
+        }
     }
 }
 

@@ -223,6 +223,17 @@ impl NotesBackend for PostgresNotes {
         }))
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<(), NotesError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .simple_query(&format!("SELECT 1 FROM \"{}\" LIMIT 0", self.table))
+                .await
+                .map_err(pg_err("pinging the database"))?;
+            Ok(())
+        })
+    }
+
     fn import<'a>(
         &'a self,
         workspace: &'a WorkspaceUri,

@@ -177,6 +177,17 @@ impl NotesBackend for SqliteNotes {
         }))
     }
 
+    fn ping(&self) -> BoxFuture<'_, Result<(), NotesError>> {
+        let conn = Arc::clone(&self.conn);
+        let sql = format!("SELECT count(*) FROM \"{}\" WHERE 0", self.table);
+        Box::pin(blocking(move || {
+            let conn = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            conn.query_row(&sql, [], |_| Ok(())).map_err(sqlite_err)
+        }))
+    }
+
     fn import<'a>(
         &'a self,
         workspace: &'a WorkspaceUri,

@@ -1,0 +1,160 @@
+//! The span (and metrics) of one dispatched request.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use mcp_types::RequestId;
+use tracing::Instrument as _;
+use tracing::field::{Empty, display};
+
+use super::{REQUEST_TARGET, micros};
+use crate::Principal;
+use crate::log_safe::LogSafe;
+use crate::transport::{Reply, ReplyKind};
+
+/// Numbers requests within the process (only when a subscriber records spans).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+#[cfg(feature = "metrics")]
+/// The method as a metrics label: one of the spec's methods, or `other` (a client picks the
+/// method, and a label must not take unbounded values).
+pub(crate) fn method_label(method: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        mcp_types::METHOD_TOOLS_CALL,
+        mcp_types::METHOD_TOOLS_LIST,
+        mcp_types::METHOD_SERVER_DISCOVER,
+        mcp_types::METHOD_PROMPTS_LIST,
+        mcp_types::METHOD_PROMPTS_GET,
+        mcp_types::METHOD_RESOURCES_LIST,
+        mcp_types::METHOD_RESOURCES_TEMPLATES_LIST,
+        mcp_types::METHOD_RESOURCES_READ,
+        mcp_types::METHOD_TASKS_GET,
+        mcp_types::METHOD_TASKS_UPDATE,
+        mcp_types::METHOD_TASKS_CANCEL,
+        mcp_types::METHOD_COMPLETION_COMPLETE,
+    ];
+    KNOWN
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("other")
+}
+
+/// Watches one request from dispatch to reply: its span, and with the `metrics` feature the
+/// in-flight gauge, request counters and latency histogram. Dropped before
+/// [`RequestObserver::run`] finished (client gone, timeout), it records `cancelled`.
+pub(crate) struct RequestObserver {
+    span: tracing::Span,
+    started: Option<Instant>,
+    /// The method label, when metrics are recorded.
+    #[cfg(feature = "metrics")]
+    metered: Option<&'static str>,
+    finished: bool,
+}
+
+impl RequestObserver {
+    /// Opens the request's span. `target` is asked for only when a subscriber records it.
+    pub(crate) fn start<'t>(
+        method: &str,
+        id: &RequestId,
+        principal: &Principal,
+        target: impl FnOnce() -> Option<&'t str>,
+    ) -> Self {
+        let span = tracing::info_span!(
+            target: REQUEST_TARGET,
+            "mcp_request",
+            request_id = Empty,
+            jsonrpc_id = Empty,
+            principal = Empty,
+            method = Empty,
+            target = Empty,
+            outcome = Empty,
+            error_code = Empty,
+            refusal = Empty,
+            mrtr_round = Empty,
+            latency_us = Empty,
+        );
+        let traced = !span.is_disabled();
+        if traced {
+            span.record("request_id", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+            span.record("jsonrpc_id", display(LogSafe(id)));
+            span.record("principal", display(LogSafe(principal)));
+            span.record("method", display(LogSafe(method)));
+            if let Some(target) = target() {
+                span.record("target", display(LogSafe(target)));
+            }
+            span.record("mrtr_round", 0);
+        }
+        #[cfg(feature = "metrics")]
+        let metered = super::metrics_on().then(|| method_label(method));
+        #[cfg(feature = "metrics")]
+        if metered.is_some() {
+            metrics::gauge!("mcp_requests_in_flight").increment(1.0);
+        }
+        #[cfg(feature = "metrics")]
+        let timed = traced || metered.is_some();
+        #[cfg(not(feature = "metrics"))]
+        let timed = traced;
+        Self {
+            span,
+            started: timed.then(Instant::now),
+            #[cfg(feature = "metrics")]
+            metered,
+            finished: false,
+        }
+    }
+
+    /// Runs `work` inside the span and records its reply.
+    pub(crate) async fn run(mut self, work: impl Future<Output = Reply>) -> Reply {
+        let reply = if self.span.is_disabled() {
+            work.await
+        } else {
+            work.instrument(self.span.clone()).await
+        };
+        let (outcome, code) = match reply.kind {
+            ReplyKind::Result if reply.input_required => ("input_required", None),
+            ReplyKind::Result => ("complete", None),
+            ReplyKind::Error { code } => ("error", Some(code.code())),
+            ReplyKind::MalformedMeta => ("error", Some(mcp_types::ErrorCode::InvalidParams.code())),
+        };
+        self.finish(outcome, code);
+        reply
+    }
+
+    fn finish(&mut self, outcome: &'static str, code: Option<i64>) {
+        self.finished = true;
+        if !self.span.is_disabled() {
+            self.span.record("outcome", outcome);
+            if let Some(code) = code {
+                self.span.record("error_code", code);
+            }
+            if let Some(started) = self.started {
+                self.span.record("latency_us", micros(started));
+            }
+            tracing::info!(target: REQUEST_TARGET, parent: &self.span, "mcp request finished");
+        }
+        #[cfg(feature = "metrics")]
+        if let Some(method) = self.metered {
+            metrics::gauge!("mcp_requests_in_flight").decrement(1.0);
+            metrics::counter!("mcp_requests_total", "method" => method, "outcome" => outcome)
+                .increment(1);
+            if let Some(code) = code {
+                metrics::counter!("mcp_request_errors_total", "method" => method, "code" => code.to_string())
+                    .increment(1);
+            }
+            if let Some(started) = self.started {
+                metrics::histogram!("mcp_request_duration_seconds", "method" => method)
+                    .record(started.elapsed().as_secs_f64());
+            }
+        }
+    }
+}
+
+impl Drop for RequestObserver {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finish("cancelled", None);
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The request span: one per request with its outcome, error code, refusal reason and MRTR
+//! round, client-chosen values escaped, captured from a real `tracing` subscriber.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use mcp_runtime::prelude::*;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+struct TitleArgs {
+    /// Which note
+    title: String,
+}
+
+#[derive(ElicitForm)]
+struct Confirm {
+    /// Yes, do it
+    confirm: bool,
+}
+
+/// Deletes after a confirmation.
+#[tool(requires(form_elicitation))]
+async fn delete(ctx: &mut ToolContext, args: TitleArgs) -> Result<String, ToolError> {
+    match ctx.elicit::<Confirm>("confirm", "Sure?", ()).await? {
+        Elicitation::Accepted(c) if c.confirm => Ok(format!("deleted {}", args.title)),
+        _ => Ok("kept".into()),
+    }
+}
+
+/// Collects what the subscriber writes.
+#[derive(Clone, Default)]
+struct Capture(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Capture {
+    /// The `span` object of every `mcp request finished` event, in order.
+    fn finished(&self) -> Vec<Value> {
+        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["fields"]["message"] == "mcp request finished")
+            .map(|v| v["span"].clone())
+            .collect()
+    }
+}
+
+fn call(id: Value, name: &str, title: &str, retry: Value) -> Vec<u8> {
+    let mut params = json!({
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}},
+        "name": name,
+        "arguments": {"title": title}
+    });
+    for (k, v) in retry.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn every_request_gets_one_span_with_its_outcome() {
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = Server::builder(Implementation::new("spans", "0"))
+        .tools(tools![delete])
+        .build()
+        .unwrap();
+    let me = Principal::new("alice\n\u{1b}[31m");
+    let send = async |b: Vec<u8>| -> Value {
+        serde_json::from_slice(&server.handle_bytes(&b, &me).await.unwrap()).unwrap()
+    };
+
+    let first = send(call(json!(1), "delete", "groceries", json!({}))).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    // Changed arguments: refused.
+    let changed = json!({"requestState": state, "inputResponses": answer});
+    let r = send(call(json!(2), "delete", "other", changed.clone())).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // The proper retry completes; its identical twin is answered with the recorded outcome.
+    let r = send(call(json!(3), "delete", "groceries", changed.clone())).await;
+    assert_eq!(
+        r["result"]["content"][0]["text"], "deleted groceries",
+        "{r}"
+    );
+    let r = send(call(json!(4), "delete", "groceries", changed)).await;
+    assert_eq!(
+        r["result"]["_meta"]["dev.mcp-runtime/replayed"], true,
+        "{r}"
+    );
+    // Client-chosen values with a line break and an escape sequence.
+    let r = send(call(
+        json!("x\ny\u{1b}[2J"),
+        "no\nsuch\u{1b}tool",
+        "t",
+        json!({}),
+    ))
+    .await;
+    assert!(r["error"].is_object(), "{r}");
+
+    let spans = capture.finished();
+    assert_eq!(spans.len(), 5, "{spans:#?}");
+    for span in &spans {
+        assert_eq!(span["name"], "mcp_request");
+        assert_eq!(span["method"], "tools/call");
+        assert_eq!(span["principal"], r"alice\n\u{1b}[31m", "{span}");
+        assert!(span["latency_us"].is_u64(), "{span}");
+        assert!(span["request_id"].is_u64(), "{span}");
+    }
+    assert_eq!(spans[0]["outcome"], "input_required");
+    assert_eq!(spans[0]["target"], "delete");
+    assert_eq!(spans[0]["mrtr_round"], 0);
+    assert_eq!(spans[0]["jsonrpc_id"], "1");
+    assert_eq!(spans[1]["outcome"], "error");
+    assert_eq!(spans[1]["error_code"], -32602);
+    assert_eq!(spans[1]["refusal"], "arguments_changed");
+    assert_eq!(spans[2]["outcome"], "complete");
+    assert_eq!(spans[2]["mrtr_round"], 1);
+    assert!(spans[2].get("refusal").is_none(), "{}", spans[2]);
+    assert_eq!(spans[3]["outcome"], "complete");
+    assert_eq!(spans[3]["refusal"], "replayed");
+    assert_eq!(spans[4]["outcome"], "error");
+    assert_eq!(spans[4]["target"], r"no\nsuch\u{1b}tool");
+    let id = spans[4]["jsonrpc_id"].as_str().unwrap();
+    assert!(id.contains("2J") && !id.contains(['\n', '\u{1b}']), "{id}");
+    // No raw control character reached the output.
+    let raw = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    assert!(!raw.contains('\u{1b}'), "{raw}");
+    let ids: std::collections::HashSet<u64> = spans
+        .iter()
+        .map(|s| s["request_id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 5, "request ids are unique");
+}
