@@ -452,6 +452,12 @@ pub trait McpService: Send + Sync + 'static {
     fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
         &[]
     }
+
+    /// The transport stops taking requests (stdio input ended, HTTP shutdown began) and
+    /// lets the in-flight ones finish: end long-lived streams (`subscriptions/listen`) with
+    /// their final result now, rather than have them cut off at the grace limit. Default:
+    /// nothing.
+    fn shutting_down(&self) {}
 }
 
 #[cfg(test)]
