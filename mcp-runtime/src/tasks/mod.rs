@@ -63,7 +63,8 @@
 //!   task's current state, then a `notifications/tasks` (the task as `tasks/get` shows it,
 //!   `_meta` carrying the subscription id) on every change, and closes the stream with a
 //!   `complete` result once every listened task is terminal. Limits and timing are in the
-//!   guide (section "Tasks") and on `ServerBuilder::max_listen_duration`.
+//!   guide (section "Long-running tools: tasks") and on
+//!   `ServerBuilder::max_listen_duration`.
 
 mod memory;
 mod open;
