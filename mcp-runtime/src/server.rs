@@ -15,6 +15,7 @@ mod catalog;
 mod discover;
 mod dispatch;
 pub mod limits;
+mod listen;
 mod listing;
 mod mrtr;
 mod param_headers;
@@ -22,6 +23,7 @@ mod reply;
 mod request;
 mod scopes;
 mod task_progress;
+mod task_watch;
 mod tasks;
 
 use std::collections::HashMap;
@@ -38,6 +40,7 @@ use crate::tasks::TaskStore;
 use crate::transport::ParamHeader;
 
 pub use limits::Limits;
+pub use listen::{MAX_LISTEN_TASKS, MAX_LISTENS_PER_PRINCIPAL, STORE_POLL};
 
 /// Protocol versions this server speaks.
 pub const SUPPORTED_VERSIONS: &[&str] = &[mcp_types::LATEST_PROTOCOL_VERSION];
@@ -154,6 +157,7 @@ pub struct ServerBuilder {
     cache_scope: CacheScope,
     task_store: Option<Arc<dyn TaskStore>>,
     task_ttl: Duration,
+    max_listen: Duration,
     scopes: scopes::RequiredScopes,
 }
 
@@ -176,6 +180,7 @@ impl Server {
             cache_scope: CacheScope::Public,
             task_store: None,
             task_ttl: ServerBuilder::DEFAULT_TASK_TTL,
+            max_listen: ServerBuilder::DEFAULT_MAX_LISTEN,
             scopes: scopes::RequiredScopes::default(),
         }
     }
@@ -314,6 +319,23 @@ impl ServerBuilder {
         self
     }
 
+    /// How long one `subscriptions/listen` stays open unless
+    /// [`ServerBuilder::max_listen_duration`] says otherwise (30 minutes).
+    pub const DEFAULT_MAX_LISTEN: Duration = Duration::from_secs(30 * 60);
+    /// The longest listen [`ServerBuilder::max_listen_duration`] accepts (24 hours).
+    pub const MAX_LISTEN: Duration = Duration::from_secs(24 * 3600);
+
+    /// How long one `subscriptions/listen` stream may stay open (default
+    /// [`ServerBuilder::DEFAULT_MAX_LISTEN`], clamped to 1 second ..=
+    /// [`ServerBuilder::MAX_LISTEN`]). At the limit the stream ends gracefully with its
+    /// complete result; the client listens again if it still cares. Over HTTP, keep
+    /// [`HttpConfig::listen_timeout`](crate::transport::HttpConfig::listen_timeout) above it.
+    #[must_use]
+    pub fn max_listen_duration(mut self, max: Duration) -> Self {
+        self.max_listen = max.clamp(Duration::from_secs(1), Self::MAX_LISTEN);
+        self
+    }
+
     /// Builds the server, serialising the discover and tool-list results once.
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(name) = self.router.duplicates().first() {
@@ -425,6 +447,7 @@ impl ServerBuilder {
                         .unwrap_or_else(|| Arc::new(crate::tasks::MemoryTaskStore::default())),
                     self.task_ttl,
                     Duration::from_millis(500),
+                    self.max_listen,
                 ),
                 scopes,
             }),

@@ -165,11 +165,15 @@ impl Server {
             {
                 Box::pin(self.task_method(id, method, params, &meta, &rctx.principal)).await
             }
+            mcp_types::METHOD_SUBSCRIPTIONS_LISTEN if self.inner.offered.tasks => {
+                Box::pin(self.listen(id, &params, &meta, rctx)).await
+            }
             mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
                 self.complete(id, params)
             }
-            // Methods of capabilities this server does not advertise (and `subscriptions/listen`,
-            // since no listChanged/subscribe is advertised) are not found.
+            // Methods of capabilities this server does not advertise are not found; so is
+            // `subscriptions/listen` without the tasks extension (task status is all it serves:
+            // no listChanged/subscribe is advertised).
             other => error_reply(Some(id), ErrorObject::method_not_found(other)),
         }
     }
@@ -527,6 +531,10 @@ impl McpService for Server {
                 crate::transport::ReadinessCheck::new("state_keys", Ok(())),
             ]
         })
+    }
+
+    fn shutting_down(&self) {
+        self.close_listens();
     }
 }
 

@@ -28,6 +28,7 @@ use crate::tool_error::{ToolError, ToolErrorKind, settle};
 use crate::transport::{CancellationToken, Reply};
 
 use super::task_progress::{self, CANCEL_GRACE, Wiring};
+use super::task_watch::{Announcing, ListenCounts};
 
 /// The server's task settings and the tasks running on this instance.
 pub(super) struct Tasks {
@@ -36,15 +37,33 @@ pub(super) struct Tasks {
     pub(super) poll_interval: Duration,
     /// Cancellation of the passes running here, by task id.
     running: Mutex<HashMap<String, CancellationToken>>,
+    /// The same store as `store`, for subscribing to the changes this instance writes.
+    pub(super) announcing: Arc<Announcing>,
+    /// Open `subscriptions/listen` streams per principal.
+    pub(super) listens: ListenCounts,
+    /// How long one `subscriptions/listen` may stay open.
+    pub(super) max_listen: Duration,
+    /// Fired by [`Server::close_listens`]: every listen ends with its complete result.
+    pub(super) closing: CancellationToken,
 }
 
 impl Tasks {
-    pub(super) fn new(store: Arc<dyn TaskStore>, ttl: Duration, poll_interval: Duration) -> Self {
+    pub(super) fn new(
+        store: Arc<dyn TaskStore>,
+        ttl: Duration,
+        poll_interval: Duration,
+        max_listen: Duration,
+    ) -> Self {
+        let announcing = Arc::new(Announcing::new(store));
         Self {
-            store,
+            store: Arc::clone(&announcing) as Arc<dyn TaskStore>,
             ttl,
             poll_interval,
             running: Mutex::new(HashMap::new()),
+            announcing,
+            listens: ListenCounts::default(),
+            max_listen,
+            closing: CancellationToken::new(),
         }
     }
 

@@ -57,10 +57,14 @@
 //!   the same backend.
 //! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
 //!   `Mcp-Name: <taskId>`; a mismatch is refused with `-32020`.
-//! - **Not done.** `notifications/tasks` status notifications (a MAY of the extension) are
-//!   not sent: the extension delivers them on a `subscriptions/listen` stream that names
-//!   `taskIds`, and this runtime does not serve `subscriptions/listen` yet. Clients poll
-//!   `tasks/get` (the extension says they must be able to).
+//! - **Status notifications.** A client that declares the extension sends
+//!   `subscriptions/listen` with `notifications.taskIds`; the server acknowledges the ids it
+//!   honours (the caller's own live tasks; others are left out, never revealed), sends each
+//!   task's current state, then a `notifications/tasks` (the task as `tasks/get` shows it,
+//!   `_meta` carrying the subscription id) on every change, and closes the stream with a
+//!   `complete` result once every listened task is terminal. Limits and timing are in the
+//!   guide (section "Long-running tools: tasks") and on
+//!   `ServerBuilder::max_listen_duration`.
 
 mod memory;
 mod open;

@@ -33,7 +33,9 @@
 //!   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
 //! - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
 //!   a `-32603` "request timed out" error with the request's id (200 JSON, or the final SSE event),
-//!   so it can tell the failure apart from a proxy's 504.
+//!   so it can tell the failure apart from a proxy's 504. `subscriptions/listen` is exempt: it is
+//!   bounded by [`HttpConfig::listen_timeout`] instead (and normally ended earlier by the server,
+//!   at its maximum listen duration, with a complete result).
 //! - Client disconnect drops the handler future and cancels the request's token; nothing more is
 //!   sent for it.
 //! - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever minted.
@@ -145,6 +147,7 @@ impl HttpServer {
             responder: Responder {
                 service: Arc::clone(&self.service),
                 request_timeout: self.config.request_timeout,
+                listen_timeout: self.config.listen_timeout,
                 notification_buffer: self.config.notification_buffer.max(1),
             },
             auth: Arc::clone(&self.auth),
@@ -181,6 +184,7 @@ impl HttpServer {
             listener,
             router,
             config: self.config,
+            service: self.service,
         })
     }
 }
@@ -190,6 +194,7 @@ pub struct BoundHttpServer {
     listener: TcpListener,
     router: Router,
     config: HttpConfig,
+    service: Arc<dyn McpService>,
 }
 
 impl BoundHttpServer {
@@ -219,6 +224,12 @@ impl BoundHttpServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> io::Result<()> {
+        let service = self.service;
+        let shutdown = async move {
+            shutdown.await;
+            // Open listen streams end with their result instead of being cut at the drain.
+            service.shutting_down();
+        };
         serve_router(self.listener, self.router, &self.config, shutdown).await
     }
 }

@@ -18,6 +18,11 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// How long one request (body upload plus handling) may take. Default 120 s.
     pub request_timeout: Duration,
+    /// How long a `subscriptions/listen` stream may stay open, in place of
+    /// [`HttpConfig::request_timeout`]. Keep it above the server's maximum listen duration
+    /// (`ServerBuilder::max_listen_duration`, default 30 minutes), which ends the stream
+    /// gracefully first. Default 1 hour.
+    pub listen_timeout: Duration,
     /// Which `Origin` values may call the server. Default: loopback origins only.
     pub allowed_origins: OriginAllowlist,
     /// How many notifications may queue per request before the handler waits. Default 64.
@@ -60,6 +65,7 @@ impl Default for HttpConfig {
             path: "/mcp".to_owned(),
             max_body_bytes: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
+            listen_timeout: Duration::from_secs(3600),
             allowed_origins: OriginAllowlist::loopback(),
             notification_buffer: 64,
             allowed_hosts: None,
@@ -120,6 +126,7 @@ impl HttpConfig {
             (self.idle_timeout.is_zero(), "idle_timeout"),
             (self.body_timeout.is_zero(), "body_timeout"),
             (self.request_timeout.is_zero(), "request_timeout"),
+            (self.listen_timeout.is_zero(), "listen_timeout"),
             (self.max_connections == 0, "max_connections"),
             (self.max_header_bytes == 0, "max_header_bytes"),
             (self.max_buffered_body_bytes == 0, "max_buffered_body_bytes"),

@@ -34,6 +34,8 @@ pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
 pub(super) struct Responder {
     pub(super) service: Arc<dyn McpService>,
     pub(super) request_timeout: Duration,
+    /// Replaces `request_timeout` for `subscriptions/listen`, a stream meant to stay open.
+    pub(super) listen_timeout: Duration,
     pub(super) notification_buffer: usize,
 }
 
@@ -126,8 +128,17 @@ pub(super) async fn handle_request(
     message: Message,
     mut log: RequestLog,
     accept: Accepts,
-    deadline: Pin<&mut Sleep>,
+    mut deadline: Pin<&mut Sleep>,
 ) -> Response {
+    let timeout = if log.method == mcp_types::METHOD_SUBSCRIPTIONS_LISTEN {
+        // Exempt from the per-request timeout, bounded by its own (the server normally ends
+        // the listen earlier, at its maximum listen duration, with a complete result).
+        let listen_deadline = Instant::now() + shared.listen_timeout;
+        deadline.as_mut().reset(listen_deadline.into());
+        shared.listen_timeout
+    } else {
+        shared.request_timeout
+    };
     let cancel = CancellationToken::new();
     // Dropping the guard (response sent, or client gone) cancels the request's token.
     let guard = cancel.clone().drop_guard();
@@ -136,7 +147,6 @@ pub(super) async fn handle_request(
     let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
     let service = Arc::clone(&shared.service);
     let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
-    let timeout = shared.request_timeout;
 
     let mut sse = SseState {
         handler: None,
@@ -159,7 +169,6 @@ pub(super) async fn handle_request(
     // JSON phase: wait for the reply; switch to SSE on the first notification. The handler is
     // polled first: one that finishes on its first poll (the common case) never touches the
     // notification or timer machinery.
-    let mut deadline = deadline;
     let mut rx: Option<mpsc::Receiver<Bytes>> = None;
     loop {
         tokio::select! {

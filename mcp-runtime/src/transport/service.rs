@@ -465,6 +465,12 @@ pub trait McpService: Send + Sync + 'static {
     fn readiness(&self) -> BoxFuture<'_, Vec<ReadinessCheck>> {
         Box::pin(async { Vec::new() })
     }
+
+    /// The transport stops taking requests (stdio input ended, HTTP shutdown began) and
+    /// lets the in-flight ones finish: end long-lived streams (`subscriptions/listen`) with
+    /// their final result now, rather than have them cut off at the grace limit. Default:
+    /// nothing.
+    fn shutting_down(&self) {}
 }
 
 /// The result of one readiness check ([`McpService::readiness`]).

@@ -139,7 +139,9 @@ where
         }
     };
 
-    // EOF (or a read error): let in-flight requests finish, within the grace period.
+    // EOF (or a read error): let in-flight requests finish, within the grace period; open
+    // streams (subscriptions/listen) are told to end now.
+    service.shutting_down();
     let drained = tokio::time::timeout(config.shutdown_grace, async {
         while tasks.join_next().await.is_some() {}
     })
