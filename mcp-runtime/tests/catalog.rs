@@ -3,7 +3,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{CancellationToken, NotificationSink, RequestContext};
+use mcp_runtime::transport::{
+    CancellationToken, McpService, Message, NotificationSink, RequestContext,
+};
 use serde_json::{Value, json};
 
 #[derive(Deserialize, JsonSchema)]
@@ -268,7 +270,7 @@ async fn prompts_get_logs_and_reports_progress_when_asked() {
         "params": {"_meta": m, "name": "greet", "arguments": {"name": "x"}}}))
     .unwrap();
     let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    s.handle_bytes_with(&body, ctx).await.unwrap();
+    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx).await.unwrap();
     let mut methods = Vec::new();
     while let Ok(n) = rx.try_recv() {
         methods.push(serde_json::from_slice::<Value>(&n).unwrap()["method"].clone());

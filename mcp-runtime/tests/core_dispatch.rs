@@ -5,7 +5,9 @@ mod core_support;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{CancellationToken, NotificationSink, ReplyKind, RequestContext};
+use mcp_runtime::transport::{
+    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestContext,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -86,7 +88,7 @@ async fn meta_defects_are_32602_naming_the_member_and_http_400() {
     ];
     for (params, field) in cases {
         let body = request(1, "tools/list", params.clone());
-        let reply = s.handle_bytes_with(&body, ctx()).await.expect("a reply");
+        let reply = McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx()).await.expect("a reply");
         assert_eq!(reply.kind, ReplyKind::MalformedMeta, "{params}");
         assert_eq!(reply.http_status().as_u16(), 400);
         let r: Value = serde_json::from_slice(&reply.body).unwrap();
@@ -137,7 +139,7 @@ async fn unsupported_version_is_32022_with_exact_data() {
 async fn unknown_method_is_32601_and_404() {
     let s = server();
     let body = request(1, "prompts/list", json!({"_meta": meta(json!({}))}));
-    let reply = s.handle_bytes_with(&body, ctx()).await.unwrap();
+    let reply = McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx()).await.unwrap();
     assert_eq!(reply.http_status().as_u16(), 404);
     let r: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(r["error"]["code"], -32601);
@@ -308,7 +310,7 @@ async fn progress_and_log_notifications_follow_meta() {
         json!({"_meta": m, "name": "plain", "arguments": {"text": "x"}}),
     );
     let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    s.handle_bytes_with(&body, ctx).await.unwrap();
+    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx).await.unwrap();
     let mut got = Vec::new();
     while let Ok(n) = rx.try_recv() {
         got.push(serde_json::from_slice::<Value>(&n).unwrap());
@@ -322,7 +324,7 @@ async fn progress_and_log_notifications_follow_meta() {
     // Without progressToken/logLevel nothing is sent.
     let (sink, mut rx) = NotificationSink::channel(16, CancellationToken::new());
     let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    s.handle_bytes_with(&call(1, "plain", json!({"text": "x"}), json!({})), ctx)
+    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&call(1)).unwrap(), "plain", json!({"text": "x"}), json!({})), ctx)
         .await
         .unwrap();
     assert!(rx.try_recv().is_err());

@@ -58,8 +58,7 @@ async fn both(text: &str) -> (Option<Value>, Option<Value>) {
         .await
         .map(|b| comparable(&b));
     let slow = match serde_json::from_slice::<Value>(text.as_bytes()) {
-        Ok(tree) => server()
-            .handle_value(tree, ctx())
+        Ok(tree) => McpService::handle(&server(), Message::from_value(tree), ctx())
             .await
             .map(|r| comparable(&r.body)),
         // Unparsable: the general path is all there is; compare with itself through the seam.

@@ -97,7 +97,7 @@ impl Transport for InProcess {
             let _over = cancel.clone().drop_guard();
             let ctx =
                 RequestContext::new(self.principal.clone(), NotificationSink::discard(), cancel);
-            match self.server.handle_bytes_with(&message.body, ctx).await {
+            match self.server.handle_raw(&message.body, ctx).await {
                 None => Ok(Value::Null),
                 Some(reply) => {
                     serde_json::from_slice(&reply.body).map_err(|e| ClientError::Protocol {

@@ -28,22 +28,24 @@ use crate::transport::{
 
 impl Server {
     /// Handles one raw message sent by `principal`; returns the serialised response, or
-    /// `None` for a notification. Notifications emitted by tools are dropped (use
-    /// [`Server::handle_bytes_with`] to receive them).
+    /// `None` for a notification. Notifications emitted by tools are dropped.
+    ///
+    /// The entry point for embedding and tests. A transport, which authenticates the sender,
+    /// routes notifications and cancels, goes through [`McpService::handle`] instead.
     pub async fn handle_bytes(&self, bytes: &[u8], principal: &Principal) -> Option<Vec<u8>> {
         let ctx = RequestContext::new(
             principal.clone(),
             NotificationSink::discard(),
             CancellationToken::new(),
         );
-        self.handle_bytes_with(bytes, ctx)
+        self.handle_raw(bytes, ctx)
             .await
             .map(|r| r.body.to_vec())
     }
 
-    /// Handles one raw message with a full transport context; the [`Reply`] says whether it
-    /// is a result or which error (for HTTP status mapping, [`Reply::http_status`]).
-    pub async fn handle_bytes_with(&self, bytes: &[u8], ctx: RequestContext) -> Option<Reply> {
+    /// Handles one raw message with a full transport context (the in-process client's path;
+    /// transports parse once and go through [`McpService::handle`]).
+    pub(crate) async fn handle_raw(&self, bytes: &[u8], ctx: RequestContext) -> Option<Reply> {
         let limits = self.inner.limits;
         if bytes.len() > limits.max_message_bytes {
             return self.check_raw(bytes);
@@ -67,14 +69,6 @@ impl Server {
                 )
             })),
         }
-    }
-
-    /// Handles one already parsed message (its nesting depth is checked first).
-    pub async fn handle_value(&self, value: Value, ctx: RequestContext) -> Option<Reply> {
-        if value_depth_exceeds(&value, self.inner.limits.max_depth) {
-            return Some(too_deep(self.inner.limits.max_depth));
-        }
-        self.dispatch(value, ctx).await
     }
 
     fn check_raw(&self, bytes: &[u8]) -> Option<Reply> {
