@@ -104,10 +104,10 @@ pub struct DeleteChoice {
 /// Delete a note by title. Asks the user which note when several match.
 #[tool(destructive, requires(form_elicitation))]
 pub async fn notes_delete(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<Notes>,
     args: DeleteArgs,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let needle = args.title.to_lowercase();
     let hits: Vec<&Note> = notes
         .0
@@ -116,7 +116,7 @@ pub async fn notes_delete(
         .filter(|n| n.title.to_lowercase().contains(&needle))
         .collect();
     if hits.is_empty() {
-        return Err(ToolError::tool(format!(
+        return Err(HandlerError::tool(format!(
             "No note titled {:?} in {}",
             args.title, args.workspace_uri
         )));
@@ -139,7 +139,7 @@ pub async fn notes_delete(
             let note = hits
                 .iter()
                 .find(|n| n.id == c.note_id)
-                .ok_or_else(|| ToolError::tool("note no longer exists"))?;
+                .ok_or_else(|| HandlerError::tool("note no longer exists"))?;
             // Benchmark mode: report the deletion without removing the note.
             Ok(format!(
                 "Deleted {} ({:?}) from {}.",
@@ -148,7 +148,9 @@ pub async fn notes_delete(
         }
         Elicitation::Accepted(c) => Ok(format!("Kept {}: deletion not confirmed.", c.note_id)),
         Elicitation::Declined => Ok("Deletion declined; nothing was deleted.".to_owned()),
-        Elicitation::Cancelled => Err(ToolError::tool("Deletion cancelled; nothing was deleted.")),
+        Elicitation::Cancelled => Err(HandlerError::tool(
+            "Deletion cancelled; nothing was deleted.",
+        )),
     }
 }
 

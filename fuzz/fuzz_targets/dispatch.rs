@@ -21,7 +21,7 @@ struct Pick {
 
 /// Asks which of two notes to act on.
 #[tool(destructive, requires(form_elicitation))]
-async fn pick(ctx: &mut ToolContext, args: Args) -> Result<String, ToolError> {
+async fn pick(ctx: &mut RequestContext, args: Args) -> Result<String, HandlerError> {
     let choices = Pick::choices().note_id(["a.md", "b.md"]);
     match ctx.elicit::<Pick>("pick", args.title, choices).await? {
         Elicitation::Accepted(p) if p.confirm => Ok(p.note_id),

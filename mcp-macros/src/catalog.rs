@@ -522,9 +522,9 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
                 #[allow(unused_variables)]
                 fn get<'a>(
                     &'a self,
-                    ctx: &'a mut __ms::ToolContext,
+                    ctx: &'a mut __ms::RequestContext,
                     args: __ms::mcp_types::JsonObject,
-                ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::GetPromptResult, __ms::ToolError>> {
+                ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::GetPromptResult, __ms::HandlerError>> {
                     ::std::boxed::Box::pin(async move {
                         let __s = __static();
                         __s.check()?;
@@ -619,10 +619,10 @@ fn expand_resource(
                 #[allow(unused_variables)]
                 fn read<'a>(
                     &'a self,
-                    ctx: &'a mut __ms::ToolContext,
+                    ctx: &'a mut __ms::RequestContext,
                     uri: &'a str,
                     args: __ms::mcp_types::JsonObject,
-                ) -> __ms::BoxFuture<'a, ::core::result::Result<::std::vec::Vec<__ms::mcp_types::ResourceContents>, __ms::ToolError>> {
+                ) -> __ms::BoxFuture<'a, ::core::result::Result<::std::vec::Vec<__ms::mcp_types::ResourceContents>, __ms::HandlerError>> {
                     ::std::boxed::Box::pin(async move {
                         let __s = __static();
                         __s.check()?;

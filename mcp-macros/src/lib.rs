@@ -27,7 +27,7 @@ use proc_macro::TokenStream;
 /// implementing `ToolHandler` is added next to it, ready for `tools![name]`.
 ///
 /// Parameters, in any order:
-/// - a reference is the request context: `&mut ToolContext` or `&ToolContext` (an alias too);
+/// - a reference is the request context: `&mut RequestContext` or `&RequestContext` (an alias too);
 /// - a documented parameter (`/// doc` + `name: Type`) is one property of the `inputSchema`,
 ///   the doc its description, `Option<T>` not required; `serde`/`schemars` attributes on it
 ///   apply to the property;
@@ -71,7 +71,7 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `fn` or `async fn`; adds a `struct` of the same name implementing `ResourceHandler`, ready
 /// for `resources![name]`.
 ///
-/// Parameters: `&mut ToolContext`, `State<T>`, `ResourceUri` (the URI read), and (templates only) one struct with a field per
+/// Parameters: `&mut RequestContext`, `State<T>`, `ResourceUri` (the URI read), and (templates only) one struct with a field per
 /// template variable. Attributes: `uri = "..."` (required), `name` (default: the function
 /// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
 /// `cache_scope = "public" | "private"` (read caching hints; default 0 and private),

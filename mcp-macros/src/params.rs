@@ -2,7 +2,7 @@
 //! the signature, and the hidden arguments struct that documented parameters become.
 //!
 //! A parameter with a doc comment is one argument of the call (a property of the schema);
-//! `&ToolContext`/`&mut ToolContext`, `State<T>` and `ResourceUri` are filled in by the
+//! `&RequestContext`/`&mut RequestContext`, `State<T>` and `ResourceUri` are filled in by the
 //! runtime; any other owned parameter is the arguments struct.
 
 use proc_macro2::TokenStream;
@@ -13,7 +13,7 @@ use crate::util::Errors;
 
 /// One parameter of a handler function, as the macro reads it.
 pub(crate) enum Param {
-    /// `&mut ToolContext` (or `&ToolContext`, or a reference to an alias of it).
+    /// `&mut RequestContext` (or `&RequestContext`, or a reference to an alias of it).
     Ctx { mutable: bool, elem: syn::Type },
     /// `State<T>`: the whole type and the `T`.
     State { ty: syn::Type, inner: syn::Type },
@@ -109,7 +109,7 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
     }
     if let syn::Type::Reference(r) = ty {
         // Any reference is the request context; the `ContextParam` bound on the referenced
-        // type checks it (so an alias of `ToolContext` works, and `&str` gets a message).
+        // type checks it (so an alias of `RequestContext` works, and `&str` gets a message).
         return Ok(Param::Ctx {
             mutable: r.mutability.is_some(),
             elem: (*r.elem).clone(),

@@ -225,7 +225,7 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
     for p in &decl.params {
         if let Param::Ctx { .. } = p {
             if ctx_seen {
-                errors.spanned(&sig.ident, "only one `ToolContext` parameter is allowed");
+                errors.spanned(&sig.ident, "only one `RequestContext` parameter is allowed");
             }
             ctx_seen = true;
         }
@@ -442,9 +442,9 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn call<'a>(
                     &'a self,
-                    ctx: &'a mut __ms::ToolContext,
+                    ctx: &'a mut __ms::RequestContext,
                     args: __ms::mcp_types::JsonObject,
-                ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::CallToolResult, __ms::ToolError>> {
+                ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::CallToolResult, __ms::HandlerError>> {
                     ::std::boxed::Box::pin(async move {
                         let __s = __tool_static();
                         __s.check()?;

@@ -22,12 +22,12 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use futures::future::BoxFuture;
 use hmac::{Hmac, Mac};
 use mcp_runtime::Principal;
-use mcp_runtime::context::ToolContext;
+use mcp_runtime::context::RequestContext;
 use mcp_runtime::replay::{MemoryReplayStore, ReplayStore, SqliteReplayStore};
 use mcp_runtime::router::ToolRouter;
 use mcp_runtime::server::Server;
 use mcp_runtime::state::{StateKey, StateKeyring};
-use mcp_runtime::tool::{ToolError, ToolHandler};
+use mcp_runtime::tool::{HandlerError, ToolHandler};
 use mcp_types::{
     CallToolResult, ClientCapabilities, Implementation, InputSchema, JsonObject, Tool,
 };
@@ -99,9 +99,9 @@ impl ToolHandler for Filler {
     }
     fn call<'a>(
         &'a self,
-        _ctx: &'a mut ToolContext,
+        _ctx: &'a mut RequestContext,
         _args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async { Ok(CallToolResult::success(Vec::new())) })
     }
 }

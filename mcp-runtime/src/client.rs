@@ -45,7 +45,7 @@
 //!
 //! /// Asks before it answers.
 //! #[tool(requires(form_elicitation))]
-//! async fn careful(ctx: &mut ToolContext) -> ToolResult<String> {
+//! async fn careful(ctx: &mut RequestContext) -> ToolResult<String> {
 //!     match ctx.elicit::<Confirm>("confirm", "Sure?", ()).await? {
 //!         Elicitation::Accepted(c) if c.sure => Ok("done".into()),
 //!         _ => Ok("not done".into()),

@@ -1,10 +1,10 @@
-//! [`ToolContext`]: what a running tool can see and ask for.
+//! [`RequestContext`]: what a running tool can see and ask for.
 //!
 //! # Multi round-trip requests (MRTR)
 //!
 //! A tool that needs the user (elicitation), the client's model (sampling) or the client's
 //! roots asks through the context. On a pass where the answer is not there yet, the call
-//! returns the hidden input-required [`ToolError`]; propagate it with `?` and the runtime
+//! returns the hidden input-required [`HandlerError`]; propagate it with `?` and the runtime
 //! answers the request with an `InputRequiredResult` carrying the input requests and a freshly
 //! sealed `requestState`. The client retries the same call with `inputResponses` and the
 //! echoed state; the runtime verifies the state *before* the tool runs again (signature,
@@ -22,7 +22,7 @@
 //!   sampling result, root list), the state's nonce is claimed in the shared
 //!   [`ReplayStore`](crate::replay::ReplayStore). A second use of the same state, on any
 //!   instance, is refused before the tool sees the answer, so the mutation that follows runs at
-//!   most once. [`ToolContext::elicit_with_commit`] runs the mutation inside the claim.
+//!   most once. [`RequestContext::elicit_with_commit`] runs the mutation inside the claim.
 //! - An identical retry (same principal, same state, same answers) of a `tools/call` whose
 //!   claim recorded its result gets that result again, marked with [`REPLAYED_META_KEY`] in
 //!   its `_meta`; any other reuse is refused.
@@ -51,13 +51,13 @@ use serde_json::{Number, Value, json};
 
 use crate::Principal;
 pub use crate::form::{ElicitForm, FormError};
+use crate::handler_error::HandlerError;
 pub(crate) use crate::mrtr::Mrtr;
 pub use crate::mrtr::REPLAYED_META_KEY;
 use crate::mrtr::{FreshAnswer, Lookup, Sealing, binding_digest, form_binding_digest, refused};
 use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::state::{ArgDigest, CorrelationId};
-use crate::tool_error::ToolError;
 use crate::transport::{CancellationToken, NotificationSink};
 
 mod cancellation;
@@ -95,30 +95,39 @@ impl StateMap {
     }
 }
 
-/// Everything a running tool can see and ask for.
-pub struct ToolContext {
+/// Everything a running handler (tool, prompt or resource) can see and ask for: the
+/// principal, the request's `_meta`, application state, notifications, cancellation and the
+/// MRTR input rounds.
+pub struct RequestContext {
     principal: Principal,
     capabilities: ClientCapabilities,
     progress_token: Option<ProgressToken>,
     log_level: Option<LoggingLevel>,
     app_state: Arc<StateMap>,
     notifications: NotificationSink,
-    /// The transport's token for this request (see [`ToolContext::cancelled`]).
+    /// The transport's token for this request (see [`RequestContext::cancelled`]).
     cancel: CancellationToken,
     mrtr: Mrtr,
 }
 
-impl std::fmt::Debug for ToolContext {
+/// The former name of [`RequestContext`], kept for one release.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed to `RequestContext`: it serves prompts and resources too"
+)]
+pub type ToolContext = RequestContext;
+
+impl std::fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolContext")
+        f.debug_struct("RequestContext")
             .field("principal", &self.principal)
             .field("round", &self.mrtr.opened_round())
             .finish_non_exhaustive()
     }
 }
 
-impl Default for ToolContext {
-    /// [`ToolContext::detached`] with the principal `local`.
+impl Default for RequestContext {
+    /// [`RequestContext::detached`] with the principal `local`.
     fn default() -> Self {
         Self::detached(Principal::new("local"))
     }
@@ -136,7 +145,7 @@ pub(crate) struct ContextParts {
     pub(crate) mrtr: Mrtr,
 }
 
-impl ToolContext {
+impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         Self {
             principal: parts.principal,
@@ -153,8 +162,8 @@ impl ToolContext {
     /// A context outside any request, for calling a tool directly (unit tests, one tool
     /// calling another): no client capabilities, no application state, no request state, an
     /// in-memory replay store, notifications dropped, and never cancelled. Add what the test
-    /// needs with [`ToolContext::and_state`], [`ToolContext::with_capabilities`] and
-    /// [`ToolContext::with_cancellation`].
+    /// needs with [`RequestContext::and_state`], [`RequestContext::with_capabilities`] and
+    /// [`RequestContext::with_cancellation`].
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
@@ -168,7 +177,7 @@ impl ToolContext {
         })
     }
 
-    /// A detached context (principal `local`) holding `state` (see [`ToolContext::detached`]).
+    /// A detached context (principal `local`) holding `state` (see [`RequestContext::detached`]).
     pub fn with_state<T: Clone + Send + Sync + 'static>(state: T) -> Self {
         Self::default().and_state(state)
     }
@@ -199,9 +208,9 @@ impl ToolContext {
     }
 
     /// A clone of the application state of type `T` registered with `.state(..)`.
-    pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Result<T, ToolError> {
+    pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Result<T, HandlerError> {
         self.app_state.get::<T>().ok_or_else(|| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "server misconfigured: no application state of type `{}`; register it with Server::builder(..).state(value)",
                 std::any::type_name::<T>()
             )))
@@ -224,22 +233,22 @@ impl ToolContext {
         key: &str,
         message: impl Into<String>,
         choices: F::Choices,
-    ) -> Result<Elicitation<F>, ToolError> {
+    ) -> Result<Elicitation<F>, HandlerError> {
         match self.try_elicit::<F>(key, message, choices).await? {
             Some(answer) => Ok(answer),
-            None => Err(ToolError::input_required()),
+            None => Err(HandlerError::input_required()),
         }
     }
 
-    /// Like [`ToolContext::elicit`], but registers the request and returns `Ok(None)` when the
+    /// Like [`RequestContext::elicit`], but registers the request and returns `Ok(None)` when the
     /// answer is not there yet, so several inputs can be asked in one round. Call
-    /// [`ToolContext::await_inputs`] after registering them all.
+    /// [`RequestContext::await_inputs`] after registering them all.
     pub async fn try_elicit<F: ElicitForm>(
         &mut self,
         key: &str,
         message: impl Into<String>,
         choices: F::Choices,
-    ) -> Result<Option<Elicitation<F>>, ToolError> {
+    ) -> Result<Option<Elicitation<F>>, HandlerError> {
         match self.resolve_elicit::<F>(key, message, &choices)? {
             Resolved::Ready(answer) => Ok(Some(answer)),
             Resolved::Pending => Ok(None),
@@ -250,7 +259,7 @@ impl ToolContext {
         }
     }
 
-    /// Like [`ToolContext::elicit`], but on acceptance runs `mutation` *while the one-time
+    /// Like [`RequestContext::elicit`], but on acceptance runs `mutation` *while the one-time
     /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`](crate::replay::ReplayStore::claim_with)): with a SQL replay
     /// store the claim and the mutation commit together or not at all; if the mutation fails,
     /// the claim is rolled back and the user's answer stays usable for another retry.
@@ -264,7 +273,7 @@ impl ToolContext {
         message: impl Into<String>,
         choices: F::Choices,
         mutation: M,
-    ) -> Result<Elicitation<R>, ToolError>
+    ) -> Result<Elicitation<R>, HandlerError>
     where
         F: ElicitForm,
         R: Send + 'static,
@@ -276,7 +285,7 @@ impl ToolContext {
         .await
     }
 
-    /// Like [`ToolContext::elicit_with_commit`], but `mutation` returns the [`ClaimWork`]
+    /// Like [`RequestContext::elicit_with_commit`], but `mutation` returns the [`ClaimWork`]
     /// saying *how* the accepted answer changes the world: not at all ([`ClaimWork::Nothing`],
     /// the claim is still made), by standalone work while the claim is held
     /// ([`ClaimWork::During`], as `elicit_with_commit`), after the claim committed
@@ -293,15 +302,15 @@ impl ToolContext {
         message: impl Into<String>,
         choices: F::Choices,
         mutation: M,
-    ) -> Result<Elicitation<R>, ToolError>
+    ) -> Result<Elicitation<R>, HandlerError>
     where
         F: ElicitForm,
         R: Send + 'static,
         M: FnOnce(F) -> ClaimWork<R> + Send + 'static,
     {
         match self.resolve_elicit::<F>(key, message, &choices)? {
-            Resolved::Pending => Err(ToolError::input_required()),
-            Resolved::Ready(Elicitation::Accepted(_)) => Err(ToolError::tool(
+            Resolved::Pending => Err(HandlerError::input_required()),
+            Resolved::Ready(Elicitation::Accepted(_)) => Err(HandlerError::tool(
                 "this confirmation was already carried out in an earlier round; restart the call",
             )),
             Resolved::Ready(Elicitation::Declined) => Ok(Elicitation::Declined),
@@ -326,7 +335,7 @@ impl ToolContext {
         key: &str,
         message: impl Into<String>,
         choices: &F::Choices,
-    ) -> Result<Resolved<Elicitation<F>>, ToolError> {
+    ) -> Result<Resolved<Elicitation<F>>, HandlerError> {
         if !self.capabilities.supports_form() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
@@ -334,12 +343,13 @@ impl ToolContext {
         }
         // A select with nothing to pick cannot be answered: refuse it here, with the field's
         // name, rather than send `"enum": []` and wait for an answer that cannot come.
-        F::check_choices(choices)
-            .map_err(|e| ToolError::tool(format!("cannot ask for the form under `{key}`: {e}")))?;
+        F::check_choices(choices).map_err(|e| {
+            HandlerError::tool(format!("cannot ask for the form under `{key}`: {e}"))
+        })?;
         // The binding comes from the form's declaration, not from a built schema: a retry
         // that only checks its answer never builds the schema at all.
         let digest = form_binding_digest::<F>(key, choices).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "form description failed to serialise: {e}"
             )))
         })?;
@@ -350,7 +360,7 @@ impl ToolContext {
         match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => match decode_elicit::<F>(&record.response, choices) {
                 Ok(Some(answer)) if !record.executed => Ok(Resolved::Ready(answer)),
-                Ok(Some(Elicitation::Accepted(_))) => Err(ToolError::tool(
+                Ok(Some(Elicitation::Accepted(_))) => Err(HandlerError::tool(
                     "this confirmation was already carried out in an earlier round; restart the call",
                 )),
                 Ok(Some(answer)) => Ok(Resolved::Ready(answer)),
@@ -392,10 +402,10 @@ impl ToolContext {
     ///
     /// # Errors
     /// `-32603` when the OS random source fails.
-    pub fn correlation_id(&mut self, key: &str) -> Result<CorrelationId, ToolError> {
+    pub fn correlation_id(&mut self, key: &str) -> Result<CorrelationId, HandlerError> {
         self.mrtr
             .correlation_id(key)
-            .map_err(|e| ToolError::protocol(ErrorObject::internal_error(e.to_string())))
+            .map_err(|e| HandlerError::protocol(ErrorObject::internal_error(e.to_string())))
     }
 
     /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry
@@ -403,8 +413,8 @@ impl ToolContext {
     ///
     /// `Accepted(())` means only that the user agreed to open the URL. It proves nothing about
     /// what happened there: check your own record of the out-of-band step (keyed by
-    /// [`ToolContext::correlation_id`] and the principal) and, when it is not complete yet, ask
-    /// again with [`ToolContext::elicit_url_again`]. Because an acceptance carries no data it
+    /// [`RequestContext::correlation_id`] and the principal) and, when it is not complete yet, ask
+    /// again with [`RequestContext::elicit_url_again`]. Because an acceptance carries no data it
     /// is not carried into later rounds: on a later pass, check your record *before* calling
     /// this again.
     ///
@@ -419,7 +429,7 @@ impl ToolContext {
         key: &str,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<Elicitation<()>, ToolError> {
+    ) -> Result<Elicitation<()>, HandlerError> {
         let (digest, request) = self.url_request(key, message, url)?;
         let decode = |v: &Value| {
             ElicitResult::deserialize(v).ok().map(|r| match r.action {
@@ -441,32 +451,32 @@ impl ToolContext {
                 }
                 None => {
                     self.mrtr.register(key, digest, request);
-                    Err(ToolError::input_required())
+                    Err(HandlerError::input_required())
                 }
             },
             Lookup::Missing => {
                 self.mrtr.register(key, digest, request);
-                Err(ToolError::input_required())
+                Err(HandlerError::input_required())
             }
         }
     }
 
-    /// Asks under `key` once more after [`ToolContext::elicit_url`] returned `Accepted(())`
+    /// Asks under `key` once more after [`RequestContext::elicit_url`] returned `Accepted(())`
     /// but your record shows the out-of-band step is not finished. Return the result:
     /// `return Err(ctx.elicit_url_again(key, message, url)?)`.
     ///
     /// # Errors
-    /// The same capability and URL checks as [`ToolContext::elicit_url`]; otherwise the
+    /// The same capability and URL checks as [`RequestContext::elicit_url`]; otherwise the
     /// returned value is the input-required signal.
     pub fn elicit_url_again(
         &mut self,
         key: &str,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<ToolError, ToolError> {
+    ) -> Result<HandlerError, HandlerError> {
         let (digest, request) = self.url_request(key, message, url)?;
         self.mrtr.register(key, digest, request);
-        Ok(ToolError::input_required())
+        Ok(HandlerError::input_required())
     }
 
     fn url_request(
@@ -474,7 +484,7 @@ impl ToolContext {
         key: &str,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<(ArgDigest, InputRequest), ToolError> {
+    ) -> Result<(ArgDigest, InputRequest), HandlerError> {
         if !self.capabilities.supports_url() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
@@ -483,7 +493,7 @@ impl ToolContext {
         let url = url.into();
         check_url(&url, self.mrtr.correlations())?;
         let digest = binding_digest("elicitation/create#url", key, &url).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "URL failed to serialise: {e}"
             )))
         })?;
@@ -513,20 +523,20 @@ impl ToolContext {
         &mut self,
         key: &str,
         params: CreateMessageRequestParams,
-    ) -> Result<CreateMessageResult, ToolError> {
+    ) -> Result<CreateMessageResult, HandlerError> {
         match self.try_sample(key, params).await? {
             Some(r) => Ok(r),
-            None => Err(ToolError::input_required()),
+            None => Err(HandlerError::input_required()),
         }
     }
 
-    /// Like [`ToolContext::sample`] but returns `Ok(None)` after registering the request (see
-    /// [`ToolContext::await_inputs`]).
+    /// Like [`RequestContext::sample`] but returns `Ok(None)` after registering the request (see
+    /// [`RequestContext::await_inputs`]).
     pub async fn try_sample(
         &mut self,
         key: &str,
         params: CreateMessageRequestParams,
-    ) -> Result<Option<CreateMessageResult>, ToolError> {
+    ) -> Result<Option<CreateMessageResult>, HandlerError> {
         let mut need = SamplingCapability::default();
         if params.tools.is_some() || params.tool_choice.is_some() {
             need.tools = Some(JsonObject::new());
@@ -543,7 +553,7 @@ impl ToolContext {
         }
         let digest = binding_digest(mcp_types::METHOD_SAMPLING_CREATE_MESSAGE, key, &params)
             .map_err(|e| {
-                ToolError::protocol(ErrorObject::internal_error(format!(
+                HandlerError::protocol(ErrorObject::internal_error(format!(
                     "sampling request failed to serialise: {e}"
                 )))
             })?;
@@ -559,21 +569,21 @@ impl ToolContext {
     /// Check every path against the server's own [`crate::scope`] policy for the principal.
     ///
     /// Needs `roots` in this request's capabilities (else `-32021`).
-    pub async fn list_roots(&mut self, key: &str) -> Result<Vec<Root>, ToolError> {
+    pub async fn list_roots(&mut self, key: &str) -> Result<Vec<Root>, HandlerError> {
         match self.try_list_roots(key).await? {
             Some(r) => Ok(r),
-            None => Err(ToolError::input_required()),
+            None => Err(HandlerError::input_required()),
         }
     }
 
-    /// Like [`ToolContext::list_roots`] but returns `Ok(None)` after registering the request
-    /// (see [`ToolContext::await_inputs`]).
-    pub async fn try_list_roots(&mut self, key: &str) -> Result<Option<Vec<Root>>, ToolError> {
+    /// Like [`RequestContext::list_roots`] but returns `Ok(None)` after registering the request
+    /// (see [`RequestContext::await_inputs`]).
+    pub async fn try_list_roots(&mut self, key: &str) -> Result<Option<Vec<Root>>, HandlerError> {
         if !self.capabilities.supports_roots() {
             return Err(missing(ClientCapabilities::none().with_roots()));
         }
         let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, &()).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "roots request failed to serialise: {e}"
             )))
         })?;
@@ -587,9 +597,9 @@ impl ToolContext {
 
     /// Fails with the input-required signal when any `try_*` call of this pass registered a
     /// request; otherwise every `try_*` call so far returned `Some`.
-    pub fn await_inputs(&self) -> Result<(), ToolError> {
+    pub fn await_inputs(&self) -> Result<(), HandlerError> {
         if self.mrtr.has_pending() {
-            Err(ToolError::input_required())
+            Err(HandlerError::input_required())
         } else {
             Ok(())
         }
@@ -600,7 +610,7 @@ impl ToolContext {
         key: &str,
         digest: ArgDigest,
         request: impl FnOnce() -> InputRequest,
-    ) -> Result<Option<T>, ToolError> {
+    ) -> Result<Option<T>, HandlerError> {
         match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => T::deserialize(&record.response)
                 .map(Some)
@@ -640,8 +650,8 @@ impl ToolContext {
 
     pub(crate) async fn finish_call(
         &mut self,
-        outcome: Result<mcp_types::CallToolResult, ToolError>,
-    ) -> Result<mcp_types::CallToolResult, ToolError> {
+        outcome: Result<mcp_types::CallToolResult, HandlerError>,
+    ) -> Result<mcp_types::CallToolResult, HandlerError> {
         self.mrtr.finish_call(&self.principal, outcome).await
     }
 
@@ -726,21 +736,21 @@ fn decode_elicit<F: ElicitForm>(
 fn check_url<'a>(
     url: &str,
     mut correlations: impl Iterator<Item = &'a CorrelationId>,
-) -> Result<(), ToolError> {
+) -> Result<(), HandlerError> {
     let scheme_ok = url.starts_with("https://") || url.starts_with("http://");
     if !scheme_ok || url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ToolError::protocol(ErrorObject::internal_error(
+        return Err(HandlerError::protocol(ErrorObject::internal_error(
             "URL elicitation needs an absolute https:// or http:// URL without spaces (server bug)",
         )));
     }
     if correlations.any(|c| url.contains(&c.to_string())) {
-        return Err(ToolError::protocol(ErrorObject::internal_error(
+        return Err(HandlerError::protocol(ErrorObject::internal_error(
             "URL elicitation must not put the correlation id in the URL; link to an opaque id whose server-side record holds it (server bug)",
         )));
     }
     Ok(())
 }
 
-fn missing(required: ClientCapabilities) -> ToolError {
-    ToolError::protocol(ErrorObject::missing_required_client_capability(&required))
+fn missing(required: ClientCapabilities) -> HandlerError {
+    HandlerError::protocol(ErrorObject::missing_required_client_capability(&required))
 }

@@ -13,11 +13,11 @@
 //! struct Tenant(String);
 //!
 //! impl FromToolCall for Tenant {
-//!     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+//!     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
 //!         let p = call.context().principal().as_str();
 //!         match p.split_once('/') {
 //!             Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
-//!             None => Err(ToolError::tool("this tool needs a tenant-scoped principal")),
+//!             None => Err(HandlerError::tool("this tool needs a tenant-scoped principal")),
 //!         }
 //!     }
 //! }
@@ -35,13 +35,13 @@
 use mcp_types::JsonObject;
 
 use crate::Principal;
-use crate::context::ToolContext;
-use crate::tool::{State, StateNeed, ToolError};
+use crate::context::RequestContext;
+use crate::tool::{HandlerError, State, StateNeed};
 use crate::transport::CancellationToken;
 
 /// What a `#[tool]` parameter extractor sees of the call.
 pub struct ToolCall<'a> {
-    ctx: &'a ToolContext,
+    ctx: &'a RequestContext,
     args: Option<JsonObject>,
     expected: &'a str,
 }
@@ -49,7 +49,7 @@ pub struct ToolCall<'a> {
 impl<'a> ToolCall<'a> {
     /// The call's view for extractors (what generated code builds).
     #[doc(hidden)]
-    pub fn new(ctx: &'a ToolContext, args: JsonObject, expected: &'a str) -> Self {
+    pub fn new(ctx: &'a RequestContext, args: JsonObject, expected: &'a str) -> Self {
         ToolCall {
             ctx,
             args: Some(args),
@@ -58,16 +58,16 @@ impl<'a> ToolCall<'a> {
     }
 
     /// The request's context: principal, application state, request metadata.
-    pub fn context(&self) -> &'a ToolContext {
+    pub fn context(&self) -> &'a RequestContext {
         self.ctx
     }
 
     /// The call's arguments, once (the arguments extractor takes them).
     #[doc(hidden)]
-    pub fn take_args(&mut self) -> Result<(JsonObject, &'a str), ToolError> {
+    pub fn take_args(&mut self) -> Result<(JsonObject, &'a str), HandlerError> {
         match self.args.take() {
             Some(a) => Ok((a, self.expected)),
-            None => Err(ToolError::tool(
+            None => Err(HandlerError::tool(
                 "two parameters of this tool read the arguments; declare one arguments type",
             )),
         }
@@ -75,10 +75,10 @@ impl<'a> ToolCall<'a> {
 
     /// After every parameter: arguments nobody took are a mistake worth reporting.
     #[doc(hidden)]
-    pub fn finish(self) -> Result<(), ToolError> {
+    pub fn finish(self) -> Result<(), HandlerError> {
         match self.args.as_ref().and_then(|a| a.keys().next()) {
             None => Ok(()),
-            Some(k) => Err(ToolError::invalid_arguments(format!(
+            Some(k) => Err(HandlerError::invalid_arguments(format!(
                 "unknown field `{k}`; this tool takes no arguments"
             ))),
         }
@@ -129,7 +129,7 @@ impl ToolCallNeeds {
 )]
 pub trait FromToolCall: Sized {
     /// Makes the value; an error fails the call with it.
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError>;
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError>;
 
     /// Declares what the parameter needs (arguments schema, state), once per tool.
     #[doc(hidden)]
@@ -139,7 +139,7 @@ pub trait FromToolCall: Sized {
 }
 
 impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         call.ctx.state::<T>().map(State)
     }
 
@@ -150,7 +150,7 @@ impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
 
 /// The request's cancellation, as a parameter: a token that is cancelled when the request is
 /// over (the client cancelled it, it timed out, or it was answered). Move it into work the tool
-/// spawns so that work stops with the request; see [`ToolContext::cancellation_token`], which
+/// spawns so that work stops with the request; see [`RequestContext::cancellation_token`], which
 /// this is.
 ///
 /// ```
@@ -183,13 +183,13 @@ impl std::ops::Deref for Cancellation {
 }
 
 impl FromToolCall for Cancellation {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         Ok(Cancellation(call.ctx.cancellation_token()))
     }
 }
 
 impl FromToolCall for Principal {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         Ok(call.ctx.principal().clone())
     }
 }
@@ -198,7 +198,7 @@ impl FromToolCall for Principal {
 // type with neither gets this trait's message once.
 #[diagnostic::do_not_recommend]
 impl<T: crate::__macro_support_v1::ToolArgs> FromToolCall for T {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, ToolError> {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         let (args, expected) = call.take_args()?;
         crate::__macro_support_v1::parse_args::<T>(args, expected)
     }

@@ -32,6 +32,7 @@ pub mod client;
 pub mod context;
 pub mod extract;
 pub mod form;
+mod handler_error;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
 pub mod log_safe;
@@ -52,7 +53,6 @@ pub mod server;
 pub mod state;
 pub mod tasks;
 pub mod tool;
-mod tool_error;
 pub mod transport;
 pub mod uri_template;
 

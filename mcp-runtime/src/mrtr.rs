@@ -3,7 +3,7 @@
 //!
 //! This module owns the ledger's whole life: the server opens it from a retry's
 //! `requestState` ([`Mrtr::open`]), the tool-facing facade
-//! ([`crate::context::ToolContext`]) looks answers up and claims them through it, and the
+//! ([`crate::context::RequestContext`]) looks answers up and claims them through it, and the
 //! server seals the next state from it ([`Mrtr::seal_next`]). Submodules: `binding` (the
 //! digests binding what was shown under a key), `claim` (claiming, work under a claim, recorded
 //! outcomes), `record` (the typed answer record carried in the state), `token` (opening a
@@ -15,9 +15,9 @@ use std::sync::Arc;
 use mcp_types::{ErrorObject, InputRequest, InputRequests, InputResponses};
 use serde_json::Value;
 
+use crate::handler_error::HandlerError;
 use crate::replay::{RecordedOutcome, ReplayStore};
 use crate::state::{ArgDigest, CorrelationId, RandomnessUnavailable, StatePayload};
-use crate::tool_error::ToolError;
 
 mod binding;
 mod claim;
@@ -171,7 +171,7 @@ impl Mrtr {
         principal: &crate::Principal,
         key: &str,
         answer: FreshAnswer,
-    ) -> Result<(), ToolError> {
+    ) -> Result<(), HandlerError> {
         self.claim(principal).await?;
         self.record_fresh(key, answer);
         Ok(())
@@ -199,7 +199,7 @@ impl Mrtr {
     }
 
     /// Where the answer under `key` comes from, given what the tool would show now.
-    pub(crate) fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, ToolError> {
+    pub(crate) fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, HandlerError> {
         let Some(state) = &self.opened else {
             // Without a verified state nothing was asked: responses are ignored.
             return Ok(Lookup::Missing);
@@ -245,8 +245,8 @@ pub(crate) enum Lookup {
 }
 
 /// The `-32602` for a retry whose state does not fit what the tool asks now.
-pub(crate) fn refused(why: &str) -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(format!(
+pub(crate) fn refused(why: &str) -> HandlerError {
+    HandlerError::protocol(ErrorObject::invalid_params(format!(
         "requestState is invalid: {why}; restart the call without requestState and inputResponses"
     )))
 }

@@ -1,7 +1,7 @@
 //! Prompts: the [`PromptHandler`] trait `#[prompt]` implements and the conversions from what a
 //! prompt function returns into a `GetPromptResult`.
 //!
-//! A prompt runs with the same [`ToolContext`] as a tool (the request context): it can read
+//! A prompt runs with the same [`RequestContext`] as a tool (the request context): it can read
 //! application state, log, report progress, and ask the user through the typed elicitation API;
 //! `prompts/get` then answers with an `InputRequiredResult` whose sealed state is bound to
 //! `prompts/get`, the prompt's name and its arguments.
@@ -12,8 +12,8 @@ use mcp_types::{
     PromptMessage, ResultType, Role,
 };
 
-use crate::context::ToolContext;
-use crate::tool::ToolError;
+use crate::context::RequestContext;
+use crate::tool::HandlerError;
 
 /// A prompt the server can list, get and complete arguments of.
 ///
@@ -40,14 +40,14 @@ pub trait PromptHandler: Send + Sync + 'static {
 
     /// Renders the prompt. `args` is `params.arguments` (string values; empty when absent).
     ///
-    /// Errors: [`ToolError::invalid_arguments`] → `-32602`; [`ToolError::tool`] → `-32603`
+    /// Errors: [`HandlerError::invalid_arguments`] → `-32602`; [`HandlerError::tool`] → `-32603`
     /// with the message; protocol errors as given; the input-required signal → an
     /// `InputRequiredResult`.
     fn get<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<GetPromptResult, ToolError>>;
+    ) -> BoxFuture<'a, Result<GetPromptResult, HandlerError>>;
 
     /// Whether [`PromptHandler::complete`] can suggest values for any argument (the server
     /// advertises `completions` only when some prompt or resource template can).
@@ -75,7 +75,7 @@ pub type CompletionFn = fn(value: &str, context: &CompletionContext) -> Vec<Stri
 /// Converts what a prompt function returns into a `GetPromptResult`.
 pub trait IntoGetPromptResult {
     /// Performs the conversion.
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError>;
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError>;
 }
 
 /// A prompt result with these messages.
@@ -109,46 +109,46 @@ pub fn assistant(content: impl Into<ContentBlock>) -> PromptMessage {
 }
 
 impl IntoGetPromptResult for GetPromptResult {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(self)
     }
 }
 
 impl IntoGetPromptResult for Vec<PromptMessage> {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(prompt_result(self))
     }
 }
 
 impl IntoGetPromptResult for PromptMessage {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(prompt_result(vec![self]))
     }
 }
 
 /// One user message with this text.
 impl IntoGetPromptResult for String {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(prompt_result(vec![user(ContentBlock::text(self))]))
     }
 }
 
 /// One user message with this text.
 impl IntoGetPromptResult for &'static str {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(prompt_result(vec![user(ContentBlock::text(self))]))
     }
 }
 
 /// One user message per block.
 impl IntoGetPromptResult for Vec<ContentBlock> {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(prompt_result(self.into_iter().map(user).collect()))
     }
 }
 
-impl<T: IntoGetPromptResult> IntoGetPromptResult for Result<T, ToolError> {
-    fn into_get_prompt_result(self) -> Result<GetPromptResult, ToolError> {
+impl<T: IntoGetPromptResult> IntoGetPromptResult for Result<T, HandlerError> {
+    fn into_get_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         self.and_then(IntoGetPromptResult::into_get_prompt_result)
     }
 }

@@ -2,7 +2,7 @@
 //! (a fixed URI or a URI template) and the conversions from what a resource function returns
 //! into resource contents.
 //!
-//! Reads run with the same [`ToolContext`] as tools and prompts, so a resource can ask the
+//! Reads run with the same [`RequestContext`] as tools and prompts, so a resource can ask the
 //! user (the sealed state binds `resources/read` and the URI read).
 
 use base64::Engine as _;
@@ -14,8 +14,8 @@ use mcp_types::{
 use serde::Serialize;
 use serde_json::json;
 
-use crate::context::ToolContext;
-use crate::tool::{Json, ToolError};
+use crate::context::RequestContext;
+use crate::tool::{HandlerError, Json};
 
 /// What a resource handler serves: one fixed URI, or every URI matching a template.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,10 +76,10 @@ pub trait ResourceHandler: Send + Sync + 'static {
     /// resource). Return [`not_found`] when the URI fits the template but names nothing.
     fn read<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         uri: &'a str,
         vars: JsonObject,
-    ) -> BoxFuture<'a, Result<Vec<ResourceContents>, ToolError>>;
+    ) -> BoxFuture<'a, Result<Vec<ResourceContents>, HandlerError>>;
 
     /// Whether [`ResourceHandler::complete`] can suggest values for any template variable.
     fn has_completions(&self) -> bool {
@@ -101,8 +101,8 @@ pub trait ResourceHandler: Send + Sync + 'static {
 
 /// The error for a URI that names no resource: `-32602` with the URI in `data.uri`, as the
 /// spec defines it (never the retired `-32002`).
-pub fn not_found(uri: &str) -> ToolError {
-    ToolError::protocol(not_found_error(uri))
+pub fn not_found(uri: &str) -> HandlerError {
+    HandlerError::protocol(not_found_error(uri))
 }
 
 pub(crate) fn not_found_error(uri: &str) -> ErrorObject {
@@ -128,7 +128,7 @@ pub trait IntoResourceContents {
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError>;
+    ) -> Result<Vec<ResourceContents>, HandlerError>;
 }
 
 /// Text contents of `uri`.
@@ -159,7 +159,7 @@ impl IntoResourceContents for String {
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         Ok(vec![text(
             uri,
             Some(mime_type.unwrap_or("text/plain")),
@@ -174,7 +174,7 @@ impl IntoResourceContents for &'static str {
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         self.to_owned().into_resource_contents(uri, mime_type)
     }
 }
@@ -185,7 +185,7 @@ impl IntoResourceContents for Blob {
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         Ok(vec![blob(
             uri,
             Some(mime_type.unwrap_or("application/octet-stream")),
@@ -200,9 +200,9 @@ impl<T: Serialize> IntoResourceContents for Json<T> {
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         let body = serde_json::to_string(&self.0).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "resource contents failed to serialise: {e}"
             )))
         })?;
@@ -219,7 +219,7 @@ impl IntoResourceContents for ResourceContents {
         self,
         _uri: &str,
         _mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         Ok(vec![self])
     }
 }
@@ -229,17 +229,17 @@ impl IntoResourceContents for Vec<ResourceContents> {
         self,
         _uri: &str,
         _mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         Ok(self)
     }
 }
 
-impl<T: IntoResourceContents> IntoResourceContents for Result<T, ToolError> {
+impl<T: IntoResourceContents> IntoResourceContents for Result<T, HandlerError> {
     fn into_resource_contents(
         self,
         uri: &str,
         mime_type: Option<&str>,
-    ) -> Result<Vec<ResourceContents>, ToolError> {
+    ) -> Result<Vec<ResourceContents>, HandlerError> {
         self.and_then(|v| v.into_resource_contents(uri, mime_type))
     }
 }

@@ -10,6 +10,13 @@
 //! (`-32600`), parse (`-32700`), JSON-RPC shape (`-32600`), `_meta` (`-32602`, message names the
 //! member), protocol version (`-32022`), method (`-32601`), params (`-32602`), required client
 //! capabilities (`-32021`), request state (`-32602`), then the tool.
+//!
+//! Where `Server`'s methods live, one file per step of a request: building and the public
+//! accessors here; the entry points and the method table in `server/dispatch.rs`; opening a
+//! request (`_meta`, the retry's state) in `server/request.rs`; prompts, resources and
+//! completion in `server/catalog.rs`; the tasks extension in `server/tasks.rs`. Sealing the
+//! next `requestState` belongs to the MRTR ledger (`crate::mrtr`), and every `StateKeyring`
+//! method (`seal`, `open`, rotation) is in `state/keys.rs`.
 
 mod catalog;
 mod discover;

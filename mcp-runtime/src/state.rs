@@ -221,7 +221,7 @@ pub struct StatePayload {
 /// URL-mode elicitation) to one tool-call flow.
 ///
 /// The runtime mints it and keeps it in the signed `requestState`, so a handler gets the same
-/// id on every pass of the flow ([`crate::context::ToolContext::correlation_id`]). It is not a
+/// id on every pass of the flow ([`crate::context::RequestContext::correlation_id`]). It is not a
 /// secret (the client can read the state) and must not be put in the URL: give the user an
 /// opaque link whose server-side record holds the principal and this id instead.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

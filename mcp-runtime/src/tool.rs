@@ -1,4 +1,4 @@
-//! Tools: the [`ToolHandler`] trait `#[tool]` implements, [`ToolError`], and the conversions
+//! Tools: the [`ToolHandler`] trait `#[tool]` implements, [`HandlerError`], and the conversions
 //! from what a tool function returns into a `CallToolResult`.
 
 /// The boxed future a hand-written [`ToolHandler::call`] returns (re-exported so that
@@ -7,8 +7,15 @@ pub use futures::future::BoxFuture;
 use mcp_types::{CallToolResult, ClientCapabilities, ContentBlock, ErrorObject, JsonObject, Tool};
 use serde::Serialize;
 
-use crate::context::ToolContext;
-pub use crate::tool_error::{ToolError, ToolResult};
+use crate::context::RequestContext;
+pub use crate::handler_error::{HandlerError, ToolResult};
+
+/// The former name of [`HandlerError`], kept for one release.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed to `HandlerError`: prompts and resources return it too"
+)]
+pub type ToolError = HandlerError;
 
 /// A tool the server can list and call.
 ///
@@ -32,7 +39,7 @@ pub trait ToolHandler: Send + Sync + 'static {
     /// The application state types the tool extracts (`State<T>` parameters).
     /// `Server::builder(..).build()` refuses the server when one was never registered with
     /// `.state(..)`. `#[tool]` fills it in; a hand-written tool that reads
-    /// [`ToolContext::state`] should list its types here too.
+    /// [`RequestContext::state`] should list its types here too.
     fn state_needs(&self) -> &[StateNeed] {
         &[]
     }
@@ -58,9 +65,9 @@ pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>>;
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>>;
 }
 
 /// Converts what a tool function returns into a `CallToolResult`.
@@ -69,53 +76,53 @@ pub trait ToolHandler: Send + Sync + 'static {
     label = "does not implement `IntoCallToolResult`",
     note = "return `String`, `&'static str`, `()`, `CallToolResult`, `ContentBlock`, \
             `Vec<ContentBlock>` or `Json<T>` (T: Serialize + JsonSchema), optionally in \
-            `Result<_, ToolError>`",
+            `Result<_, HandlerError>`",
     note = "to return `{Self}` as structured content, wrap it: `Json(value)`, with \
             `#[derive(Serialize, JsonSchema)]` on `{Self}`"
 )]
 pub trait IntoCallToolResult {
     /// Performs the conversion.
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError>;
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError>;
 }
 
 impl IntoCallToolResult for CallToolResult {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(self)
     }
 }
 
 impl IntoCallToolResult for String {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(CallToolResult::success(vec![ContentBlock::text(self)]))
     }
 }
 
 impl IntoCallToolResult for &'static str {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(CallToolResult::success(vec![ContentBlock::text(self)]))
     }
 }
 
 impl IntoCallToolResult for ContentBlock {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(CallToolResult::success(vec![self]))
     }
 }
 
 impl IntoCallToolResult for Vec<ContentBlock> {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(CallToolResult::success(self))
     }
 }
 
 impl IntoCallToolResult for () {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         Ok(CallToolResult::success(Vec::new()))
     }
 }
 
-impl<T: IntoCallToolResult> IntoCallToolResult for Result<T, ToolError> {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+impl<T: IntoCallToolResult> IntoCallToolResult for Result<T, HandlerError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         self.and_then(IntoCallToolResult::into_call_tool_result)
     }
 }
@@ -126,9 +133,9 @@ impl<T: IntoCallToolResult> IntoCallToolResult for Result<T, ToolError> {
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoCallToolResult for Json<T> {
-    fn into_call_tool_result(self) -> Result<CallToolResult, ToolError> {
+    fn into_call_tool_result(self) -> Result<CallToolResult, HandlerError> {
         let value = serde_json::to_value(&self.0).map_err(|e| {
-            ToolError::protocol(ErrorObject::internal_error(format!(
+            HandlerError::protocol(ErrorObject::internal_error(format!(
                 "tool output failed to serialise: {e}"
             )))
         })?;
@@ -165,7 +172,7 @@ pub struct State<T>(pub T);
 
 impl<T: Clone + Send + Sync + 'static> State<T> {
     /// Extracts the state from a context (what `#[tool]` generates).
-    pub fn from_context(ctx: &ToolContext) -> Result<Self, ToolError> {
+    pub fn from_context(ctx: &RequestContext) -> Result<Self, HandlerError> {
         ctx.state::<T>().map(State)
     }
 }

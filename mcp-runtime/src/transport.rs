@@ -1,7 +1,7 @@
 //! Transports: how MCP messages reach the server core and how its answers get back.
 //!
 //! - [`service`]: the seam every transport drives, [`McpService`], and what flows through it
-//!   ([`Message`], [`RequestContext`], [`Reply`]).
+//!   ([`Message`], [`RequestScope`], [`Reply`]).
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
 //! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
 //!   [`auth`]entication, `Origin` checks and header/body validation.
@@ -48,6 +48,6 @@ pub use http::{BodyError, read_body, serve_router};
 pub use http::{BoundHttpServer, HttpConfig, HttpServer};
 pub use service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader,
-    ReadinessCheck, Reply, ReplyKind, RequestContext,
+    ReadinessCheck, Reply, ReplyKind, RequestScope,
 };
 pub use stdio::StdioConfig;

@@ -43,7 +43,7 @@ impl Drop for OnDrop {
 /// Never answers: spawns a worker that waits for the request's cancellation, then waits
 /// forever itself.
 #[tool]
-async fn stall(ctx: &mut ToolContext) -> ToolResult<String> {
+async fn stall(ctx: &mut RequestContext) -> ToolResult<String> {
     let Probe(tx) = ctx.state::<Probe>()?;
     let _dropped = OnDrop(tx.clone());
     let token = ctx.cancellation_token();

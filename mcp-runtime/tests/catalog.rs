@@ -4,7 +4,7 @@
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::{
-    CancellationToken, McpService, Message, NotificationSink, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };
 use serde_json::{Value, json};
 
@@ -26,7 +26,7 @@ fn names(value: &str, _: &CompletionContext) -> Vec<String> {
 
 /// Greets someone.
 #[prompt(complete(name = names))]
-async fn greet(ctx: &mut ToolContext, args: GreetArgs) -> String {
+async fn greet(ctx: &mut RequestContext, args: GreetArgs) -> String {
     ctx.log(LoggingLevel::Info, "greeting").await;
     ctx.progress(1, Some(1), None).await;
     format!("{} {}", args.style.as_deref().unwrap_or("Hello"), args.name)
@@ -40,7 +40,7 @@ struct Topic {
 
 /// Asks for a topic first.
 #[prompt(requires(form_elicitation))]
-async fn ask(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn ask(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     Ok(
         match ctx.elicit::<Topic>("topic", "Which topic?", ()).await? {
             Elicitation::Accepted(t) => format!("Talk about {}", t.topic),
@@ -52,7 +52,7 @@ async fn ask(ctx: &mut ToolContext) -> Result<String, ToolError> {
 
 /// Another prompt that asks, to check states do not cross targets.
 #[prompt(requires(form_elicitation))]
-async fn ask_too(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn ask_too(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     ask(ctx).await
 }
 
@@ -74,7 +74,7 @@ struct ItemVars {
 
 /// Items by id; only ids 1-3 exist.
 #[resource(uri = "mem://items/{id}", name = "item", complete(id = item_ids))]
-fn item(vars: ItemVars) -> Result<String, ToolError> {
+fn item(vars: ItemVars) -> Result<String, HandlerError> {
     match vars.id.as_str() {
         "1" | "2" | "3" => Ok(format!("item {}", vars.id)),
         other => Err(mcp_runtime::resource::not_found(&format!(
@@ -92,13 +92,13 @@ fn item_ids(value: &str, _: &CompletionContext) -> Vec<String> {
 
 /// A secret that needs confirmation before it is read.
 #[resource(uri = "mem://secret", requires(form_elicitation))]
-async fn secret(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn secret(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     match ctx
         .elicit::<Topic>("why", "Why do you need it?", ())
         .await?
     {
         Elicitation::Accepted(t) => Ok(format!("secret for {}", t.topic)),
-        Elicitation::Declined | Elicitation::Cancelled => Err(ToolError::tool("not shared")),
+        Elicitation::Declined | Elicitation::Cancelled => Err(HandlerError::tool("not shared")),
     }
 }
 
@@ -269,8 +269,14 @@ async fn prompts_get_logs_and_reports_progress_when_asked() {
     let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
         "params": {"_meta": m, "name": "greet", "arguments": {"name": "x"}}}))
     .unwrap();
-    let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx).await.unwrap();
+    let ctx = RequestScope::new(Principal::new("a"), sink, CancellationToken::new());
+    McpService::handle(
+        &s,
+        Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(),
+        ctx,
+    )
+    .await
+    .unwrap();
     let mut methods = Vec::new();
     while let Ok(n) = rx.try_recv() {
         methods.push(serde_json::from_slice::<Value>(&n).unwrap()["method"].clone());

@@ -37,10 +37,10 @@ struct Confirm {
 /// Changes the world once the user confirms.
 #[tool(destructive, requires(form_elicitation))]
 async fn change(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(world): State<World>,
     args: Args,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let w = world.clone();
     let act = move || {
         if w.fail.load(Ordering::SeqCst) > 0 {

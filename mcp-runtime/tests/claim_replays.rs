@@ -31,10 +31,10 @@ struct Confirm {
 /// Counts an effect under the claim once confirmed.
 #[tool(destructive, requires(form_elicitation))]
 async fn act(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(effects): State<Effects>,
     args: Args,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let outcome = ctx
         .elicit_with_commit::<Confirm, _, _>("confirm", "Sure?", (), move |c| {
             if c.confirm {

@@ -37,7 +37,7 @@ struct OrderArgs {
 
 /// Picks an item and confirms it: two form rounds.
 #[tool(requires(form_elicitation))]
-async fn order(ctx: &mut ToolContext, args: OrderArgs) -> ToolResult<String> {
+async fn order(ctx: &mut RequestContext, args: OrderArgs) -> ToolResult<String> {
     let choices = Pick::choices().item(args.items);
     let Elicitation::Accepted(pick) = ctx.elicit::<Pick>("pick", "Pick one", choices).await? else {
         return Ok("no pick".into());

@@ -6,7 +6,7 @@ mod core_support;
 use core_support::*;
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::{
-    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -88,7 +88,13 @@ async fn meta_defects_are_32602_naming_the_member_and_http_400() {
     ];
     for (params, field) in cases {
         let body = request(1, "tools/list", params.clone());
-        let reply = McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx()).await.expect("a reply");
+        let reply = McpService::handle(
+            &s,
+            Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(),
+            ctx(),
+        )
+        .await
+        .expect("a reply");
         assert_eq!(reply.kind, ReplyKind::MalformedMeta, "{params}");
         assert_eq!(reply.http_status().as_u16(), 400);
         let r: Value = serde_json::from_slice(&reply.body).unwrap();
@@ -107,8 +113,8 @@ async fn meta_defects_are_32602_naming_the_member_and_http_400() {
     assert_eq!(r["error"]["code"], -32602);
 }
 
-fn ctx() -> RequestContext {
-    RequestContext::new(
+fn ctx() -> RequestScope {
+    RequestScope::new(
         Principal::new("alice"),
         NotificationSink::discard(),
         CancellationToken::new(),
@@ -139,7 +145,13 @@ async fn unsupported_version_is_32022_with_exact_data() {
 async fn unknown_method_is_32601_and_404() {
     let s = server();
     let body = request(1, "prompts/list", json!({"_meta": meta(json!({}))}));
-    let reply = McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx()).await.unwrap();
+    let reply = McpService::handle(
+        &s,
+        Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(),
+        ctx(),
+    )
+    .await
+    .unwrap();
     assert_eq!(reply.http_status().as_u16(), 404);
     let r: Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(r["error"]["code"], -32601);
@@ -309,8 +321,14 @@ async fn progress_and_log_notifications_follow_meta() {
         "tools/call",
         json!({"_meta": m, "name": "plain", "arguments": {"text": "x"}}),
     );
-    let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(), ctx).await.unwrap();
+    let ctx = RequestScope::new(Principal::new("a"), sink, CancellationToken::new());
+    McpService::handle(
+        &s,
+        Message::parse(bytes::Bytes::copy_from_slice(&body)).unwrap(),
+        ctx,
+    )
+    .await
+    .unwrap();
     let mut got = Vec::new();
     while let Ok(n) = rx.try_recv() {
         got.push(serde_json::from_slice::<Value>(&n).unwrap());
@@ -323,10 +341,19 @@ async fn progress_and_log_notifications_follow_meta() {
 
     // Without progressToken/logLevel nothing is sent.
     let (sink, mut rx) = NotificationSink::channel(16, CancellationToken::new());
-    let ctx = RequestContext::new(Principal::new("a"), sink, CancellationToken::new());
-    McpService::handle(&s, Message::parse(bytes::Bytes::copy_from_slice(&call(1)).unwrap(), "plain", json!({"text": "x"}), json!({})), ctx)
-        .await
-        .unwrap();
+    let ctx = RequestScope::new(Principal::new("a"), sink, CancellationToken::new());
+    McpService::handle(
+        &s,
+        Message::parse(
+            bytes::Bytes::copy_from_slice(&call(1)).unwrap(),
+            "plain",
+            json!({"text": "x"}),
+            json!({}),
+        ),
+        ctx,
+    )
+    .await
+    .unwrap();
     assert!(rx.try_recv().is_err());
 }
 
@@ -391,9 +418,9 @@ impl ToolHandler for PanicTool {
     }
     fn call<'a>(
         &'a self,
-        _ctx: &'a mut mcp_runtime::context::ToolContext,
+        _ctx: &'a mut mcp_runtime::context::RequestContext,
         _args: mcp_types::JsonObject,
-    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async { panic!("tool bug") })
     }
 }
@@ -433,9 +460,9 @@ impl ToolHandler for HeaderTool {
     }
     fn call<'a>(
         &'a self,
-        _ctx: &'a mut mcp_runtime::context::ToolContext,
+        _ctx: &'a mut mcp_runtime::context::RequestContext,
         _args: mcp_types::JsonObject,
-    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async { "ok".into_call_tool_result() })
     }
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use core_support::*;
 use futures::future::BoxFuture;
-use mcp_runtime::context::{Elicitation, ToolContext};
+use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::ActionError;
 use mcp_types::{
@@ -39,9 +39,9 @@ impl ToolHandler for FlowTool {
     }
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async move {
             let effects = ctx.state::<Effects>()?;
             let choices = DeleteChoices {
@@ -128,7 +128,7 @@ impl ToolHandler for FlowTool {
                         _ => "nothing".into_call_tool_result(),
                     }
                 }
-                _ => Err(ToolError::invalid_arguments("unknown mode")),
+                _ => Err(HandlerError::invalid_arguments("unknown mode")),
             }
         })
     }
@@ -538,7 +538,7 @@ async fn rounds_are_bounded() {
 #[tokio::test]
 async fn detached_contexts_run_tools_directly() {
     let effects = Effects::default();
-    let mut ctx = ToolContext::with_state(effects.clone());
+    let mut ctx = RequestContext::with_state(effects.clone());
     // Without capabilities an elicitation is -32021.
     let e = FlowTool::default()
         .call(
@@ -552,7 +552,7 @@ async fn detached_contexts_run_tools_directly() {
         .unwrap_err();
     assert_eq!(e.as_protocol().unwrap().code().code(), -32021);
     // With them, the first pass signals input required.
-    let mut ctx = ToolContext::default()
+    let mut ctx = RequestContext::default()
         .and_state(effects)
         .with_capabilities(serde_json::from_value(caps_form()).unwrap());
     let e = FlowTool::default()

@@ -30,17 +30,20 @@ struct DeleteChoice {
 /// Delete one note, after the user picks which and confirms.
 #[tool(destructive, requires(form_elicitation))]
 async fn notes_delete(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(deleted): State<Deleted>,
     args: DeleteArgs,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let hits: Vec<(String, String)> = ["groceries", "groceries-old", "todo"]
         .iter()
         .filter(|n| n.contains(args.title.as_str()))
         .map(|n| ((*n).to_owned(), n.to_uppercase()))
         .collect();
     if hits.is_empty() {
-        return Err(ToolError::tool(format!("No note matches {:?}", args.title)));
+        return Err(HandlerError::tool(format!(
+            "No note matches {:?}",
+            args.title
+        )));
     }
     let choices = DeleteChoice::choices().note_id(hits);
     match ctx
@@ -52,7 +55,7 @@ async fn notes_delete(
             Ok(format!("Deleted {}", c.note_id))
         }
         Elicitation::Accepted(_) | Elicitation::Declined => Ok("Nothing deleted.".into()),
-        Elicitation::Cancelled => Err(ToolError::tool("Cancelled; nothing deleted.")),
+        Elicitation::Cancelled => Err(HandlerError::tool("Cancelled; nothing deleted.")),
     }
 }
 

@@ -10,7 +10,7 @@ use core_support::*;
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::{StateKey, StateKeyring};
 use mcp_runtime::transport::{
-    CancellationToken, McpService, Message, NotificationSink, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -33,8 +33,8 @@ fn server() -> Server {
         .unwrap()
 }
 
-fn ctx() -> RequestContext {
-    RequestContext::new(
+fn ctx() -> RequestScope {
+    RequestScope::new(
         Principal::new("alice"),
         NotificationSink::discard(),
         CancellationToken::new(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use core_support::*;
 use futures::future::BoxFuture;
-use mcp_runtime::context::ToolContext;
+use mcp_runtime::context::RequestContext;
 use mcp_runtime::legacy::session::SessionLimits;
 use mcp_runtime::legacy::stdio::{serve_auto, serve_auto_with_limits};
 use mcp_runtime::prelude::*;
@@ -47,9 +47,9 @@ impl ToolHandler for RootsTool {
     }
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         _args: JsonObject,
-    ) -> BoxFuture<'a, Result<mcp_types::CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<mcp_types::CallToolResult, HandlerError>> {
         Box::pin(async move {
             let allowed = ctx.state::<Allowed>()?;
             let roots = ctx.list_roots("roots").await?;
@@ -87,9 +87,9 @@ impl mcp_runtime::prompt::PromptHandler for RootsPrompt {
     }
     fn get<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         _args: JsonObject,
-    ) -> BoxFuture<'a, Result<mcp_types::GetPromptResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<mcp_types::GetPromptResult, HandlerError>> {
         Box::pin(async move {
             let roots = ctx.list_roots("roots").await?;
             Ok(mcp_runtime::prompt::prompt_result(vec![

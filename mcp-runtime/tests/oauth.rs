@@ -30,7 +30,7 @@ struct NoArgs {}
 
 /// Says who is calling.
 #[tool]
-async fn whoami(ctx: &mut ToolContext, _args: NoArgs) -> ToolResult<String> {
+async fn whoami(ctx: &mut RequestContext, _args: NoArgs) -> ToolResult<String> {
     Ok(ctx.principal().to_string())
 }
 

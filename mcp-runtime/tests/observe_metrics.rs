@@ -20,7 +20,7 @@ struct Confirm {
 
 /// Asks, then answers.
 #[tool(requires(form_elicitation))]
-async fn ask(ctx: &mut ToolContext, _args: NoArgs) -> Result<String, ToolError> {
+async fn ask(ctx: &mut RequestContext, _args: NoArgs) -> Result<String, HandlerError> {
     ctx.elicit::<Confirm>("c", "Sure?", ()).await?;
     Ok("done".into())
 }

@@ -22,7 +22,7 @@ struct Confirm {
 
 /// Deletes after a confirmation.
 #[tool(requires(form_elicitation))]
-async fn delete(ctx: &mut ToolContext, args: TitleArgs) -> Result<String, ToolError> {
+async fn delete(ctx: &mut RequestContext, args: TitleArgs) -> Result<String, HandlerError> {
     match ctx.elicit::<Confirm>("confirm", "Sure?", ()).await? {
         Elicitation::Accepted(c) if c.confirm => Ok(format!("deleted {}", args.title)),
         _ => Ok("kept".into()),

@@ -213,7 +213,7 @@ struct Confirm {
 
 /// Forgets a key of the map store's data, in the claim's transaction, once confirmed.
 #[tool(destructive, requires(form_elicitation))]
-async fn forget(ctx: &mut ToolContext, args: Args) -> Result<String, ToolError> {
+async fn forget(ctx: &mut RequestContext, args: Args) -> Result<String, HandlerError> {
     let key = args.key;
     let outcome = ctx
         .elicit_with_mutation::<Confirm, _, _>("confirm", "Sure?", (), move |c| {

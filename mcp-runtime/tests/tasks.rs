@@ -34,13 +34,13 @@ impl Drop for SetOnDrop {
 async fn gated(
     State(gate): State<Gate>,
     State(dropped): State<Dropped>,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let guard = SetOnDrop(dropped);
     let permit = gate
         .0
         .acquire()
         .await
-        .map_err(|_| ToolError::tool("gate closed"))?;
+        .map_err(|_| HandlerError::tool("gate closed"))?;
     permit.forget();
     std::mem::forget(guard);
     Ok("released".to_owned())
@@ -68,7 +68,7 @@ fn name_of(e: Elicitation<NameForm>) -> String {
 
 /// Asks two names in one round.
 #[tool(read_only, requires(form_elicitation))]
-async fn two_names(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn two_names(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     let a = ctx.try_elicit::<NameForm>("a", "First?", ()).await?;
     let b = ctx.try_elicit::<NameForm>("b", "Second?", ()).await?;
     ctx.await_inputs()?;
@@ -82,15 +82,15 @@ async fn two_names(ctx: &mut ToolContext) -> Result<String, ToolError> {
 /// Asks a name before becoming a task, then waits for the gate.
 #[tool(read_only, requires(form_elicitation))]
 async fn ask_then_work(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(gate): State<Gate>,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let name = name_of(ctx.elicit::<NameForm>("who", "Who?", ()).await?);
     let permit = gate
         .0
         .acquire()
         .await
-        .map_err(|_| ToolError::tool("gate closed"))?;
+        .map_err(|_| HandlerError::tool("gate closed"))?;
     permit.forget();
     Ok(format!("done for {name}"))
 }

@@ -24,16 +24,16 @@ struct SawCancel(Arc<AtomicBool>);
 /// Reports progress, then works until cancelled (or 30 s, which fails the test).
 #[tool(read_only, task)]
 async fn watchful(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     cancel: Cancellation,
     State(saw): State<SawCancel>,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     ctx.progress(1, Some(3), Some("step one")).await;
     tokio::select! {
         () = cancel.cancelled() => {
             assert!(ctx.is_cancelled(), "the context and the extractor share the token");
             saw.0.store(true, Ordering::SeqCst);
-            Err(ToolError::tool("stopped: cancelled"))
+            Err(HandlerError::tool("stopped: cancelled"))
         }
         () = tokio::time::sleep(Duration::from_secs(30)) => Ok("never cancelled".to_owned()),
     }

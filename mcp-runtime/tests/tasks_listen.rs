@@ -32,14 +32,17 @@ impl Steps {
 
 /// Waits for a step, reports halfway, waits for another, completes.
 #[tool(read_only, task)]
-async fn stepper(ctx: &mut ToolContext, State(steps): State<Steps>) -> Result<String, ToolError> {
+async fn stepper(
+    ctx: &mut RequestContext,
+    State(steps): State<Steps>,
+) -> Result<String, HandlerError> {
     let take = || async {
         steps
             .0
             .acquire()
             .await
             .map(tokio::sync::SemaphorePermit::forget)
-            .map_err(|_| ToolError::tool("steps closed"))
+            .map_err(|_| HandlerError::tool("steps closed"))
     };
     take().await?;
     ctx.progress(1, Some(2), Some("halfway")).await;

@@ -100,7 +100,7 @@ mod fleet {
 
     /// Asks a name inside the task.
     #[tool(read_only, requires(form_elicitation))]
-    async fn ask(ctx: &mut ToolContext) -> Result<String, ToolError> {
+    async fn ask(ctx: &mut RequestContext) -> Result<String, HandlerError> {
         match ctx.elicit::<NameForm>("who", "Who?", ()).await? {
             Elicitation::Accepted(f) => Ok(format!("hi {}", f.name)),
             _ => Ok("nobody".to_owned()),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use core_support::*;
 use futures::future::BoxFuture;
-use mcp_runtime::context::{Elicitation, ToolContext};
+use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::CorrelationId;
 use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
@@ -47,9 +47,9 @@ impl ToolHandler for Connect {
     }
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<mcp_types::CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<mcp_types::CallToolResult, HandlerError>> {
         Box::pin(async move {
             let record = ctx.state::<Record>()?;
             let corr = ctx.correlation_id("connect")?;

@@ -38,7 +38,7 @@
 //!   (`serve --public-url`), else from the bound address; a server listening on an
 //!   unspecified address (`0.0.0.0`, `::`) without a public URL refuses to mint links.
 //! - **"accept" is consent only.** On the retry the tool checks the completion record; if the
-//!   page was not finished it asks again ([`ToolContext::elicit_url_again`]).
+//!   page was not finished it asks again ([`RequestContext::elicit_url_again`]).
 //! - The pages are not cacheable, not frameable, run no script, and leak no referrer
 //!   cross-origin.
 //! - Secrets are held in [`ExportToken`], whose `Debug` is redacted.
@@ -286,10 +286,10 @@ pub enum LinkStatus {
     Locked,
 }
 
-fn random_token() -> Result<String, ToolError> {
+fn random_token() -> Result<String, HandlerError> {
     CorrelationId::random()
         .map(|id| id.to_string())
-        .map_err(|e| ToolError::tool(format!("cannot create a link: {e}")))
+        .map_err(|e| HandlerError::tool(format!("cannot create a link: {e}")))
 }
 
 fn ct_eq(a: &str, b: &str) -> bool {
@@ -374,7 +374,7 @@ impl ExportConnect {
         &self,
         principal: &Principal,
         correlation: CorrelationId,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String, HandlerError> {
         self.link_for_at(principal, correlation, Instant::now())
     }
 
@@ -383,16 +383,16 @@ impl ExportConnect {
         principal: &Principal,
         correlation: CorrelationId,
         now: Instant,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String, HandlerError> {
         let mut inner = self.lock();
         let base = match &inner.base {
             None => {
-                return Err(ToolError::tool(
+                return Err(HandlerError::tool(
                     "the connect page has no address: this server is not serving HTTP (the operator must run it with --http and, when it listens on all addresses, --public-url)",
                 ));
             }
             Some(base) if base.unspecified => {
-                return Err(ToolError::tool(format!(
+                return Err(HandlerError::tool(format!(
                     "the connect page has no public address: this server listens on {} (all addresses), which no browser can open; the operator must restart it with --public-url https://HOST[:PORT]",
                     base.text
                 )));
@@ -521,10 +521,10 @@ const CONNECTED: &str = "The export is connected.";
 /// a local web page (never in the chat). Needs URL-mode elicitation.
 #[tool(requires(url_elicitation))]
 pub async fn notes_connect_export(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(connect): State<ExportConnect>,
     _args: ConnectArgs,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let correlation = ctx.correlation_id(CONNECT_KEY)?;
     let principal = ctx.principal().clone();
     // Responses are present only on a retry whose requestState verified.
@@ -532,12 +532,12 @@ pub async fn notes_connect_export(
     match connect.status(&principal, correlation) {
         LinkStatus::Completed => return Ok(CONNECTED.to_owned()),
         LinkStatus::Locked => {
-            return Err(ToolError::tool(
+            return Err(HandlerError::tool(
                 "The connect page was locked after too many wrong MCP access tokens; nothing was stored. Call notes_connect_export again (without requestState) for a new link.",
             ));
         }
         LinkStatus::Missing if retry => {
-            return Err(ToolError::tool(
+            return Err(HandlerError::tool(
                 "The connect link expired or was replaced by newer ones; nothing was stored. Call notes_connect_export again (without requestState) for a new link.",
             ));
         }
@@ -555,7 +555,7 @@ pub async fn notes_connect_export(
             &url,
         )?),
         Elicitation::Declined => Ok("You declined; the export was not connected.".to_owned()),
-        Elicitation::Cancelled => Err(ToolError::tool(
+        Elicitation::Cancelled => Err(HandlerError::tool(
             "Cancelled; the export was not connected. Call the tool again to retry.",
         )),
     }

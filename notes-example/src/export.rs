@@ -30,10 +30,10 @@ pub struct ExportArgs {
 /// order). Can take a while on a large workspace: clients that support tasks get a task.
 #[tool(read_only, task)]
 pub async fn notes_export(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<NotesStore>,
     args: ExportArgs,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let (uri, listed) = notes.list(ctx.principal(), &args.workspace_uri).await?;
     let total = u64::try_from(listed.len()).unwrap_or(u64::MAX);
     let base = uri.to_string();
@@ -42,7 +42,7 @@ pub async fn notes_export(
     for (done, note) in (0u64..).zip(listed.iter()) {
         // tasks/cancel (or the client leaving a plain call) stops the export between notes.
         if ctx.is_cancelled() {
-            return Err(ToolError::tool(format!(
+            return Err(HandlerError::tool(format!(
                 "export cancelled after {done} of {total} notes"
             )));
         }

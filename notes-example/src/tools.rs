@@ -15,9 +15,9 @@ use crate::notes::{Note, NotesError, title_matches};
 /// The `elicitation/create` key of the deletion form.
 pub const DELETE_CHOICE_KEY: &str = "delete_choice";
 
-impl From<NotesError> for ToolError {
+impl From<NotesError> for HandlerError {
     fn from(e: NotesError) -> Self {
-        ToolError::tool(e.to_string())
+        HandlerError::tool(e.to_string())
     }
 }
 
@@ -62,10 +62,10 @@ pub struct DeleteChoice {
 /// List the notes (Markdown files) in a workspace, with their ids and titles.
 #[tool(read_only)]
 pub async fn notes_list(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<NotesStore>,
     args: ListArgs,
-) -> Result<Json<NoteList>, ToolError> {
+) -> Result<Json<NoteList>, HandlerError> {
     let (uri, listed) = notes.list(ctx.principal(), &args.workspace_uri).await?;
     Ok(Json(NoteList {
         workspace_uri: uri.to_string(),
@@ -77,17 +77,17 @@ pub async fn notes_list(
 /// confirms. Always asks, even when only one note matches.
 #[tool(destructive, requires(form_elicitation))]
 pub async fn notes_delete(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<NotesStore>,
     args: DeleteArgs,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     let (_, listed) = notes.list(ctx.principal(), &args.workspace_uri).await?;
     let hits: Vec<Note> = listed
         .into_iter()
         .filter(|n| title_matches(&n.title, &args.title))
         .collect();
     if hits.is_empty() {
-        return Err(ToolError::tool(format!(
+        return Err(HandlerError::tool(format!(
             "No note title contains {:?}; nothing was deleted. Call notes_list to see the titles.",
             args.title
         )));
@@ -126,7 +126,7 @@ pub async fn notes_delete(
             Ok("The deletion was not confirmed; nothing was deleted.".to_owned())
         }
         Elicitation::Declined => Ok("You declined; nothing was deleted.".to_owned()),
-        Elicitation::Cancelled => Err(ToolError::tool(
+        Elicitation::Cancelled => Err(HandlerError::tool(
             "The confirmation was cancelled; nothing was deleted. Retry with the same \
              requestState to choose again before it expires.",
         )),
@@ -137,10 +137,10 @@ pub async fn notes_delete(
 /// to show it before deleting it.
 #[resource(uri = "file://{+path}", name = "note", mime_type = "text/markdown")]
 pub async fn note(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<NotesStore>,
     ResourceUri(uri): ResourceUri,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     match notes.read_note_uri(ctx.principal(), &uri).await {
         Ok((_, text)) => Ok(text),
         // Unauthorized, unreachable and missing look the same: the caller learns nothing

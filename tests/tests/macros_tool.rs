@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mcp_runtime::__macro_support_v1::{Json, State, ToolContext, ToolError, ToolHandler};
+use mcp_runtime::__macro_support_v1::{HandlerError, Json, RequestContext, State, ToolHandler};
 use mcp_runtime::client::{Client, InProcess};
 use mcp_runtime::extract::Cancellation;
 use mcp_runtime::{Principal, Server, tool, tools};
@@ -28,7 +28,7 @@ struct DeleteArgs {
 
 /// Delete one note, after the user picks which and confirms.
 #[tool(destructive, requires(form_elicitation))]
-async fn notes_delete(_ctx: &mut ToolContext, args: DeleteArgs) -> Result<String, ToolError> {
+async fn notes_delete(_ctx: &mut RequestContext, args: DeleteArgs) -> Result<String, HandlerError> {
     Ok(format!(
         "would delete {:?} in {}",
         args.title, args.workspace_uri
@@ -80,7 +80,7 @@ struct ListOutput {
     idempotent,
     open_world = false
 )]
-fn notes_list(args: ListArgs) -> Result<Json<ListOutput>, ToolError> {
+fn notes_list(args: ListArgs) -> Result<Json<ListOutput>, HandlerError> {
     let n = args.limit.unwrap_or(1) as usize;
     let _ = (args.order, args.tags);
     Ok(Json(ListOutput {
@@ -99,7 +99,7 @@ struct Greeting(String);
 
 /// Says hello.
 #[tool(requires(sampling, roots, url_elicitation))]
-fn hello(ctx: &ToolContext, State(greeting): State<Arc<Greeting>>) -> String {
+fn hello(ctx: &RequestContext, State(greeting): State<Arc<Greeting>>) -> String {
     let _ = ctx;
     greeting.0.clone()
 }
@@ -299,7 +299,7 @@ fn notes_list_plain(
     /// Tags to filter by
     #[serde(default)]
     tags: Vec<String>,
-) -> Result<Json<ListOutput>, ToolError> {
+) -> Result<Json<ListOutput>, HandlerError> {
     notes_list(ListArgs {
         workspace_uri,
         limit,
@@ -316,12 +316,12 @@ fn notes_list_plain(
     rename_all = "camelCase"
 )]
 async fn notes_delete_plain(
-    _ctx: &mut ToolContext,
+    _ctx: &mut RequestContext,
     /// File URI of the workspace, e.g. file:///home/me/notes
     workspace_uri: String,
     /// Text the note title must contain (case-insensitive)
     title: String,
-) -> Result<String, ToolError> {
+) -> Result<String, HandlerError> {
     Ok(format!("would delete {title:?} in {workspace_uri}"))
 }
 
@@ -401,15 +401,17 @@ async fn documented_parameters_are_parsed_and_checked() {
 struct Tenant(String);
 
 impl mcp_runtime::extract::FromToolCall for Tenant {
-    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, ToolError> {
+    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, HandlerError> {
         match call.context().principal().as_str().split_once('/') {
             Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
-            None => Err(ToolError::tool("this tool needs a tenant-scoped principal")),
+            None => Err(HandlerError::tool(
+                "this tool needs a tenant-scoped principal",
+            )),
         }
     }
 }
 
-type Ctx = ToolContext;
+type Ctx = RequestContext;
 type Greet = State<Arc<Greeting>>;
 type Caller = Principal;
 

@@ -25,7 +25,7 @@ struct DeleteChoice {
 /// Delete one note whose title contains `title`, after the user picks it and confirms.
 #[tool(destructive, requires(form_elicitation), rename_all = "camelCase")]
 async fn notes_delete(
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     State(notes): State<Notes>,
     /// File URI of the workspace, e.g. file:///home/me/notes
     workspace_uri: String,
@@ -37,7 +37,7 @@ async fn notes_delete(
     let answer = ctx.elicit::<DeleteChoice>("delete_choice", "Which note?", choices);
     match answer.await? {
         Elicitation::Accepted(c) if c.confirm => Ok(format!("Deleted {}.", ws.delete(&c.note_id)?)),
-        Elicitation::Cancelled => Err(ToolError::tool("Cancelled; nothing was deleted.")),
+        Elicitation::Cancelled => Err(HandlerError::tool("Cancelled; nothing was deleted.")),
         _ => Ok("Nothing was deleted.".into()),
     }
 }

@@ -11,7 +11,7 @@ use mcp_types::RequestId;
 use serde_json::Value;
 
 use super::ClientError;
-use crate::transport::{CancellationToken, NotificationSink, RequestContext};
+use crate::transport::{CancellationToken, NotificationSink, RequestScope};
 use crate::{Principal, Server};
 
 /// One outgoing message and what an HTTP transport mirrors into headers.
@@ -96,7 +96,7 @@ impl Transport for InProcess {
             // work sees the cancellation.
             let _over = cancel.clone().drop_guard();
             let ctx =
-                RequestContext::new(self.principal.clone(), NotificationSink::discard(), cancel);
+                RequestScope::new(self.principal.clone(), NotificationSink::discard(), cancel);
             match self.server.handle_raw(&message.body, ctx).await {
                 None => Ok(Value::Null),
                 Some(reply) => {

@@ -1,5 +1,5 @@
 //! Cancellation as a handler sees it: the transport's per-request token, exposed on
-//! [`ToolContext`].
+//! [`RequestContext`].
 //!
 //! Every transport gives a request one [`CancellationToken`] and cancels it when the client
 //! cancels the request (stdio: `notifications/cancelled` naming it; Streamable HTTP: the client
@@ -10,20 +10,20 @@
 //! `spawn_blocking`, a thread) keeps running after the future is dropped unless it watches the
 //! token.
 
-use super::ToolContext;
+use super::RequestContext;
 use crate::transport::CancellationToken;
 
-impl ToolContext {
+impl RequestContext {
     /// Completes once this request is over: cancelled by the client, timed out, or answered.
     ///
     /// Useful in a `tokio::select!` inside the handler, to stop a step cleanly (release a lock,
     /// remove a temporary file) before the transport drops the handler's future. For work the
-    /// handler spawns, move [`ToolContext::cancellation_token`] into it instead. Cancel safe.
+    /// handler spawns, move [`RequestContext::cancellation_token`] into it instead. Cancel safe.
     pub async fn cancelled(&self) {
         self.cancel.cancelled().await;
     }
 
-    /// Whether this request is over (see [`ToolContext::cancelled`]): a long loop that never
+    /// Whether this request is over (see [`RequestContext::cancelled`]): a long loop that never
     /// awaits (CPU-bound work in `spawn_blocking`, say, with a token clone) checks this between
     /// steps.
     pub fn is_cancelled(&self) -> bool {
@@ -41,7 +41,7 @@ impl ToolContext {
     }
 
     /// Replaces the token this context reports, e.g. to cancel a
-    /// [`ToolContext::detached`] context from a unit test and check that the tool stops.
+    /// [`RequestContext::detached`] context from a unit test and check that the tool stops.
     #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = token;
@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn detached_contexts_are_never_cancelled_until_told_and_children_do_not_cancel_the_request() {
-        let ctx = ToolContext::detached(Principal::new("t"));
+        let ctx = RequestContext::detached(Principal::new("t"));
         assert!(!ctx.is_cancelled());
         let token = CancellationToken::new();
         let ctx = ctx.with_cancellation(token.clone());

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
 use crate::Principal;
 use crate::log_safe::LogSafe;
-use crate::transport::{CancellationToken, McpService, Message, NotificationSink, RequestContext};
+use crate::transport::{CancellationToken, McpService, Message, NotificationSink, RequestScope};
 
 /// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
 type ClientAnswer = Result<Value, Value>;
@@ -487,7 +487,7 @@ impl LegacySession {
         out: &mpsc::Sender<Bytes>,
     ) -> Result<Value, Failure> {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let ctx = RequestContext::new(
+        let ctx = RequestScope::new(
             self.principal.clone(),
             NotificationSink::from_sender(out.clone(), cancel.clone()),
             cancel.clone(),

@@ -11,14 +11,14 @@ pub use crate::prompt::{CompletionFn, IntoGetPromptResult, PromptHandler};
 pub use crate::resource::{IntoResourceContents, ResourceDescriptor, ResourceHandler, ResourceUri};
 
 use super::tool_support::{Requirement, capabilities, summary};
-use crate::tool::ToolError;
+use crate::tool::HandlerError;
 
 /// Return types of `#[prompt]` functions.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a prompt",
     label = "does not implement `IntoGetPromptResult`",
     note = "return `String`, `&'static str`, `PromptMessage`, `Vec<PromptMessage>`, \
-            `Vec<ContentBlock>` or `GetPromptResult`, optionally inside `Result<_, ToolError>`"
+            `Vec<ContentBlock>` or `GetPromptResult`, optionally inside `Result<_, HandlerError>`"
 )]
 pub trait PromptReturn: IntoGetPromptResult {}
 impl<T: IntoGetPromptResult> PromptReturn for T {}
@@ -28,7 +28,7 @@ impl<T: IntoGetPromptResult> PromptReturn for T {}
     message = "`{Self}` cannot be returned from a resource",
     label = "does not implement `IntoResourceContents`",
     note = "return `String`, `&'static str`, `Blob`, `Json<T>`, `ResourceContents` or \
-            `Vec<ResourceContents>`, optionally inside `Result<_, ToolError>`"
+            `Vec<ResourceContents>`, optionally inside `Result<_, HandlerError>`"
 )]
 pub trait ResourceReturn: IntoResourceContents {}
 impl<T: IntoResourceContents> ResourceReturn for T {}
@@ -52,7 +52,7 @@ pub struct VarsType<T> {
     /// Produces the variables' schema.
     pub schema: fn() -> Result<JsonObject, String>,
     /// Parses the matched variables.
-    pub parse: fn(JsonObject) -> Result<T, ToolError>,
+    pub parse: fn(JsonObject) -> Result<T, HandlerError>,
 }
 
 /// The [`VarsType`] of `T`.
@@ -198,9 +198,9 @@ impl PromptStatic {
     }
 
     /// Fails when the descriptor could not be built as declared.
-    pub fn check(&self) -> Result<(), ToolError> {
+    pub fn check(&self) -> Result<(), HandlerError> {
         match &self.error {
-            Some(e) => Err(ToolError::tool(e.clone())),
+            Some(e) => Err(HandlerError::tool(e.clone())),
             None => Ok(()),
         }
     }
@@ -341,9 +341,9 @@ impl ResourceStatic {
     }
 
     /// Fails when the descriptor could not be built as declared.
-    pub fn check(&self) -> Result<(), ToolError> {
+    pub fn check(&self) -> Result<(), HandlerError> {
         match &self.error {
-            Some(e) => Err(ToolError::tool(e.clone())),
+            Some(e) => Err(HandlerError::tool(e.clone())),
             None => Ok(()),
         }
     }
@@ -365,13 +365,13 @@ impl ResourceStatic {
 }
 
 /// Parses a template's variables into the variables type.
-pub fn parse_vars<T: serde::de::DeserializeOwned>(vars: JsonObject) -> Result<T, ToolError> {
+pub fn parse_vars<T: serde::de::DeserializeOwned>(vars: JsonObject) -> Result<T, HandlerError> {
     serde_json::from_value(Value::Object(vars))
-        .map_err(|e| ToolError::invalid_arguments(format!("URI variables: {e}")))
+        .map_err(|e| HandlerError::invalid_arguments(format!("URI variables: {e}")))
 }
 
 /// Converts a prompt function's return value.
-pub fn into_prompt_result<R: PromptReturn>(r: R) -> Result<GetPromptResult, ToolError> {
+pub fn into_prompt_result<R: PromptReturn>(r: R) -> Result<GetPromptResult, HandlerError> {
     r.into_get_prompt_result()
 }
 
@@ -380,6 +380,6 @@ pub fn into_contents<R: ResourceReturn>(
     r: R,
     uri: &str,
     mime_type: Option<&str>,
-) -> Result<Vec<ResourceContents>, ToolError> {
+) -> Result<Vec<ResourceContents>, HandlerError> {
     r.into_resource_contents(uri, mime_type)
 }

@@ -9,10 +9,10 @@ use mcp_types::{
 };
 use serde_json::Value;
 
-pub use crate::context::ToolContext;
+pub use crate::context::RequestContext;
 pub use crate::extract::{FromToolCall, ToolCall, ToolCallNeeds};
 pub use crate::tasks::TaskStart;
-pub use crate::tool::{IntoCallToolResult, Json, State, StateNeed, ToolError, ToolHandler};
+pub use crate::tool::{HandlerError, IntoCallToolResult, Json, State, StateNeed, ToolHandler};
 pub use mcp_types::TaskSupport;
 
 /// Arguments types of `#[tool]` and `#[prompt]` functions (and `#[resource]` variables).
@@ -35,7 +35,7 @@ impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgs for T {}
     label = "does not implement `IntoCallToolResult`",
     note = "return `String`, `&'static str`, `()`, `CallToolResult`, `ContentBlock`, \
             `Vec<ContentBlock>` or `Json<T>` (T: Serialize + JsonSchema), optionally in \
-            `Result<_, ToolError>`"
+            `Result<_, HandlerError>`"
 )]
 pub trait ToolReturn: IntoCallToolResult {}
 impl<T: IntoCallToolResult> ToolReturn for T {}
@@ -107,7 +107,7 @@ pub struct ParamType<T> {
     /// Declares what the parameter needs.
     pub declare: fn(&mut ToolCallNeeds),
     /// Makes the parameter from the call.
-    pub extract: fn(&mut ToolCall<'_>) -> Result<T, ToolError>,
+    pub extract: fn(&mut ToolCall<'_>) -> Result<T, HandlerError>,
 }
 
 /// The [`ParamType`] of `T`.
@@ -190,9 +190,9 @@ impl ToolStatic {
     }
 
     /// Fails when the descriptor could not be built as declared.
-    pub fn check(&self) -> Result<(), ToolError> {
+    pub fn check(&self) -> Result<(), HandlerError> {
         match &self.error {
-            Some(e) => Err(ToolError::tool(e.clone())),
+            Some(e) => Err(HandlerError::tool(e.clone())),
             None => Ok(()),
         }
     }
@@ -366,60 +366,60 @@ pub fn summary(schema: &JsonObject) -> String {
 
 /// Deserialises `args` into the arguments type; failures say what was wrong and what the
 /// tool expects, so a model can correct its call.
-pub fn parse_args<T: ToolArgs>(args: JsonObject, expected: &str) -> Result<T, ToolError> {
+pub fn parse_args<T: ToolArgs>(args: JsonObject, expected: &str) -> Result<T, HandlerError> {
     serde_json::from_value(Value::Object(args))
-        .map_err(|e| ToolError::invalid_arguments(format!("{e}; expected {expected}")))
+        .map_err(|e| HandlerError::invalid_arguments(format!("{e}; expected {expected}")))
 }
 
 /// Argument check of a tool without parameters: any argument is a mistake worth reporting.
-pub fn no_args(args: &JsonObject) -> Result<(), ToolError> {
+pub fn no_args(args: &JsonObject) -> Result<(), HandlerError> {
     match args.keys().next() {
         None => Ok(()),
-        Some(k) => Err(ToolError::invalid_arguments(format!(
+        Some(k) => Err(HandlerError::invalid_arguments(format!(
             "unknown field `{k}`; this tool takes no arguments"
         ))),
     }
 }
 
 /// Extracts `State<T>` from the context.
-pub fn extract_state<T: StateType>(ctx: &ToolContext) -> Result<State<T>, ToolError> {
+pub fn extract_state<T: StateType>(ctx: &RequestContext) -> Result<State<T>, HandlerError> {
     ctx.state::<T>().map(State)
 }
 
 /// The referenced type of a handler's reference parameter: only the request context.
 #[diagnostic::on_unimplemented(
     message = "`&{Self}` is not the request context",
-    label = "a reference parameter is `&mut ToolContext` or `&ToolContext`",
+    label = "a reference parameter is `&mut RequestContext` or `&RequestContext`",
     note = "arguments are owned values parsed from JSON: take `String`, not `&str`, and give \
             the parameter a doc comment (`/// what it is`)"
 )]
 pub trait ContextParam {
     /// The context, as this type.
-    fn from_mut(ctx: &mut ToolContext) -> &mut Self;
+    fn from_mut(ctx: &mut RequestContext) -> &mut Self;
     /// The context, as this type.
-    fn from_ref(ctx: &ToolContext) -> &Self;
+    fn from_ref(ctx: &RequestContext) -> &Self;
 }
 
-impl ContextParam for ToolContext {
-    fn from_mut(ctx: &mut ToolContext) -> &mut Self {
+impl ContextParam for RequestContext {
+    fn from_mut(ctx: &mut RequestContext) -> &mut Self {
         ctx
     }
-    fn from_ref(ctx: &ToolContext) -> &Self {
+    fn from_ref(ctx: &RequestContext) -> &Self {
         ctx
     }
 }
 
 /// Passes the context to a `&mut` parameter.
-pub fn context_mut<T: ContextParam + ?Sized>(ctx: &mut ToolContext) -> &mut T {
+pub fn context_mut<T: ContextParam + ?Sized>(ctx: &mut RequestContext) -> &mut T {
     T::from_mut(ctx)
 }
 
 /// Passes the context to a `&` parameter.
-pub fn context_ref<T: ContextParam + ?Sized>(ctx: &ToolContext) -> &T {
+pub fn context_ref<T: ContextParam + ?Sized>(ctx: &RequestContext) -> &T {
     T::from_ref(ctx)
 }
 
 /// Converts a tool function's return value.
-pub fn into_result<R: ToolReturn>(r: R) -> Result<CallToolResult, ToolError> {
+pub fn into_result<R: ToolReturn>(r: R) -> Result<CallToolResult, HandlerError> {
     r.into_call_tool_result()
 }

@@ -6,11 +6,11 @@ use serde_json::{Map, Value};
 
 use super::Mrtr;
 use crate::Principal;
+use crate::handler_error::HandlerError;
 use crate::observe::{self, StoreTimer};
 use crate::replay::{
     ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
 };
-use crate::tool_error::ToolError;
 
 /// The `_meta` key marking a result as the recorded outcome of an earlier, identical retry
 /// (value `true`): the work it reports was carried out once, by that earlier retry.
@@ -36,7 +36,7 @@ impl Mrtr {
 
     /// The refusal of a used state; when the claimant recorded its outcome for an identical
     /// retry, that outcome is kept in `replayed` for the dispatcher to answer with.
-    async fn refuse_reuse(&mut self, principal: &Principal) -> ToolError {
+    async fn refuse_reuse(&mut self, principal: &Principal) -> HandlerError {
         if self.store.records_outcomes()
             && let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal))
         {
@@ -61,7 +61,7 @@ impl Mrtr {
     }
 
     /// Claims this retry's state nonce once per pass.
-    pub(crate) async fn claim(&mut self, principal: &Principal) -> Result<(), ToolError> {
+    pub(crate) async fn claim(&mut self, principal: &Principal) -> Result<(), HandlerError> {
         if self.claimed {
             return Ok(());
         }
@@ -91,7 +91,7 @@ impl Mrtr {
         &mut self,
         principal: &Principal,
         work: ClaimWork<R>,
-    ) -> Result<R, ToolError> {
+    ) -> Result<R, HandlerError> {
         match work {
             ClaimWork::Nothing(value) => {
                 self.claim(principal).await?;
@@ -99,7 +99,7 @@ impl Mrtr {
             }
             ClaimWork::During(work) if self.claimed => {
                 // The claim is already held by this pass; run the work directly.
-                work().map_err(|e| ToolError::tool(e.to_string()))
+                work().map_err(|e| HandlerError::tool(e.to_string()))
             }
             ClaimWork::During(work) => {
                 let (work, output) = with_output(work);
@@ -117,12 +117,12 @@ impl Mrtr {
                 self.claim(principal).await?;
                 match tokio::task::spawn_blocking(work).await {
                     Ok(Ok(out)) => Ok(out),
-                    Ok(Err(e)) => Err(ToolError::tool(format!(
+                    Ok(Err(e)) => Err(HandlerError::tool(format!(
                         "{e}. This confirmation is now used up; call the tool again to ask again."
                     ))),
                     Err(e) => {
                         tracing::error!(error = %e, "work after a committed claim did not finish");
-                        Err(ToolError::tool(
+                        Err(HandlerError::tool(
                             "The confirmed action stopped unexpectedly, so whether it took effect is unknown; check before asking again. This confirmation is now used up.",
                         ))
                     }
@@ -132,7 +132,7 @@ impl Mrtr {
                 if self.claimed {
                     // A claim made earlier in this pass has committed already; a second
                     // transaction could not be atomic with it.
-                    return Err(ToolError::protocol(ErrorObject::internal_error(
+                    return Err(HandlerError::protocol(ErrorObject::internal_error(
                         "transactional work must be the first claim of its retry",
                     )));
                 }
@@ -155,7 +155,7 @@ impl Mrtr {
         principal: &Principal,
         outcome: Result<ClaimOutcome, ReplayError>,
         output: impl FnOnce() -> Option<R>,
-    ) -> Result<R, ToolError> {
+    ) -> Result<R, HandlerError> {
         let counted = match &outcome {
             Ok(ClaimOutcome::Claimed) | Err(ReplayError::ActionUnrecorded { .. }) => {
                 Some("claimed")
@@ -172,7 +172,7 @@ impl Mrtr {
             Ok(ClaimOutcome::Claimed) => true,
             Ok(ClaimOutcome::AlreadyUsed) => return Err(self.refuse_reuse(principal).await),
             Err(ReplayError::ActionFailed(e)) => {
-                return Err(ToolError::tool(format!(
+                return Err(HandlerError::tool(format!(
                     "{e} (nothing was changed; the confirmation can be retried)"
                 )));
             }
@@ -188,7 +188,7 @@ impl Mrtr {
             }
             Err(ReplayError::CommitOutcomeUnknown { cause }) => {
                 tracing::error!(reason = cause.reason(), error = %cause, "claim commit outcome unknown");
-                return Err(ToolError::tool(
+                return Err(HandlerError::tool(
                     "The replay store lost its connection while committing, so whether the change was made is unknown; check before asking again.",
                 ));
             }
@@ -196,7 +196,7 @@ impl Mrtr {
         };
         self.claimed = true;
         output().ok_or_else(|| {
-            ToolError::protocol(ErrorObject::internal_error(if carried_out {
+            HandlerError::protocol(ErrorObject::internal_error(if carried_out {
                 "the committed work produced no value"
             } else {
                 "the work was carried out but produced no value"
@@ -219,8 +219,8 @@ impl Mrtr {
     pub(crate) async fn finish_call(
         &mut self,
         principal: &Principal,
-        outcome: Result<CallToolResult, ToolError>,
-    ) -> Result<CallToolResult, ToolError> {
+        outcome: Result<CallToolResult, HandlerError>,
+    ) -> Result<CallToolResult, HandlerError> {
         if let Some(recorded) = self.replayed.take() {
             return Ok(replayed_result(recorded));
         }
@@ -288,22 +288,22 @@ fn with_output<R: Send + 'static>(
     (work, move || slot.lock().ok().and_then(|mut g| g.take()))
 }
 
-fn no_state() -> ToolError {
-    ToolError::protocol(ErrorObject::internal_error("claim without request state"))
+fn no_state() -> HandlerError {
+    HandlerError::protocol(ErrorObject::internal_error("claim without request state"))
 }
 
-fn already_used() -> ToolError {
-    ToolError::protocol(ErrorObject::invalid_params(
+fn already_used() -> HandlerError {
+    HandlerError::protocol(ErrorObject::invalid_params(
         "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
     ))
 }
 
-fn store_failed(e: &ReplayError) -> ToolError {
+fn store_failed(e: &ReplayError) -> HandlerError {
     if let ReplayError::PrincipalShareExhausted { .. } = e {
         // The caller's own doing, and something it can act on: a tool error it can read.
-        return ToolError::tool(format!("{e}; nothing was changed"));
+        return HandlerError::tool(format!("{e}; nothing was changed"));
     }
-    ToolError::protocol(ErrorObject::internal_error(format!(
+    HandlerError::protocol(ErrorObject::internal_error(format!(
         "replay store unavailable ({}); nothing was changed, retry later",
         e.reason()
     )))

@@ -55,7 +55,7 @@ pub type DuringWork = Box<dyn FnOnce() -> Result<(), ActionError> + Send + 'stat
 pub type ClaimAction = DuringWork;
 
 /// What a confirmed answer changes, and how that change is tied to its one-time claim
-/// (for [`crate::context::ToolContext::elicit_with_mutation`]).
+/// (for [`crate::context::RequestContext::elicit_with_mutation`]).
 ///
 /// Build it *without* changing anything: the change goes in the closure (or transaction) it
 /// carries, which the runtime runs under the claim.

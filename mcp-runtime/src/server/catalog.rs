@@ -12,9 +12,9 @@ use serde_json::Value;
 use super::Server;
 use super::reply::{error_reply, result_reply};
 use super::request::{RetryParts, Target};
+use crate::handler_error::{HandlerError, HandlerErrorKind};
 use crate::resource::not_found_error;
-use crate::tool_error::{ToolError, ToolErrorKind};
-use crate::transport::{Reply, RequestContext};
+use crate::transport::{Reply, RequestScope};
 
 /// The spec caps a completion at 100 values.
 const MAX_COMPLETION_VALUES: usize = 100;
@@ -25,7 +25,7 @@ impl Server {
         id: &RequestId,
         mut params: JsonObject,
         meta: RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> Reply {
         let name = match params.remove("name") {
             Some(Value::String(n)) => n,
@@ -105,7 +105,7 @@ impl Server {
         id: &RequestId,
         mut params: JsonObject,
         meta: RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> Reply {
         let uri = match params.remove("uri") {
             Some(Value::String(u)) => u,
@@ -181,19 +181,19 @@ impl Server {
     fn request_error(
         &self,
         id: &RequestId,
-        ctx: &mut crate::context::ToolContext,
+        ctx: &mut crate::context::RequestContext,
         target: Target<'_>,
         digest: Option<crate::state::ArgDigest>,
-        e: ToolError,
+        e: HandlerError,
     ) -> Reply {
         match e.into_kind() {
-            ToolErrorKind::InputRequired => self.input_required_reply(id, ctx, target, digest),
-            ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
-            ToolErrorKind::InvalidArguments(m) => error_reply(
+            HandlerErrorKind::InputRequired => self.input_required_reply(id, ctx, target, digest),
+            HandlerErrorKind::Protocol(e) => error_reply(Some(id), e),
+            HandlerErrorKind::InvalidArguments(m) => error_reply(
                 Some(id),
                 ErrorObject::invalid_params(format!("Invalid params: {m}")),
             ),
-            ToolErrorKind::Tool(m) => error_reply(Some(id), ErrorObject::internal_error(m)),
+            HandlerErrorKind::Tool(m) => error_reply(Some(id), ErrorObject::internal_error(m)),
         }
     }
 

@@ -18,12 +18,12 @@ use super::reply::{
 use super::request::{CallParts, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
+use crate::handler_error::{HandlerErrorKind, settle};
 use crate::members::member;
 use crate::observe::RequestObserver;
-use crate::tool_error::{ToolErrorKind, settle};
 use crate::transport::service::Body;
 use crate::transport::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
 };
 
 impl Server {
@@ -33,19 +33,17 @@ impl Server {
     /// The entry point for embedding and tests. A transport, which authenticates the sender,
     /// routes notifications and cancels, goes through [`McpService::handle`] instead.
     pub async fn handle_bytes(&self, bytes: &[u8], principal: &Principal) -> Option<Vec<u8>> {
-        let ctx = RequestContext::new(
+        let ctx = RequestScope::new(
             principal.clone(),
             NotificationSink::discard(),
             CancellationToken::new(),
         );
-        self.handle_raw(bytes, ctx)
-            .await
-            .map(|r| r.body.to_vec())
+        self.handle_raw(bytes, ctx).await.map(|r| r.body.to_vec())
     }
 
     /// Handles one raw message with a full transport context (the in-process client's path;
     /// transports parse once and go through [`McpService::handle`]).
-    pub(crate) async fn handle_raw(&self, bytes: &[u8], ctx: RequestContext) -> Option<Reply> {
+    pub(crate) async fn handle_raw(&self, bytes: &[u8], ctx: RequestScope) -> Option<Reply> {
         let limits = self.inner.limits;
         if bytes.len() > limits.max_message_bytes {
             return self.check_raw(bytes);
@@ -89,7 +87,7 @@ impl Server {
         None
     }
 
-    async fn dispatch(&self, value: Value, rctx: RequestContext) -> Option<Reply> {
+    async fn dispatch(&self, value: Value, rctx: RequestScope) -> Option<Reply> {
         let (id, method, params) = match envelope(value) {
             Ok(parts) => parts,
             Err(reply) => return Some(reply),
@@ -118,7 +116,7 @@ impl Server {
         id: &RequestId,
         method: &str,
         params: JsonObject,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> Reply {
         let meta = match checked_meta(id, RequestMeta::from_params(&params)) {
             Ok(meta) => meta,
@@ -175,7 +173,7 @@ impl Server {
     /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
     /// the checks [`Server::dispatch`] makes on the tree of the same message, in the same
     /// order (depth, `_meta`, tools offered), then the one [`Server::call_tool`].
-    async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestContext) -> Option<Reply> {
+    async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestScope) -> Option<Reply> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
             return Some(too_deep(max_depth));
@@ -217,7 +215,7 @@ impl Server {
         id: &'a RequestId,
         params: ToolsCallParams,
         meta: RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> impl Future<Output = Reply> + Send + 'a {
         let step = self.prepare_call(id, params, meta, rctx);
         async move {
@@ -263,7 +261,7 @@ impl Server {
         id: &RequestId,
         mut params: ToolsCallParams,
         meta: RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> CallStep {
         let checked = params.take_arguments().and_then(|arguments| {
             let retry = RetryParts::from_members(
@@ -326,8 +324,8 @@ impl Server {
     pub(super) async fn settle_reply(
         &self,
         id: &RequestId,
-        called: std::thread::Result<Result<mcp_types::CallToolResult, crate::tool::ToolError>>,
-        ctx: &mut crate::context::ToolContext,
+        called: std::thread::Result<Result<mcp_types::CallToolResult, crate::tool::HandlerError>>,
+        ctx: &mut crate::context::RequestContext,
         target: Target<'_>,
         arg_digest: Option<crate::state::ArgDigest>,
     ) -> Reply {
@@ -363,12 +361,12 @@ impl Server {
                 result_reply(id, &result)
             }
             Err(e) => match e.into_kind() {
-                ToolErrorKind::InputRequired => {
+                HandlerErrorKind::InputRequired => {
                     self.input_required_reply(id, ctx, target, arg_digest)
                 }
-                ToolErrorKind::Protocol(e) => error_reply(Some(id), e),
+                HandlerErrorKind::Protocol(e) => error_reply(Some(id), e),
                 // `settle` turned these into results already.
-                ToolErrorKind::Tool(m) | ToolErrorKind::InvalidArguments(m) => {
+                HandlerErrorKind::Tool(m) | HandlerErrorKind::InvalidArguments(m) => {
                     error_reply(Some(id), ErrorObject::internal_error(m))
                 }
             },
@@ -397,7 +395,7 @@ struct TaskCall {
 struct Run {
     tool: std::sync::Arc<dyn crate::tool::ToolHandler>,
     name: String,
-    ctx: Box<crate::context::ToolContext>,
+    ctx: Box<crate::context::RequestContext>,
     arguments: JsonObject,
     arg_digest: Option<crate::state::ArgDigest>,
 }
@@ -482,7 +480,7 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
 }
 
 impl McpService for Server {
-    fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
+    fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>> {
         Box::pin(async move {
             // The transport parsed the message already (serde_json caps nesting at 128 while
             // parsing): check the size, then the depth limit on the parsed tree, which is far
@@ -554,7 +552,7 @@ mod tests {
             .expect("server");
         let raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
         let message = Message::parse(bytes::Bytes::from_static(raw)).expect("parses");
-        let ctx = RequestContext::new(
+        let ctx = RequestScope::new(
             Principal::new("p"),
             NotificationSink::discard(),
             CancellationToken::new(),

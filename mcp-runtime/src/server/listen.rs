@@ -26,7 +26,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Server;
 use super::reply::{error_reply, result_reply};
-use crate::transport::{Reply, RequestContext};
+use crate::transport::{Reply, RequestScope};
 
 /// Most task ids one `subscriptions/listen` may name (more is `-32602`).
 pub const MAX_LISTEN_TASKS: usize = 64;
@@ -59,7 +59,7 @@ impl Server {
         id: &RequestId,
         params: &JsonObject,
         meta: &RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> Reply {
         let requested = match requested_task_ids(params) {
             Ok(ids) => ids,
@@ -155,7 +155,7 @@ impl Server {
         id: &RequestId,
         stale: Vec<String>,
         watched: &mut Watched,
-        rctx: &RequestContext,
+        rctx: &RequestScope,
     ) -> bool {
         let owner = rctx.principal.as_str();
         for task_id in stale {
@@ -190,7 +190,7 @@ impl Server {
         &self,
         id: &RequestId,
         record: &crate::tasks::TaskRecord,
-        rctx: &RequestContext,
+        rctx: &RequestScope,
     ) -> bool {
         let detailed = record.detailed(Some(self.inner.tasks.poll_interval));
         let Ok(Value::Object(mut params)) = serde_json::to_value(&detailed) else {

@@ -4,7 +4,7 @@
 use mcp_types::{ErrorObject, InputRequiredResult};
 
 use super::Inner;
-use crate::context::ToolContext;
+use crate::context::RequestContext;
 use crate::mrtr::Sealing;
 pub(super) use crate::mrtr::state_refused;
 use crate::state::ArgDigest;
@@ -13,7 +13,7 @@ use crate::state::ArgDigest;
 /// `Mrtr::seal_next`).
 pub(super) fn input_required(
     inner: &Inner,
-    ctx: &mut ToolContext,
+    ctx: &mut RequestContext,
     method: &'static str,
     target: &str,
     arg_digest: Option<ArgDigest>,

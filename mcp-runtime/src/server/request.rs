@@ -8,9 +8,9 @@ use mcp_types::{ClientCapabilities, ErrorObject, InputResponses, JsonObject, Req
 use serde_json::Value;
 
 use super::{Server, mrtr};
-use crate::context::{ContextParts, Mrtr, ToolContext};
+use crate::context::{ContextParts, Mrtr, RequestContext};
 use crate::state::{ArgDigest, Expectation, canonical_digest};
-use crate::transport::{Reply, RequestContext};
+use crate::transport::{Reply, RequestScope};
 
 /// A `tools/call` taken apart: what a task run needs of it.
 pub(super) struct CallParts {
@@ -75,7 +75,7 @@ pub(super) struct Target<'a> {
 
 /// A request context ready to run a handler, and the argument digest its state binds.
 pub(super) struct Opened {
-    pub(super) ctx: ToolContext,
+    pub(super) ctx: RequestContext,
     pub(super) arg_digest: Option<ArgDigest>,
 }
 
@@ -89,7 +89,7 @@ impl Server {
         args: &mut JsonObject,
         retry: RetryParts,
         meta: RequestMeta,
-        rctx: RequestContext,
+        rctx: RequestScope,
     ) -> Result<Opened, ErrorObject> {
         let caps = meta.client_capabilities;
         if let Some(lacking) = required.missing_from(&caps) {
@@ -131,7 +131,7 @@ impl Server {
             }
             _ => Mrtr::first(self.inner.store.clone()),
         };
-        let ctx = ToolContext::new(ContextParts {
+        let ctx = RequestContext::new(ContextParts {
             principal,
             capabilities: caps,
             progress_token: meta.progress_token,
@@ -149,7 +149,7 @@ impl Server {
     pub(super) fn input_required_reply(
         &self,
         id: &mcp_types::RequestId,
-        ctx: &mut ToolContext,
+        ctx: &mut RequestContext,
         target: Target<'_>,
         arg_digest: Option<ArgDigest>,
     ) -> Reply {

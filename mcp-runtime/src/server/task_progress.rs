@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use crate::Principal;
 use crate::tasks::{TaskStore, now_ms};
-use crate::transport::{CancellationToken, NotificationSink, RequestContext};
+use crate::transport::{CancellationToken, NotificationSink, RequestScope};
 
 /// Notifications a pass may queue before its `progress` calls wait for the store.
 const QUEUE: usize = 32;
@@ -31,7 +31,7 @@ const TASK_PROGRESS_TOKEN: &str = "io.modelcontextprotocol/tasks";
 /// end of its notifications, handed to [`forward`] once the task exists.
 pub(super) struct Wiring {
     pub(super) token: CancellationToken,
-    pub(super) rctx: RequestContext,
+    pub(super) rctx: RequestScope,
     pub(super) notes: mpsc::Receiver<Bytes>,
 }
 
@@ -40,7 +40,7 @@ impl Wiring {
         let token = CancellationToken::new();
         let (sink, notes) = NotificationSink::channel(QUEUE, token.clone());
         Self {
-            rctx: RequestContext::new(principal, sink, token.clone()),
+            rctx: RequestScope::new(principal, sink, token.clone()),
             token,
             notes,
         }

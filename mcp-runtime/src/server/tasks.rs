@@ -20,11 +20,11 @@ use super::Server;
 use super::reply::{error_reply, result_reply_with_meta};
 use super::request::{CallParts, RetryParts, Target};
 use crate::Principal;
-use crate::context::ToolContext;
+use crate::context::RequestContext;
+use crate::handler_error::{HandlerError, HandlerErrorKind, settle};
 use crate::state::ArgDigest;
 use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
 use crate::tool::ToolHandler;
-use crate::tool_error::{ToolError, ToolErrorKind, settle};
 use crate::transport::{CancellationToken, Reply};
 
 use super::task_progress::{self, CANCEL_GRACE, Wiring};
@@ -75,10 +75,10 @@ impl Tasks {
 
 /// One run of a handler, owning what it borrows; yields the outcome and the context (whose
 /// registered input requests become the next round).
-type Pass = Pin<Box<dyn Future<Output = (PassOutcome, ToolContext)> + Send>>;
-type PassOutcome = std::thread::Result<Result<CallToolResult, ToolError>>;
+type Pass = Pin<Box<dyn Future<Output = (PassOutcome, RequestContext)> + Send>>;
+type PassOutcome = std::thread::Result<Result<CallToolResult, HandlerError>>;
 
-fn pass(tool: Arc<dyn ToolHandler>, mut ctx: ToolContext, args: JsonObject) -> Pass {
+fn pass(tool: Arc<dyn ToolHandler>, mut ctx: RequestContext, args: JsonObject) -> Pass {
     Box::pin(async move {
         // A panicking tool fails its task instead of the process.
         let outcome = AssertUnwindSafe(tool.call(&mut ctx, args))
@@ -247,7 +247,7 @@ impl Server {
         &self,
         mut record: TaskRecord,
         outcome: PassOutcome,
-        ctx: &mut ToolContext,
+        ctx: &mut RequestContext,
         arg_digest: Option<ArgDigest>,
     ) {
         let outcome = match outcome {
@@ -277,7 +277,7 @@ impl Server {
                 }
             },
             Ok(Err(e)) => match e.into_kind() {
-                ToolErrorKind::InputRequired => {
+                HandlerErrorKind::InputRequired => {
                     let target_name = record.tool.clone();
                     match super::mrtr::input_required(
                         &self.inner,
@@ -298,12 +298,12 @@ impl Server {
                         }
                     }
                 }
-                ToolErrorKind::Protocol(e) => {
+                HandlerErrorKind::Protocol(e) => {
                     record.error = Some(e);
                     TaskStatus::Failed
                 }
                 // `settle` turned these into results already.
-                ToolErrorKind::Tool(m) | ToolErrorKind::InvalidArguments(m) => {
+                HandlerErrorKind::Tool(m) | HandlerErrorKind::InvalidArguments(m) => {
                     record.error = Some(ErrorObject::internal_error(m));
                     TaskStatus::Failed
                 }

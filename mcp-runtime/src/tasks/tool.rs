@@ -5,8 +5,8 @@ use std::sync::Arc;
 use mcp_types::{ClientCapabilities, JsonObject, TaskSupport, Tool};
 use serde_json::{Value, json};
 
-use crate::context::ToolContext;
-use crate::tool::{BoxFuture, StateNeed, ToolError, ToolHandler};
+use crate::context::RequestContext;
+use crate::tool::{BoxFuture, HandlerError, StateNeed, ToolHandler};
 use mcp_types::CallToolResult;
 
 /// When a task-supporting tool becomes a task (for a request that declared the extension).
@@ -100,9 +100,9 @@ impl ToolHandler for TaskTool {
 
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         self.inner.call(ctx, args)
     }
 }

@@ -72,7 +72,7 @@ use super::headers;
 pub use super::http_config::{HttpConfig, InvalidLimit};
 use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros};
 use super::service::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
@@ -413,7 +413,7 @@ async fn notification(
     method: String,
     started: Instant,
 ) -> Response {
-    let ctx = RequestContext::new(
+    let ctx = RequestScope::new(
         principal.clone(),
         NotificationSink::discard(),
         CancellationToken::new(),

@@ -22,7 +22,7 @@ use super::envelope;
 use super::gates::{Accepts, json, sse_event};
 use super::service::{
     CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
-    RequestContext,
+    RequestScope,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
@@ -144,7 +144,7 @@ pub(super) async fn handle_request(
     let guard = cancel.clone().drop_guard();
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
-    let ctx = RequestContext::new(log.principal.clone(), sink, cancel);
+    let ctx = RequestScope::new(log.principal.clone(), sink, cancel);
     let service = Arc::clone(&shared.service);
     let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
 

@@ -1,7 +1,7 @@
 //! The seam between a transport and the server core: [`McpService`].
 //!
 //! A transport frames, authenticates and validates one JSON-RPC message, then hands it to the
-//! service together with a [`RequestContext`]. The service answers with at most one [`Reply`]; the
+//! service together with a [`RequestScope`]. The service answers with at most one [`Reply`]; the
 //! notifications a request emits while it runs (progress, log) go through the context's
 //! [`NotificationSink`] and end up on that request's own stream (the SSE response on HTTP, stdout
 //! on stdio).
@@ -314,7 +314,7 @@ impl NotificationSink {
 /// Everything a transport knows about one incoming message besides its body.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct RequestContext {
+pub struct RequestScope {
     /// Who sent the message, as the transport authenticated it (never taken from `clientInfo`).
     pub principal: Principal,
     /// Where the request's progress and log notifications go.
@@ -325,7 +325,7 @@ pub struct RequestContext {
     pub cancel: CancellationToken,
 }
 
-impl RequestContext {
+impl RequestScope {
     /// Builds a context.
     pub fn new(
         principal: Principal,
@@ -443,7 +443,7 @@ pub trait McpService: Send + Sync + 'static {
     ///
     /// Notifications the request emits while it runs go to `ctx.notifications`. The future may
     /// be dropped at any await point (cancellation, client disconnect, timeout).
-    fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>>;
+    fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>>;
 
     /// Header rules a `tools/call` of `tool` must satisfy (its `x-mcp-header` properties, which
     /// become `Mcp-Param-*` headers on HTTP). Default: none.

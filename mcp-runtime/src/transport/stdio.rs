@@ -26,7 +26,7 @@ use tokio::task::JoinSet;
 
 use super::envelope::{self, Kind};
 use super::service::{
-    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestContext,
+    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
 };
 use crate::Principal;
 use crate::log_safe::LogSafe;
@@ -209,7 +209,7 @@ async fn dispatch(
             }
             // Other notifications go to the service; nothing is ever written back for them.
             let service = Arc::clone(service);
-            let ctx = RequestContext::new(
+            let ctx = RequestScope::new(
                 principal.clone(),
                 NotificationSink::discard(),
                 CancellationToken::new(),
@@ -245,7 +245,7 @@ async fn dispatch(
     let service = Arc::clone(service);
     let tx = tx.clone();
     let in_flight = Arc::clone(in_flight);
-    let ctx = RequestContext::new(
+    let ctx = RequestScope::new(
         principal.clone(),
         NotificationSink::from_sender(tx.clone(), cancel.clone()),
         cancel.clone(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
-use mcp_runtime::context::{ElicitForm, Elicitation, FormError, ToolContext};
+use mcp_runtime::context::{ElicitForm, Elicitation, FormError, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_types::{
     ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, RequestedSchema, Tool,
@@ -136,12 +136,12 @@ impl ToolHandler for DeleteTool {
     }
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async move {
             let Some(Value::String(title)) = args.get("title") else {
-                return Err(ToolError::invalid_arguments("`title` must be a string"));
+                return Err(HandlerError::invalid_arguments("`title` must be a string"));
             };
             let effects = ctx.state::<Effects>()?;
             let notes = ctx.state::<Notes>()?;
@@ -154,7 +154,7 @@ impl ToolHandler for DeleteTool {
                 .cloned()
                 .collect();
             if ids.is_empty() {
-                return Err(ToolError::tool(format!("No note matches {title:?}")));
+                return Err(HandlerError::tool(format!("No note matches {title:?}")));
             }
             let choices = DeleteChoices { ids };
             match ctx
@@ -168,7 +168,7 @@ impl ToolHandler for DeleteTool {
                 Elicitation::Accepted(_) | Elicitation::Declined => {
                     "Nothing deleted.".into_call_tool_result()
                 }
-                Elicitation::Cancelled => Err(ToolError::tool("Cancelled; nothing deleted.")),
+                Elicitation::Cancelled => Err(HandlerError::tool("Cancelled; nothing deleted.")),
             }
         })
     }
@@ -195,16 +195,16 @@ impl ToolHandler for PlainTool {
     }
     fn call<'a>(
         &'a self,
-        ctx: &'a mut ToolContext,
+        ctx: &'a mut RequestContext,
         args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async move {
             ctx.progress(1, Some(2), Some("halfway")).await;
             ctx.log(LoggingLevel::Info, json!("plain ran")).await;
             ctx.log(LoggingLevel::Debug, json!("debug detail")).await;
             match args.get("text") {
                 Some(Value::String(s)) => s.clone().into_call_tool_result(),
-                _ => Err(ToolError::invalid_arguments("`text` must be a string")),
+                _ => Err(HandlerError::invalid_arguments("`text` must be a string")),
             }
         })
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use mcp_runtime::transport::{McpService, Message, ParamHeader, Reply, RequestContext};
+use mcp_runtime::transport::{McpService, Message, ParamHeader, Reply, RequestScope};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -79,7 +79,7 @@ impl Drop for DropCounter {
 }
 
 impl McpService for TestService {
-    fn handle<'a>(&'a self, message: Message, ctx: RequestContext) -> BoxFuture<'a, Option<Reply>> {
+    fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>> {
         Box::pin(async move {
             let value = message.into_value();
             let method = value["method"].as_str().unwrap_or_default().to_owned();

@@ -113,7 +113,9 @@ struct UserContext {
 
 /// A prompt that first asks the user what context to use.
 #[prompt(requires(form_elicitation))]
-async fn test_input_required_result_prompt(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_input_required_result_prompt(
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     match ctx
         .elicit::<UserContext>("user_context", "What context should the prompt use?", ())
         .await?

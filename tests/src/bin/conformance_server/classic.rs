@@ -41,7 +41,7 @@ pub struct PromptArgs {
 
 /// Sends `prompt` to the client's model and returns its answer.
 #[tool(read_only, requires(sampling))]
-async fn test_sampling(ctx: &mut ToolContext, args: PromptArgs) -> Result<String, ToolError> {
+async fn test_sampling(ctx: &mut RequestContext, args: PromptArgs) -> Result<String, HandlerError> {
     let params =
         CreateMessageRequestParams::new(vec![SamplingMessage::user_text(args.prompt)], 100);
     let answer = ctx.sample("llm_answer", params).await?;
@@ -66,7 +66,10 @@ pub struct ContactForm {
 
 /// Asks the user for a username and email address, then reports what they answered.
 #[tool(read_only, requires(form_elicitation))]
-async fn test_elicitation(ctx: &mut ToolContext, args: MessageArgs) -> Result<String, ToolError> {
+async fn test_elicitation(
+    ctx: &mut RequestContext,
+    args: MessageArgs,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<ContactForm>("contact", args.message, ())
         .await?;
@@ -190,7 +193,9 @@ fn echo<S: EchoSchema>(answer: Elicitation<EchoForm<S>>) -> String {
 
 /// Asks for a form whose fields all carry defaults (SEP-1034) and echoes the answer.
 #[tool(read_only, requires(form_elicitation))]
-async fn test_elicitation_sep1034_defaults(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_elicitation_sep1034_defaults(
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<EchoForm<Sep1034Defaults>>("defaults", "Please review your details", ())
         .await?;
@@ -199,7 +204,7 @@ async fn test_elicitation_sep1034_defaults(ctx: &mut ToolContext) -> Result<Stri
 
 /// Asks for a form with every enum shape (SEP-1330) and echoes the answer.
 #[tool(read_only, requires(form_elicitation))]
-async fn test_elicitation_sep1330_enums(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_elicitation_sep1330_enums(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<EchoForm<Sep1330Enums>>("enums", "Please pick your options", ())
         .await?;

@@ -104,6 +104,6 @@ async fn test_multiple_content_types() -> Vec<ContentBlock> {
 
 /// Always fails with a tool error (isError: true), to test error reporting.
 #[tool(read_only, idempotent)]
-async fn test_error_handling() -> Result<String, ToolError> {
-    Err(ToolError::tool(ERROR_MESSAGE))
+async fn test_error_handling() -> Result<String, HandlerError> {
+    Err(HandlerError::tool(ERROR_MESSAGE))
 }

@@ -92,8 +92,8 @@ fn name_or_nobody(answer: Elicitation<NameForm>) -> String {
 /// Asks the user for their name (form elicitation), then greets them.
 #[tool(read_only, requires(form_elicitation))]
 async fn test_input_required_result_elicitation(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<NameForm>("user_name", "What is your name?", ())
         .await?;
@@ -106,14 +106,18 @@ async fn test_input_required_result_elicitation(
 
 /// Asks the client's model for the capital of France and returns its answer.
 #[tool(read_only, requires(sampling))]
-async fn test_input_required_result_sampling(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_input_required_result_sampling(
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let answer = ctx.sample("capital_question", capital_question()).await?;
     Ok(format!("The model answered: {}", sampled_text(&answer)))
 }
 
 /// Asks the client for its roots and lists them.
 #[tool(read_only, requires(roots))]
-async fn test_input_required_result_list_roots(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_input_required_result_list_roots(
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let roots = ctx.list_roots("client_roots").await?;
     Ok(format!("Client roots: {}", root_list(&roots)))
 }
@@ -121,8 +125,8 @@ async fn test_input_required_result_list_roots(ctx: &mut ToolContext) -> Result<
 /// Asks for a confirmation; the retry is only accepted with the echoed, verified requestState.
 #[tool(read_only, requires(form_elicitation))]
 async fn test_input_required_result_request_state(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<ConfirmForm>("confirm", "Please confirm", ())
         .await?;
@@ -136,8 +140,8 @@ async fn test_input_required_result_request_state(
 /// Asks for the user's name, a model-generated greeting and the client's roots in one round.
 #[tool(read_only, requires(form_elicitation, sampling, roots))]
 async fn test_input_required_result_multiple_inputs(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let name = ctx
         .try_elicit::<NameForm>("user_name", "What is your name?", ())
         .await?;
@@ -152,7 +156,7 @@ async fn test_input_required_result_multiple_inputs(
             root_list(&roots)
         )),
         // await_inputs() returned Ok, so every try_* above returned Some.
-        _ => Err(ToolError::tool(
+        _ => Err(HandlerError::tool(
             "an input was reported complete but is missing; call the tool again",
         )),
     }
@@ -161,8 +165,8 @@ async fn test_input_required_result_multiple_inputs(
 /// Asks for the user's name, then (in a second round) their favourite colour.
 #[tool(read_only, requires(form_elicitation))]
 async fn test_input_required_result_multi_round(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let name = name_or_nobody(
         ctx.elicit::<NameForm>("step1", "Step 1: What is your name?", ())
             .await?,
@@ -180,8 +184,8 @@ async fn test_input_required_result_multi_round(
 /// Asks for a confirmation; altering the returned requestState must make the retry fail.
 #[tool(read_only, requires(form_elicitation))]
 async fn test_input_required_result_tampered_state(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<ConfirmForm>("confirm", "Please confirm", ())
         .await?;
@@ -195,8 +199,8 @@ async fn test_input_required_result_tampered_state(
 /// elicitation), the capital of France (sampling) and the client's roots (roots).
 #[tool(read_only)]
 async fn test_input_required_result_capabilities(
-    ctx: &mut ToolContext,
-) -> Result<String, ToolError> {
+    ctx: &mut RequestContext,
+) -> Result<String, HandlerError> {
     let caps = ctx.client_capabilities().clone();
     let mut parts = Vec::new();
     if caps.supports_form()

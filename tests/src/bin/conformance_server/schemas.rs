@@ -85,9 +85,9 @@ impl ToolHandler for JsonSchema202012 {
 
     fn call<'a>(
         &'a self,
-        _ctx: &'a mut ToolContext,
+        _ctx: &'a mut RequestContext,
         _args: JsonObject,
-    ) -> BoxFuture<'a, Result<CallToolResult, ToolError>> {
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
         Box::pin(async { Ok(CallToolResult::success(vec![ContentBlock::text("ok")])) })
     }
 }

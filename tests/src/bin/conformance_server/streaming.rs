@@ -33,7 +33,7 @@ pub fn tools() -> ToolRouter {
 /// Reports progress 0/100, 50/100 and 100/100 about 50 ms apart (when the request carries a
 /// progress token), then confirms completion.
 #[tool(read_only, idempotent)]
-async fn test_tool_with_progress(ctx: &mut ToolContext) -> String {
+async fn test_tool_with_progress(ctx: &mut RequestContext) -> String {
     ctx.progress(0, Some(100), Some("started")).await;
     tokio::time::sleep(STEP).await;
     ctx.progress(50, Some(100), Some("half way")).await;
@@ -44,7 +44,7 @@ async fn test_tool_with_progress(ctx: &mut ToolContext) -> String {
 
 /// Logs one info message (delivered only when the request set a log level), then returns.
 #[tool(read_only, idempotent)]
-async fn test_logging_tool(ctx: &mut ToolContext) -> String {
+async fn test_logging_tool(ctx: &mut RequestContext) -> String {
     ctx.log(LoggingLevel::Info, "test_logging_tool ran").await;
     "Logging tool completed.".to_owned()
 }
@@ -52,7 +52,7 @@ async fn test_logging_tool(ctx: &mut ToolContext) -> String {
 /// Logs "Tool execution started", "Tool processing data" and "Tool execution completed" at
 /// info level, about 50 ms apart (delivered only when the request set a log level).
 #[tool(read_only, idempotent)]
-async fn test_tool_with_logging(ctx: &mut ToolContext) -> String {
+async fn test_tool_with_logging(ctx: &mut RequestContext) -> String {
     ctx.log(LoggingLevel::Info, "Tool execution started").await;
     tokio::time::sleep(STEP).await;
     ctx.log(LoggingLevel::Info, "Tool processing data").await;
@@ -64,7 +64,7 @@ async fn test_tool_with_logging(ctx: &mut ToolContext) -> String {
 
 /// Asks the client's model for a one-word greeting; needs the client's sampling capability.
 #[tool(read_only, requires(sampling))]
-async fn test_missing_capability(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_missing_capability(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     let params = CreateMessageRequestParams::new(
         vec![SamplingMessage::user_text(
             "Reply with one word of greeting.",
@@ -77,7 +77,7 @@ async fn test_missing_capability(ctx: &mut ToolContext) -> Result<String, ToolEr
 
 /// Asks the user for their name through form elicitation, then greets them.
 #[tool(read_only, requires(form_elicitation))]
-async fn test_streaming_elicitation(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_streaming_elicitation(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     ctx.log(LoggingLevel::Debug, "asking for the user's name")
         .await;
     match ctx

@@ -82,16 +82,16 @@ async fn slow_compute(args: SlowArgs) -> String {
 
 /// Fails as a tool after about a second.
 #[tool(read_only)]
-async fn failing_job() -> Result<String, ToolError> {
+async fn failing_job() -> Result<String, HandlerError> {
     tokio::time::sleep(Duration::from_secs(1)).await;
-    Err(ToolError::tool("the job failed, as it always does"))
+    Err(HandlerError::tool("the job failed, as it always does"))
 }
 
 /// Fails with a protocol error shortly after starting.
 #[tool(read_only)]
-async fn protocol_error_job() -> Result<String, ToolError> {
+async fn protocol_error_job() -> Result<String, HandlerError> {
     tokio::time::sleep(Duration::from_millis(200)).await;
-    Err(ToolError::protocol(ErrorObject::internal_error(
+    Err(HandlerError::protocol(ErrorObject::internal_error(
         "the job hit an internal error",
     )))
 }
@@ -112,7 +112,10 @@ pub struct DeleteArgs {
 
 /// Asks for a confirmation, then reports what it would have done.
 #[tool(requires(form_elicitation))]
-async fn confirm_delete(ctx: &mut ToolContext, args: DeleteArgs) -> Result<String, ToolError> {
+async fn confirm_delete(
+    ctx: &mut RequestContext,
+    args: DeleteArgs,
+) -> Result<String, HandlerError> {
     let answer = ctx
         .elicit::<DeleteForm>("confirm", format!("Delete {}?", args.filename), ())
         .await?;
@@ -133,7 +136,7 @@ fn name_of(answer: Elicitation<NameForm>) -> String {
 
 /// Asks two questions in one round; completes once both are answered.
 #[tool(read_only, requires(form_elicitation))]
-async fn multi_input(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn multi_input(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     let first = ctx
         .try_elicit::<NameForm>("first", "First name?", ())
         .await?;
@@ -143,7 +146,7 @@ async fn multi_input(ctx: &mut ToolContext) -> Result<String, ToolError> {
     ctx.await_inputs()?;
     match (first, second) {
         (Some(a), Some(b)) => Ok(format!("got {} and {}", name_of(a), name_of(b))),
-        _ => Err(ToolError::tool(
+        _ => Err(HandlerError::tool(
             "an input was reported complete but is missing; call the tool again",
         )),
     }
@@ -151,7 +154,7 @@ async fn multi_input(ctx: &mut ToolContext) -> Result<String, ToolError> {
 
 /// Asks the user's name (MRTR, before any task), then works about a second as a task.
 #[tool(read_only, requires(form_elicitation))]
-async fn test_tool_with_task(ctx: &mut ToolContext) -> Result<String, ToolError> {
+async fn test_tool_with_task(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     let name = name_of(
         ctx.elicit::<NameForm>("user_name", "What is your name?", ())
             .await?,
