@@ -193,3 +193,37 @@ fn build_refuses_a_prompt_whose_argument_is_not_a_string() {
          `Option<String>` (prompt arguments are strings)"
     );
 }
+
+/// Code written against the names before the rename (`ToolContext`, `ToolError`) still
+/// compiles and runs: they are deprecated aliases of `RequestContext` and `HandlerError`.
+#[allow(deprecated)]
+mod old_names {
+    use mcp_runtime::prelude::*;
+
+    /// Answers with the caller's principal.
+    #[tool]
+    pub async fn whoami(ctx: &mut ToolContext) -> Result<String, ToolError> {
+        Ok(ctx.principal().as_str().to_owned())
+    }
+}
+
+#[tokio::test]
+async fn the_names_before_the_rename_still_work() {
+    let server = Server::builder(Implementation::new("old", "0.1.0"))
+        .tools(tools![old_names::whoami])
+        .build()
+        .unwrap();
+    let reply = server
+        .handle_bytes(
+            &serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {}}}}))
+            .unwrap(),
+            &Principal::new("carol"),
+        )
+        .await
+        .unwrap();
+    let r: Value = serde_json::from_slice(&reply).unwrap();
+    assert_eq!(r["result"]["content"][0]["text"], "carol", "{r}");
+}
