@@ -344,12 +344,13 @@ async fn progress_and_log_notifications_follow_meta() {
     let ctx = RequestScope::new(Principal::new("a"), sink, CancellationToken::new());
     McpService::handle(
         &s,
-        Message::parse(
-            bytes::Bytes::copy_from_slice(&call(1)).unwrap(),
+        Message::parse(bytes::Bytes::from(call(
+            1,
             "plain",
             json!({"text": "x"}),
             json!({}),
-        ),
+        )))
+        .unwrap(),
         ctx,
     )
     .await
