@@ -62,60 +62,6 @@ pub mod form {
             content: T::content,
         }
     }
-
-    /// Field value → submitted JSON, for the generated [`FormContent::to_content`].
-    pub mod content {
-        use serde_json::{Number, Value};
-
-        /// A text, single-select or choice value.
-        pub fn text(v: impl AsRef<str>) -> Value {
-            Value::String(v.as_ref().to_owned())
-        }
-
-        /// A multi-select value.
-        pub fn texts<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Value {
-            Value::Array(items.into_iter().map(text).collect())
-        }
-
-        /// A whole number; one outside `i64`/`u64` (only `i128`/`u128` fields) becomes its
-        /// nearest float, which the server's bounds check then judges.
-        pub fn integer<T: TryInto<i64> + TryInto<u64> + TryInto<i128> + Copy>(v: T) -> Value {
-            if let Ok(n) = TryInto::<i64>::try_into(v) {
-                return Value::Number(n.into());
-            }
-            if let Ok(n) = TryInto::<u64>::try_into(v) {
-                return Value::Number(n.into());
-            }
-            #[allow(clippy::cast_precision_loss)]
-            let wide = TryInto::<i128>::try_into(v).map_or(f64::MAX, |n| n as f64);
-            float64(wide)
-        }
-
-        /// An `f64` (a non-finite value becomes `null`, which the server rejects).
-        pub fn float64(v: f64) -> Value {
-            Number::from_f64(v).map_or(Value::Null, Value::Number)
-        }
-
-        /// An `f32`, written with its shortest decimal form (`0.1`, not `0.100000001…`).
-        pub fn float32(v: f32) -> Value {
-            v.to_string().parse::<f64>().map_or(Value::Null, float64)
-        }
-
-        /// A single-select value of an `ElicitChoice` enum.
-        pub fn choice<E: super::ElicitChoice>(v: &E) -> Value {
-            text(v.value())
-        }
-
-        /// A multi-select value of an `ElicitChoice` enum.
-        pub fn choices<E: super::ElicitChoice>(v: &[E]) -> Value {
-            texts(v.iter().map(super::ElicitChoice::value))
-        }
-
-        /// A boolean.
-        pub fn boolean(v: bool) -> Value {
-            Value::Bool(v)
-        }
-    }
 }
 
 #[path = "macro_support/tool_support.rs"]

@@ -2,10 +2,10 @@
 //! spelled: a type alias (`type Title = String;`) is the type it names, and a user's own type
 //! becomes a field kind by implementing [`FormValue`] and [`FormKind`].
 //!
-//! `#[derive(ElicitForm)]` asks `<FieldType as FormField>` (or [`ChoicesField`]) whether the field is required, how
-//! to read it from checked content and how to write it back; and asks the field's value type
-//! ([`FormKind`], or [`ChoicesKind`] for `#[form(choices)]`) for its schema kind, built from
-//! the field's `#[form(..)]` attributes ([`FieldOptions`]). Attributes that do not fit a kind
+//! `#[derive(ElicitForm)]` asks each field's type, through one bound on [`FormField`] (or
+//! [`ChoicesField`] for `#[form(choices)]`), whether the field is required, how to read it
+//! from checked content, how to write it back ([`FormSlot`]) and which schema kind it has,
+//! built from the field's `#[form(..)]` attributes ([`FieldOptions`]). Attributes that do not fit a kind
 //! are rejected at compile time by the marker traits in [`fits`].
 
 use super::*;
@@ -286,6 +286,30 @@ impl FormKind for bool {
     }
 }
 
+/// A whole number as JSON; one outside `i64`/`u64` becomes its nearest float, which the
+/// server's bounds check then judges.
+fn json_integer<T: TryInto<i64> + TryInto<u64> + TryInto<i128> + Copy>(v: T) -> Value {
+    if let Ok(n) = TryInto::<i64>::try_into(v) {
+        return Value::Number(n.into());
+    }
+    if let Ok(n) = TryInto::<u64>::try_into(v) {
+        return Value::Number(n.into());
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let wide = TryInto::<i128>::try_into(v).map_or(f64::MAX, |n| n as f64);
+    json_f64(wide)
+}
+
+/// An `f64` as JSON (a non-finite value becomes `null`, which the server rejects).
+fn json_f64(v: f64) -> Value {
+    Number::from_f64(v).map_or(Value::Null, Value::Number)
+}
+
+/// An `f32` as JSON, written with its shortest decimal form (`0.1`, not `0.100000001…`).
+fn json_f32(v: f32) -> Value {
+    v.to_string().parse::<f64>().map_or(Value::Null, json_f64)
+}
+
 macro_rules! integer_fields {
     ($($t:ty),*) => {$(
         impl FormValue for $t {
@@ -293,7 +317,7 @@ macro_rules! integer_fields {
                 value.into_int::<$t>(field)
             }
             fn to_value(&self) -> Value {
-                crate::__macro_support_v1::form::content::integer(*self)
+                json_integer(*self)
             }
         }
 
@@ -324,7 +348,7 @@ macro_rules! float_fields {
                 value.into_f64(field).map(|f| f as $t)
             }
             fn to_value(&self) -> Value {
-                crate::__macro_support_v1::form::content::$write(*self)
+                $write(*self)
             }
         }
 
@@ -339,11 +363,10 @@ macro_rules! float_fields {
         }
 
         impl fits::Number for $t {}
-        impl fits::Fraction for $t {}
     )*};
 }
 
-float_fields!(f32 => float32, f64 => float64);
+float_fields!(f32 => json_f32, f64 => json_f64);
 
 impl<E: ElicitChoice> FormValue for E {
     fn from_value(value: FieldValue, field: &str) -> Result<Self, FormError> {
@@ -405,6 +428,8 @@ pub mod fits {
         label = "expected an integer literal; fractions apply only to `f32`/`f64` fields"
     )]
     pub trait Fraction {}
+    impl Fraction for f32 {}
+    impl Fraction for f64 {}
 
     /// Multi selects: `min_items`, `max_items`.
     #[diagnostic::on_unimplemented(
