@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use crate::secret::secret_error;
-use crate::shape::{Shape, classify, generic_arg};
+use crate::shape;
 use crate::util::{self, Errors};
 
 /// Field attributes: `#[form(...)]`.
@@ -118,12 +118,11 @@ fn named_fields(input: &syn::DeriveInput) -> syn::Result<&NamedFields> {
 /// One field, parsed and validated: everything expansion needs.
 struct FieldDecl<'a> {
     ident: &'a syn::Ident,
+    ty: &'a syn::Type,
     /// The Rust name without `r#`.
     rust_name: String,
     wire: String,
     attrs: FieldAttrs,
-    optional: bool,
-    shape: Shape,
     description: Option<String>,
 }
 
@@ -166,35 +165,29 @@ fn parse_field<'a>(
         );
     }
     wire_names.push(wire.clone());
-    let (optional, inner) = match generic_arg(&field.ty, "Option") {
-        Some(t) => (true, t),
-        None => (false, &field.ty),
-    };
-    let shape = classify(inner, attrs.choices.is_some())
+    shape::reject_syntax(&field.ty)
         .map_err(|e| errors.push(e))
         .ok()?;
-    check_attrs_fit(&shape, &attrs, errors);
+    check_attrs_fit(&attrs, errors);
     let description = attrs
         .description
         .clone()
         .or_else(|| util::doc_comment(&field.attrs));
     Some(FieldDecl {
         ident,
+        ty: &field.ty,
         rust_name,
         wire,
         attrs,
-        optional,
-        shape,
         description,
     })
 }
 
-/// Attributes that do not fit the field's shape are errors, not silently ignored.
-fn check_attrs_fit(shape: &Shape, attrs: &FieldAttrs, errors: &mut Errors) {
-    let text_like = matches!(shape, Shape::Text);
-    let numeric = matches!(shape, Shape::Integer(_) | Shape::Float { .. });
-    let multi = matches!(shape, Shape::EnumMulti(_) | Shape::RuntimeMulti);
-    if !text_like {
+/// The attribute checks that need no type: text attributes on a run-time choices field, and
+/// inverted ranges. Whether an attribute fits the field's type is checked by the compiler
+/// (see `field_fits`).
+fn check_attrs_fit(attrs: &FieldAttrs, errors: &mut Errors) {
+    if attrs.choices.is_some() {
         if let Some((s, _)) = &attrs.format {
             errors.spanned(s, "`format` applies only to free-text `String` fields");
         }
@@ -209,24 +202,9 @@ fn check_attrs_fit(shape: &Shape, attrs: &FieldAttrs, errors: &mut Errors) {
                 ));
             }
         }
-    }
-    if !numeric {
         for (n, v) in [("minimum", &attrs.minimum), ("maximum", &attrs.maximum)] {
             if let Some(e) = v {
                 errors.spanned(e, format!("`{n}` applies only to number fields"));
-            }
-        }
-    }
-    if !multi {
-        for (n, v) in [
-            ("min_items", attrs.min_items),
-            ("max_items", attrs.max_items),
-        ] {
-            if let Some((sp, _)) = v {
-                errors.push(syn::Error::new(
-                    sp,
-                    format!("`{n}` applies only to multi-select (`Vec`) fields"),
-                ));
             }
         }
     }
@@ -253,35 +231,107 @@ fn opt_u64(v: Option<(Span, u64)>) -> TokenStream {
     }
 }
 
-/// The `default = ..` value as tokens of the field kind's `default`.
-fn default_tokens(shape: &Shape, d: Option<&syn::Expr>) -> syn::Result<TokenStream> {
-    let Some(d) = d else { return Ok(none()) };
-    let some = |t: TokenStream| quote!(::core::option::Option::Some(#t));
-    match shape {
-        Shape::Text | Shape::Enum(_) | Shape::RuntimeSelect => match d {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Ok(some(quote!(::std::string::String::from(#s)))),
-            _ => Err(syn::Error::new_spanned(
-                d,
-                "expected a string literal default",
-            )),
-        },
-        Shape::Integer(_) => util::int_expr(d).map(|v| some(quote!(#v))),
-        Shape::Float { .. } => util::float_expr(d).map(|v| some(quote!(#v))),
-        Shape::Boolean => match d {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Bool(b),
-                ..
-            }) => Ok(some(quote!(#b))),
-            _ => Err(syn::Error::new_spanned(d, "expected `true` or `false`")),
-        },
-        Shape::EnumMulti(_) | Shape::RuntimeMulti => Err(syn::Error::new_spanned(
-            d,
-            "multi-select fields take no `default`; make the field an `Option` or set min_items",
-        )),
+/// Which marker a literal's kind requires of the field's value type.
+enum LitFit {
+    Str,
+    Bool,
+    Int,
+    Fraction,
+}
+
+/// A `default`/`minimum`/`maximum` literal as a `Literal` expression, and what it requires.
+fn literal(f: &TokenStream, e: &syn::Expr, numeric: bool) -> syn::Result<(TokenStream, LitFit)> {
+    let expected = if numeric {
+        "expected a number literal"
+    } else {
+        "expected a literal: a string, a number, `true` or `false`"
+    };
+    let (neg, inner) = match e {
+        syn::Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => (true, &**expr),
+        _ => (false, e),
+    };
+    let syn::Expr::Lit(syn::ExprLit { lit, .. }) = inner else {
+        return Err(syn::Error::new_spanned(e, expected));
+    };
+    match lit {
+        syn::Lit::Int(_) => {
+            let v = util::int_expr(e)?;
+            Ok((quote!(#f::Literal::Int(#v)), LitFit::Int))
+        }
+        syn::Lit::Float(_) => {
+            let v = util::float_expr(e)?;
+            Ok((quote!(#f::Literal::Float(#v)), LitFit::Fraction))
+        }
+        syn::Lit::Str(s) if !numeric && !neg => Ok((quote!(#f::Literal::Str(#s)), LitFit::Str)),
+        syn::Lit::Bool(b) if !numeric && !neg => Ok((quote!(#f::Literal::Bool(#b)), LitFit::Bool)),
+        _ => Err(syn::Error::new_spanned(e, expected)),
     }
+}
+
+/// The field's `FieldOptions` expression and its compile-time fit checks (each spanned at its
+/// attribute, so that a mismatch is reported there).
+fn field_options(
+    f: &TokenStream,
+    d: &FieldDecl<'_>,
+    errors: &mut Errors,
+) -> (TokenStream, Vec<TokenStream>) {
+    let a = &d.attrs;
+    let ty = d.ty;
+    let value = quote!(<#ty as #f::FormSlot>::Value);
+    let mut fits = Vec::new();
+    // The checked type goes through a local alias spanned at the attribute, so that a
+    // mismatch is reported at the attribute rather than at the derive.
+    let mut fit = |span: Span, check: TokenStream| {
+        let alias = quote_spanned!(span=> __Field);
+        fits.push(quote!({ type #alias = #value; #f::fits::#check::<#alias>(); }));
+    };
+    let text_attrs = [a.min_length.map(|(s, _)| s), a.max_length.map(|(s, _)| s)];
+    let format_span = a.format.as_ref().map(|(s, _)| s.span());
+    for span in text_attrs.into_iter().chain([format_span]).flatten() {
+        fit(span, quote!(text));
+    }
+    for (sp, _) in [a.min_items, a.max_items].into_iter().flatten() {
+        fit(sp, quote!(items));
+    }
+    let mut lit =
+        |e: Option<&syn::Expr>, numeric: bool| match e.map(|e| (e, literal(f, e, numeric))) {
+            None => none(),
+            Some((_, Err(err))) => {
+                errors.push(err);
+                none()
+            }
+            Some((e, Ok((tokens, kind)))) => {
+                let check = match kind {
+                    LitFit::Str => quote!(str_default),
+                    LitFit::Bool => quote!(bool_default),
+                    LitFit::Int => quote!(number),
+                    LitFit::Fraction => quote!(fraction),
+                };
+                fit(e.span(), check);
+                quote!(::core::option::Option::Some(#tokens))
+            }
+        };
+    let minimum = lit(a.minimum.as_ref(), true);
+    let maximum = lit(a.maximum.as_ref(), true);
+    let default = lit(a.default.as_ref(), false);
+    let format = match &a.format {
+        Some((_, v)) => quote!(::core::option::Option::Some(#f::StringFormat::#v)),
+        None => none(),
+    };
+    let (min_length, max_length) = (opt_u64(a.min_length), opt_u64(a.max_length));
+    let (min_items, max_items) = (opt_u64(a.min_items), opt_u64(a.max_items));
+    let options = quote! {
+        #f::FieldOptions {
+            min_length: #min_length, max_length: #max_length, format: #format,
+            minimum: #minimum, maximum: #maximum,
+            min_items: #min_items, max_items: #max_items, default: #default,
+        }
+    };
+    (options, fits)
 }
 
 /// The generated code's per-field tokens.
@@ -289,184 +339,50 @@ struct FieldCode {
     spec: TokenStream,
     init: TokenStream,
     content: TokenStream,
-    /// `fn __mcp_choice_field_x() -> ChoiceField<E>` for enum fields.
-    choice_fn: Option<TokenStream>,
+    /// `fn __mcp_field_x() -> Field<T>` (the field's one trait bound) and its fit checks.
+    items: TokenStream,
 }
 
 /// Expand one field: its `FieldSpec`, its read from checked content, its write to content.
 fn expand_field(f: &TokenStream, d: &FieldDecl<'_>, errors: &mut Errors) -> FieldCode {
-    let ident = d.ident;
-    let choice_fn_name = format_ident!("__mcp_choice_field_{}", d.rust_name);
-    let choice_fn = match &d.shape {
-        // Spanned at the field type and naming it once: a type that is not an
-        // `ElicitChoice` is reported once, at the field.
-        Shape::Enum(t) | Shape::EnumMulti(t) => Some(quote_spanned!(t.span()=>
-            fn #choice_fn_name() -> #f::ChoiceField<#t> { #f::choice_field::<#t>() }
-        )),
-        _ => None,
-    };
-    let default = default_tokens(&d.shape, d.attrs.default.as_ref()).unwrap_or_else(|e| {
-        errors.push(e);
-        none()
-    });
-    let (kind, convert) = kind_and_convert(f, d, &default, &choice_fn_name, errors);
-    let value = content_value(f, &d.shape, &choice_fn_name);
-    let wire = &d.wire;
-    let content = if d.optional {
-        quote! {
-            if let ::core::option::Option::Some(__v) = &self.#ident {
-                __out.insert(::std::string::String::from(#wire), #value);
-            }
-        }
+    let (ident, ty, wire) = (d.ident, d.ty, &d.wire);
+    let field_fn = format_ident!("__mcp_field_{}", d.rust_name);
+    let fits_fn = format_ident!("__mcp_fits_{}", d.rust_name);
+    let (options, fits) = field_options(f, d, errors);
+    // Spanned at the field type and naming it once: a type form mode cannot carry is
+    // reported once, at the field.
+    let field_item = if d.attrs.choices.is_some() {
+        quote_spanned!(ty.span()=>
+            fn #field_fn() -> #f::ChoicesFieldFns<#ty> { #f::choices_field::<#ty>() })
     } else {
-        quote! {
-            {
-                let __v = &self.#ident;
-                __out.insert(::std::string::String::from(#wire), #value);
-            }
-        }
+        quote_spanned!(ty.span()=> fn #field_fn() -> #f::Field<#ty> { #f::field::<#ty>() })
     };
-    let required = !d.optional && d.attrs.default.is_none();
+    let kind = if d.attrs.choices.is_some() {
+        quote!((#field_fn().kind)(&__choices.#ident[..], &#options))
+    } else {
+        quote!((#field_fn().kind)(&#options))
+    };
+    let no_default = d.attrs.default.is_none();
     let title = util::opt_str(&d.attrs.title);
     let description = util::opt_str(&d.description);
-    let spec = quote! {
-        #f::FieldSpec { name: #wire, title: #title, description: #description, required: #required, kind: #kind }
-    };
-    let init = if d.optional {
-        quote! {
-            #ident: match __checked.optional() {
-                ::core::option::Option::Some((__n, __v)) => ::core::option::Option::Some(#convert?),
-                ::core::option::Option::None => ::core::option::Option::None,
-            }
-        }
-    } else {
-        quote! {
-            #ident: { let (__n, __v) = __checked.required()?; #convert? }
-        }
-    };
     FieldCode {
-        spec,
-        init,
-        content,
-        choice_fn,
-    }
-}
-
-/// The value a client submits for a field (the inverse of its `convert`).
-fn content_value(f: &TokenStream, shape: &Shape, choice_fn: &syn::Ident) -> TokenStream {
-    match shape {
-        Shape::Text | Shape::RuntimeSelect => quote!(#f::content::text(__v)),
-        Shape::Integer(_) => quote!(#f::content::integer(*__v)),
-        Shape::Float { f32: true } => quote!(#f::content::float32(*__v)),
-        Shape::Float { f32: false } => quote!(#f::content::float64(*__v)),
-        Shape::Boolean => quote!(#f::content::boolean(*__v)),
-        Shape::Enum(_) => quote!((#choice_fn().content)(__v)),
-        Shape::EnumMulti(_) => quote!((#choice_fn().contents)(__v)),
-        Shape::RuntimeMulti => quote!(#f::content::texts(__v.iter())),
-    }
-}
-
-/// A field's `FieldKind` expression and the expression reading its checked value.
-fn kind_and_convert(
-    f: &TokenStream,
-    d: &FieldDecl<'_>,
-    default: &TokenStream,
-    choice_fn: &syn::Ident,
-    errors: &mut Errors,
-) -> (TokenStream, TokenStream) {
-    let (attrs, ident) = (&d.attrs, d.ident);
-    match &d.shape {
-        Shape::Text => {
-            let fmt = match &attrs.format {
-                Some((_, v)) => quote!(::core::option::Option::Some(#f::StringFormat::#v)),
-                None => none(),
-            };
-            let (min, max) = (opt_u64(attrs.min_length), opt_u64(attrs.max_length));
-            (
-                quote!(#f::FieldKind::Text { min_length: #min, max_length: #max, format: #fmt, default: #default }),
-                quote!(__v.into_string(__n)),
-            )
-        }
-        Shape::Integer(t) => {
-            let (min, max) = (
-                int_bound(t, attrs.minimum.as_ref(), true, errors),
-                int_bound(t, attrs.maximum.as_ref(), false, errors),
-            );
-            (
-                quote!(#f::FieldKind::Integer { minimum: #min, maximum: #max, default: #default }),
-                quote!(__v.into_int::<#t>(__n)),
-            )
-        }
-        Shape::Float { f32 } => {
-            let (min, max) = (
-                float_bound(attrs.minimum.as_ref(), errors),
-                float_bound(attrs.maximum.as_ref(), errors),
-            );
-            let convert = if *f32 {
-                quote!(__v.into_f32(__n))
-            } else {
-                quote!(__v.into_f64(__n))
-            };
-            (
-                quote!(#f::FieldKind::Number { minimum: #min, maximum: #max, default: #default }),
-                convert,
-            )
-        }
-        Shape::Boolean => (
-            quote!(#f::FieldKind::Boolean { default: #default }),
-            quote!(__v.into_bool(__n)),
-        ),
-        Shape::Enum(_) => (
-            quote!((#choice_fn().select)(#default)),
-            quote!((#choice_fn().parse)(__v, __n)),
-        ),
-        Shape::EnumMulti(_) => {
-            let (min, max) = (opt_u64(attrs.min_items), opt_u64(attrs.max_items));
-            (
-                quote!((#choice_fn().multi)(#min, #max)),
-                quote!((#choice_fn().parse_many)(__v, __n)),
-            )
-        }
-        Shape::RuntimeSelect => (
-            quote!(#f::FieldKind::Select { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), default: #default }),
-            quote!(__v.into_string(__n)),
-        ),
-        Shape::RuntimeMulti => {
-            let (min, max) = (opt_u64(attrs.min_items), opt_u64(attrs.max_items));
-            (
-                quote!(#f::FieldKind::MultiSelect { options: ::std::borrow::Cow::Borrowed(&__choices.#ident[..]), min_items: #min, max_items: #max }),
-                quote!(__v.into_strings(__n)),
-            )
-        }
-    }
-}
-
-/// An integer field's bound: the attribute clamped to the type's range, else the range.
-fn int_bound(t: &syn::Type, e: Option<&syn::Expr>, lo: bool, errors: &mut Errors) -> TokenStream {
-    let ty_bound = if lo {
-        quote!(<#t>::MIN as i128)
-    } else {
-        quote!(<#t>::MAX as i128)
-    };
-    match e.map(util::int_expr) {
-        Some(Ok(v)) if lo => quote!(::core::cmp::max(#v, #ty_bound)),
-        Some(Ok(v)) => quote!(::core::cmp::min(#v, #ty_bound)),
-        Some(Err(e)) => {
-            errors.push(e);
-            ty_bound
-        }
-        None => ty_bound,
-    }
-}
-
-fn float_bound(e: Option<&syn::Expr>, errors: &mut Errors) -> TokenStream {
-    match e.map(util::float_expr) {
-        Some(Ok(v)) => quote!(::core::option::Option::Some(#v)),
-        Some(Err(e)) => {
-            errors.push(e);
-            none()
-        }
-        None => none(),
+        spec: quote! {
+            #f::FieldSpec {
+                name: #wire, title: #title, description: #description,
+                required: #field_fn().required && #no_default, kind: #kind,
+            }
+        },
+        init: quote!(#ident: (#field_fn().take)(&mut __checked)?),
+        content: quote! {
+            if let ::core::option::Option::Some(__v) = (#field_fn().content)(&self.#ident) {
+                __out.insert(::std::string::String::from(#wire), __v);
+            }
+        },
+        items: quote! {
+            #field_item
+            #[allow(dead_code)]
+            fn #fits_fn() { #(#fits)* }
+        },
     }
 }
 
@@ -497,7 +413,7 @@ pub(crate) fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     errors.finish()?;
     let choice_fields: Vec<(&syn::Ident, &str)> = decls
         .iter()
-        .filter(|d| matches!(d.shape, Shape::RuntimeSelect | Shape::RuntimeMulti))
+        .filter(|d| d.attrs.choices.is_some())
         .map(|d| (d.ident, d.wire.as_str()))
         .collect();
     let choices = choices_builder(input, &f, &choice_fields);
@@ -589,7 +505,7 @@ fn form_impls(
     let specs = code.iter().map(|c| &c.spec);
     let inits = code.iter().map(|c| &c.init);
     let contents = code.iter().map(|c| &c.content);
-    let choice_fns = code.iter().filter_map(|c| c.choice_fn.as_ref());
+    let field_items = code.iter().map(|c| &c.items);
     let Choices {
         ty: choices_ty,
         items: choices_items,
@@ -599,7 +515,7 @@ fn form_impls(
     quote! {
         #choices_items
         const _: () = {
-            #(#choice_fns)*
+            #(#field_items)*
 
             #[allow(unused_variables)]
             fn __mcp_form_fields(__choices: &#choices_ty) -> ::std::vec::Vec<#f::FieldSpec<'_>> {

@@ -13,11 +13,13 @@
 
 mod check;
 mod error;
+mod field;
 mod format;
 mod schema;
 
 pub use check::*;
 pub use error::*;
+pub use field::*;
 pub use schema::*;
 
 use std::borrow::Cow;

@@ -11,92 +11,55 @@ pub use serde_json;
 /// The form runtime the `ElicitForm`/`ElicitChoice` derives emit against.
 pub mod form {
     pub use crate::form::{
-        CheckedForm, Choice, ElicitChoice, ElicitForm, FieldKind, FieldSpec, FieldValue,
-        FormContent, FormError, StaticChoice, check_all, check_offered, explain, requested_schema,
+        CheckedForm, Choice, ChoicesField, ChoicesKind, ElicitChoice, ElicitForm, FieldKind,
+        FieldOptions, FieldSpec, FieldValue, FormContent, FormError, FormField, FormKind, FormSlot,
+        Literal, StaticChoice, check_all, check_offered, explain, fits, requested_schema,
         write_fields_binding,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 
-    /// What the derive needs of a select field's enum, from a single `ElicitChoice` bound,
-    /// so that a field type that is not a choice is reported once, at the field.
-    pub struct ChoiceField<E> {
-        /// The single-select kind (with its default value).
-        pub select: fn(Option<String>) -> FieldKind<'static>,
-        /// The multi-select kind (with its item bounds).
-        pub multi: fn(Option<u64>, Option<u64>) -> FieldKind<'static>,
-        /// Parses a single-select answer.
-        pub parse: fn(FieldValue, &str) -> Result<E, FormError>,
-        /// Parses a multi-select answer.
-        pub parse_many: fn(FieldValue, &str) -> Result<Vec<E>, FormError>,
-        /// A single-select value as submitted content.
-        pub content: fn(&E) -> serde_json::Value,
-        /// A multi-select value as submitted content.
-        pub contents: fn(&[E]) -> serde_json::Value,
+    /// What the derive needs of a field, from a single `FormField` bound on its type, so that
+    /// a type form mode cannot carry is reported once, at the field.
+    pub struct Field<T> {
+        /// Whether the client must send it (before a `default` is taken into account).
+        pub required: bool,
+        /// The field's kind from its attribute options.
+        pub kind: fn(&FieldOptions) -> FieldKind<'static>,
+        /// Reads the field from checked content.
+        pub take: fn(&mut CheckedForm) -> Result<T, FormError>,
+        /// The field as submitted content (`None`: leave it out).
+        pub content: fn(&T) -> Option<serde_json::Value>,
     }
 
-    /// The [`ChoiceField`] of `E`.
-    pub fn choice_field<E: ElicitChoice>() -> ChoiceField<E> {
-        ChoiceField {
-            select: FieldKind::select_of::<E>,
-            multi: FieldKind::multi_select_of::<E>,
-            parse: FieldValue::into_choice::<E>,
-            parse_many: FieldValue::into_choices::<E>,
-            content: content::choice::<E>,
-            contents: content::choices::<E>,
+    /// The [`Field`] of `T`.
+    pub fn field<T: FormField>() -> Field<T> {
+        Field {
+            required: T::REQUIRED,
+            kind: <T as FormField>::kind,
+            take: T::take,
+            content: T::content,
         }
     }
 
-    /// Field value → submitted JSON, for the generated [`FormContent::to_content`].
-    pub mod content {
-        use serde_json::{Number, Value};
+    /// [`Field`] for a `#[form(choices)]` field: its kind offers the run-time choices.
+    pub struct ChoicesFieldFns<T> {
+        /// Whether the client must send it (before a `default` is taken into account).
+        pub required: bool,
+        /// The field's kind, offering the run-time choices.
+        pub kind: for<'a> fn(&'a [Choice], &FieldOptions) -> FieldKind<'a>,
+        /// Reads the field from checked content.
+        pub take: fn(&mut CheckedForm) -> Result<T, FormError>,
+        /// The field as submitted content (`None`: leave it out).
+        pub content: fn(&T) -> Option<serde_json::Value>,
+    }
 
-        /// A text, single-select or choice value.
-        pub fn text(v: impl AsRef<str>) -> Value {
-            Value::String(v.as_ref().to_owned())
-        }
-
-        /// A multi-select value.
-        pub fn texts<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Value {
-            Value::Array(items.into_iter().map(text).collect())
-        }
-
-        /// A whole number; one outside `i64`/`u64` (only `i128`/`u128` fields) becomes its
-        /// nearest float, which the server's bounds check then judges.
-        pub fn integer<T: TryInto<i64> + TryInto<u64> + TryInto<i128> + Copy>(v: T) -> Value {
-            if let Ok(n) = TryInto::<i64>::try_into(v) {
-                return Value::Number(n.into());
-            }
-            if let Ok(n) = TryInto::<u64>::try_into(v) {
-                return Value::Number(n.into());
-            }
-            #[allow(clippy::cast_precision_loss)]
-            let wide = TryInto::<i128>::try_into(v).map_or(f64::MAX, |n| n as f64);
-            float64(wide)
-        }
-
-        /// An `f64` (a non-finite value becomes `null`, which the server rejects).
-        pub fn float64(v: f64) -> Value {
-            Number::from_f64(v).map_or(Value::Null, Value::Number)
-        }
-
-        /// An `f32`, written with its shortest decimal form (`0.1`, not `0.100000001…`).
-        pub fn float32(v: f32) -> Value {
-            v.to_string().parse::<f64>().map_or(Value::Null, float64)
-        }
-
-        /// A single-select value of an `ElicitChoice` enum.
-        pub fn choice<E: super::ElicitChoice>(v: &E) -> Value {
-            text(v.value())
-        }
-
-        /// A multi-select value of an `ElicitChoice` enum.
-        pub fn choices<E: super::ElicitChoice>(v: &[E]) -> Value {
-            texts(v.iter().map(super::ElicitChoice::value))
-        }
-
-        /// A boolean.
-        pub fn boolean(v: bool) -> Value {
-            Value::Bool(v)
+    /// The [`ChoicesFieldFns`] of `T`.
+    pub fn choices_field<T: self::ChoicesField>() -> ChoicesFieldFns<T> {
+        ChoicesFieldFns {
+            required: T::REQUIRED,
+            kind: <T as self::ChoicesField>::kind,
+            take: T::take,
+            content: T::content,
         }
     }
 }
