@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use futures::FutureExt as _;
 use mcp_types::RequestId;
 use tracing::Instrument as _;
 use tracing::field::{Empty, display};
@@ -106,20 +107,27 @@ impl RequestObserver {
     }
 
     /// Runs `work` inside the span and records its reply.
-    pub(crate) async fn run(mut self, work: impl Future<Output = Reply>) -> Reply {
-        let reply = if self.span.is_disabled() {
-            work.await
-        } else {
-            work.instrument(self.span.clone()).await
-        };
-        let (outcome, code) = match reply.kind {
-            ReplyKind::Result if reply.input_required => ("input_required", None),
-            ReplyKind::Result => ("complete", None),
-            ReplyKind::Error { code } => ("error", Some(code.code())),
-            ReplyKind::MalformedMeta => ("error", Some(mcp_types::ErrorCode::InvalidParams.code())),
-        };
-        self.finish(outcome, code);
-        reply
+    ///
+    /// A combinator, not an `async fn`: an `async fn` would keep `work` twice (once as its
+    /// argument, once as the awaited future), and every request's future, allocated and copied
+    /// once per request, would carry both. A disabled span costs a branch per poll.
+    pub(crate) fn run<F>(mut self, work: F) -> impl Future<Output = Reply> + use<F>
+    where
+        F: Future<Output = Reply>,
+    {
+        let span = self.span.clone();
+        work.instrument(span).map(move |reply| {
+            let (outcome, code) = match reply.kind {
+                ReplyKind::Result if reply.input_required => ("input_required", None),
+                ReplyKind::Result => ("complete", None),
+                ReplyKind::Error { code } => ("error", Some(code.code())),
+                ReplyKind::MalformedMeta => {
+                    ("error", Some(mcp_types::ErrorCode::InvalidParams.code()))
+                }
+            };
+            self.finish(outcome, code);
+            reply
+        })
     }
 
     fn finish(&mut self, outcome: &'static str, code: Option<i64>) {

@@ -155,10 +155,16 @@ impl Server {
             | mcp_types::METHOD_TASKS_CANCEL
                 if self.inner.offered.tasks =>
             {
-                Box::pin(self.task_method(id, method, params, &meta, &rctx.principal)).await
+                // `meta` moves into the box: borrowed here, it would stay in this future's layout
+                // (about 1 KiB) for every request.
+                Box::pin(async move {
+                    self.task_method(id, method, params, &meta, &rctx.principal)
+                        .await
+                })
+                .await
             }
             mcp_types::METHOD_SUBSCRIPTIONS_LISTEN if self.inner.offered.tasks => {
-                Box::pin(self.listen(id, &params, &meta, rctx)).await
+                Box::pin(async move { self.listen(id, &params, &meta, rctx).await }).await
             }
             mcp_types::METHOD_COMPLETION_COMPLETE if self.inner.offered.completions => {
                 self.complete(id, params)
