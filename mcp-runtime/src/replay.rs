@@ -89,6 +89,7 @@ mod outcome;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+mod spec;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 mod work;
@@ -98,6 +99,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
+
+pub(crate) use spec::StoreSpec;
 
 pub use crate::state::Nonce;
 pub use memory::MemoryReplayStore;
@@ -376,61 +379,48 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
 /// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL;
 /// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`).
+// A backend that is not compiled in leaves its path or URL unused.
+#[cfg_attr(
+    not(all(feature = "sqlite", feature = "postgres", feature = "redis")),
+    allow(unused_variables)
+)]
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
-    let spec = spec.trim();
-    let invalid = |hint| ReplayError::InvalidSpec {
-        spec: redact(spec),
+    let parsed = StoreSpec::parse(spec).map_err(|hint| ReplayError::InvalidSpec {
+        spec: redact(spec.trim()),
         hint,
-    };
-    if spec == "memory" {
-        return Ok(Arc::new(MemoryReplayStore::new(
-            MemoryReplayStore::DEFAULT_CAPACITY,
-        )));
-    }
-    if let Some(capacity) = spec.strip_prefix("memory:") {
-        let capacity: usize = capacity
-            .parse()
-            .ok()
-            .filter(|c| *c > 0)
-            .ok_or_else(|| invalid("write `memory` or `memory:N` with N a positive integer"))?;
-        return Ok(Arc::new(MemoryReplayStore::new(capacity)));
-    }
-    if let Some(path) = spec.strip_prefix("sqlite:") {
-        let path = path.strip_prefix("//").unwrap_or(path);
-        if path.is_empty() {
-            return Err(invalid(
-                "write `sqlite:PATH`, e.g. `sqlite:/var/lib/mcp/replay.db`",
-            ));
+    })?;
+    match parsed {
+        StoreSpec::Memory(capacity) => Ok(Arc::new(MemoryReplayStore::new(
+            capacity.unwrap_or(MemoryReplayStore::DEFAULT_CAPACITY),
+        ))),
+        StoreSpec::Sqlite(path) => {
+            #[cfg(feature = "sqlite")]
+            return Ok(Arc::new(SqliteReplayStore::open(path).await?));
+            #[cfg(not(feature = "sqlite"))]
+            return Err(ReplayError::NotCompiledIn {
+                store: "sqlite",
+                feature: "sqlite",
+            });
         }
-        #[cfg(feature = "sqlite")]
-        return Ok(Arc::new(SqliteReplayStore::open(path).await?));
-        #[cfg(not(feature = "sqlite"))]
-        return Err(ReplayError::NotCompiledIn {
-            store: "sqlite",
-            feature: "sqlite",
-        });
+        StoreSpec::Postgres(url) => {
+            #[cfg(feature = "postgres")]
+            return Ok(Arc::new(PostgresReplayStore::connect(url).await?));
+            #[cfg(not(feature = "postgres"))]
+            return Err(ReplayError::NotCompiledIn {
+                store: "postgres",
+                feature: "postgres",
+            });
+        }
+        StoreSpec::Redis(url) => {
+            #[cfg(feature = "redis")]
+            return Ok(Arc::new(RedisReplayStore::connect(url).await?));
+            #[cfg(not(feature = "redis"))]
+            return Err(ReplayError::NotCompiledIn {
+                store: "redis",
+                feature: "redis",
+            });
+        }
     }
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        #[cfg(feature = "postgres")]
-        return Ok(Arc::new(PostgresReplayStore::connect(spec).await?));
-        #[cfg(not(feature = "postgres"))]
-        return Err(ReplayError::NotCompiledIn {
-            store: "postgres",
-            feature: "postgres",
-        });
-    }
-    if spec.starts_with("redis://") {
-        #[cfg(feature = "redis")]
-        return Ok(Arc::new(RedisReplayStore::connect(spec).await?));
-        #[cfg(not(feature = "redis"))]
-        return Err(ReplayError::NotCompiledIn {
-            store: "redis",
-            feature: "redis",
-        });
-    }
-    Err(invalid(
-        "expected `memory`, `memory:N`, `sqlite:PATH`, `postgres://USER@HOST:PORT/DB` or `redis://HOST:PORT/DB`",
-    ))
 }
 
 /// `error` and its sources, joined with `: ` (driver errors keep the useful part, such as

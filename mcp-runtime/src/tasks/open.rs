@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use super::{MemoryTaskStore, TaskStore, TaskStoreError};
+use crate::replay::StoreSpec;
 
 /// Opens the task store named by `spec`, written as for
 /// [`replay::open_store`](crate::replay::open_store), so that one setting puts a server's
@@ -10,52 +11,40 @@ use super::{MemoryTaskStore, TaskStore, TaskStoreError};
 /// tasks), `sqlite:PATH` (table `mcp_tasks`, beside the replay table in the same file),
 /// `postgres://...` (table `mcp_tasks`) or `redis://...` (keys under `mcp:tasks`). A backend not
 /// compiled in (features `sqlite`, `postgres`, `redis`) is an error naming the feature.
+// A backend that is not compiled in leaves its path or URL unused.
+#[cfg_attr(
+    not(all(feature = "sqlite", feature = "postgres", feature = "redis")),
+    allow(unused_variables)
+)]
 pub async fn open_task_store(spec: &str) -> Result<Arc<dyn TaskStore>, TaskStoreError> {
-    let spec = spec.trim();
-    let invalid = |hint: &'static str| TaskStoreError::InvalidSpec {
-        spec: crate::replay::redact(spec),
+    let parsed = StoreSpec::parse(spec).map_err(|hint| TaskStoreError::InvalidSpec {
+        spec: crate::replay::redact(spec.trim()),
         hint,
-    };
-    if spec == "memory" {
-        return Ok(Arc::new(MemoryTaskStore::default()));
-    }
-    if let Some(capacity) = spec.strip_prefix("memory:") {
-        let capacity: usize = capacity
-            .parse()
-            .ok()
-            .filter(|c| *c > 0)
-            .ok_or_else(|| invalid("write `memory` or `memory:N` with N a positive integer"))?;
-        return Ok(Arc::new(MemoryTaskStore::new(capacity)));
-    }
-    if let Some(path) = spec.strip_prefix("sqlite:") {
-        let path = path.strip_prefix("//").unwrap_or(path);
-        if path.is_empty() {
-            return Err(invalid(
-                "write `sqlite:PATH`, e.g. `sqlite:/var/lib/mcp/state.db`",
-            ));
+    })?;
+    match parsed {
+        StoreSpec::Memory(None) => Ok(Arc::new(MemoryTaskStore::default())),
+        StoreSpec::Memory(Some(capacity)) => Ok(Arc::new(MemoryTaskStore::new(capacity))),
+        StoreSpec::Sqlite(path) => {
+            #[cfg(feature = "sqlite")]
+            return Ok(Arc::new(super::sqlite::SqliteTaskStore::open(path).await?));
+            #[cfg(not(feature = "sqlite"))]
+            return Err(TaskStoreError::NotCompiledIn("sqlite"));
         }
-        #[cfg(feature = "sqlite")]
-        return Ok(Arc::new(super::sqlite::SqliteTaskStore::open(path).await?));
-        #[cfg(not(feature = "sqlite"))]
-        return Err(TaskStoreError::NotCompiledIn("sqlite"));
+        StoreSpec::Postgres(url) => {
+            #[cfg(feature = "postgres")]
+            return Ok(Arc::new(
+                super::postgres::PostgresTaskStore::connect(url).await?,
+            ));
+            #[cfg(not(feature = "postgres"))]
+            return Err(TaskStoreError::NotCompiledIn("postgres"));
+        }
+        StoreSpec::Redis(url) => {
+            #[cfg(feature = "redis")]
+            return Ok(Arc::new(super::redis::RedisTaskStore::connect(url).await?));
+            #[cfg(not(feature = "redis"))]
+            return Err(TaskStoreError::NotCompiledIn("redis"));
+        }
     }
-    if spec.starts_with("postgres://") || spec.starts_with("postgresql://") {
-        #[cfg(feature = "postgres")]
-        return Ok(Arc::new(
-            super::postgres::PostgresTaskStore::connect(spec).await?,
-        ));
-        #[cfg(not(feature = "postgres"))]
-        return Err(TaskStoreError::NotCompiledIn("postgres"));
-    }
-    if spec.starts_with("redis://") {
-        #[cfg(feature = "redis")]
-        return Ok(Arc::new(super::redis::RedisTaskStore::connect(spec).await?));
-        #[cfg(not(feature = "redis"))]
-        return Err(TaskStoreError::NotCompiledIn("redis"));
-    }
-    Err(invalid(
-        "expected `memory`, `memory:N`, `sqlite:PATH`, `postgres://USER@HOST:PORT/DB` or `redis://HOST:PORT/DB`",
-    ))
 }
 
 #[cfg(test)]
