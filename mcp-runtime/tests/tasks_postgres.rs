@@ -84,3 +84,38 @@ async fn two_hosts_share_tasks_and_terminal_tasks_stay_final() {
     assert!(a.get("old", "alice").await.unwrap().is_none());
     drop_table(&table).await;
 }
+
+/// Instances of a fleet starting together all create the table at once: PostgreSQL's catalog
+/// can collide on concurrent `CREATE TABLE IF NOT EXISTS`, so setup is serialised and every
+/// instance must come up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_starting_together_all_come_up() {
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).unwrap();
+    for round in 0..3 {
+        let table = format!(
+            "tasks_c_{}_{:08x}_{round}",
+            std::process::id(),
+            u32::from_le_bytes(r)
+        );
+        // Probe first, so a machine without PostgreSQL skips instead of failing below.
+        let Some(first) = store(&table).await else {
+            return;
+        };
+        drop(first);
+        drop_table(&table).await;
+        let opens = (0..8).map(|_| {
+            let table = table.clone();
+            tokio::spawn(async move { PostgresTaskStore::connect_with_table(&url(), &table).await })
+        });
+        for open in futures::future::join_all(opens).await {
+            let opened = open.unwrap();
+            assert!(
+                opened.is_ok(),
+                "an instance failed to start: {:?}",
+                opened.err()
+            );
+        }
+        drop_table(&table).await;
+    }
+}

@@ -203,29 +203,20 @@ impl PostgresReplayStore {
     async fn create_table(&self) -> Result<(), ReplayError> {
         let table = &self.inner.table;
         let mut client = self.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(pg("starting the setup transaction"))?;
-        // Concurrent `CREATE TABLE IF NOT EXISTS` can still collide in the catalog; serialise
-        // first-time setup across processes with a transaction-scoped advisory lock.
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&format!("mcp-replay:{table}")],
+        setup_schema(
+            &mut client,
+            &format!("mcp-replay:{table}"),
+            &format!(
+                "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                     nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
+                     expires_at TIMESTAMPTZ NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);
+                 ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;"
+            ),
         )
         .await
-        .map_err(pg("locking for table setup"))?;
-        tx.batch_execute(&format!(
-            "CREATE TABLE IF NOT EXISTS \"{table}\" (
-                 nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
-                 expires_at TIMESTAMPTZ NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);
-             ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;"
-        ))
-        .await
-        .map_err(pg("creating the replay table"))?;
-        tx.commit().await.map_err(pg("committing table setup"))
+        .map_err(|(what, e)| ReplayError::backend(NAME, what, e))
     }
 
     async fn prune_at(&self, now: SystemTime) -> Result<u64, ReplayError> {
@@ -451,6 +442,46 @@ impl ReplayStore for PostgresReplayStore {
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
         Box::pin(self.prune_at(SystemTime::now()))
     }
+}
+
+/// The driver's error with its causes (`db error: ERROR: ...`): `tokio_postgres::Error`'s own
+/// text is only `db error`, and the server's message is in its source chain.
+pub fn describe(e: &tokio_postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Runs first-time schema setup (`ddl`, idempotent statements such as `CREATE TABLE IF NOT
+/// EXISTS`) in one transaction under a transaction-scoped advisory lock named by `lock`.
+///
+/// Concurrent `CREATE TABLE IF NOT EXISTS` of the same table can still collide in
+/// PostgreSQL's catalog (a unique violation on `pg_type`), so instances starting together
+/// against one database would fail at random; the lock serialises them. On failure, says
+/// which step failed with the driver's error.
+pub async fn setup_schema(
+    client: &mut deadpool_postgres::Client,
+    lock: &str,
+    ddl: &str,
+) -> Result<(), (&'static str, tokio_postgres::Error)> {
+    let tx = client
+        .transaction()
+        .await
+        .map_err(|e| ("starting the setup transaction", e))?;
+    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
+        .await
+        .map_err(|e| ("locking for schema setup", e))?;
+    tx.batch_execute(ddl)
+        .await
+        .map_err(|e| ("creating the schema", e))?;
+    tx.commit()
+        .await
+        .map_err(|e| ("committing schema setup", e))
 }
 
 #[cfg(test)]

@@ -42,7 +42,10 @@ fn valid_table(table: &str) -> bool {
 }
 
 fn backend(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> TaskStoreError {
-    move |e| TaskStoreError::Backend(format!("PostgreSQL, {context}: {e}"))
+    move |e| {
+        let e = crate::replay::postgres::describe(&e);
+        TaskStoreError::Backend(format!("PostgreSQL, {context}: {e}"))
+    }
 }
 
 fn i64_of(ms: u64) -> i64 {
@@ -89,9 +92,11 @@ impl PostgresTaskStore {
                 table: table.to_owned(),
             }),
         };
-        let client = store.client().await?;
-        client
-            .batch_execute(&format!(
+        let mut client = store.client().await?;
+        crate::replay::postgres::setup_schema(
+            &mut client,
+            &format!("mcp-tasks:{table}"),
+            &format!(
                 "CREATE TABLE IF NOT EXISTS \"{table}\" (
                      task_id    TEXT    NOT NULL PRIMARY KEY,
                      owner      TEXT    NOT NULL,
@@ -101,9 +106,10 @@ impl PostgresTaskStore {
                      record     TEXT    NOT NULL
                  );
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_ms\" ON \"{table}\" (expires_ms);"
-            ))
-            .await
-            .map_err(backend("creating the tasks table"))?;
+            ),
+        )
+        .await
+        .map_err(|(what, e)| backend(what)(e))?;
         Ok(store)
     }
 

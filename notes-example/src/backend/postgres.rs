@@ -36,13 +36,7 @@ impl fmt::Debug for PostgresNotes {
 
 fn pg_err(context: &str) -> impl FnOnce(tokio_postgres::Error) -> NotesError + '_ {
     move |e| {
-        let mut text = e.to_string();
-        let mut source = std::error::Error::source(&e);
-        while let Some(cause) = source {
-            text.push_str(": ");
-            text.push_str(&cause.to_string());
-            source = cause.source();
-        }
+        let text = mcp_runtime::replay::postgres::describe(&e);
         NotesError::Backend(format!("PostgreSQL notes: {context}: {text}"))
     }
 }
@@ -72,29 +66,22 @@ impl PostgresNotes {
             grants: Arc::new(grants),
         };
         let mut client = notes.client().await?;
-        let tx = client
-            .transaction()
-            .await
-            .map_err(pg_err("starting setup"))?;
-        // Serialise first-time setup across instances starting together.
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext($1))",
-            &[&format!("notes-example:{table}")],
+        // Serialised across instances starting together (see `setup_schema`).
+        mcp_runtime::replay::postgres::setup_schema(
+            &mut client,
+            &format!("notes-example:{table}"),
+            &format!(
+                "CREATE TABLE IF NOT EXISTS \"{table}\" (
+                     workspace_uri TEXT NOT NULL,
+                     id            TEXT NOT NULL,
+                     title         TEXT NOT NULL,
+                     body          TEXT NOT NULL DEFAULT '',
+                     PRIMARY KEY (workspace_uri, id)
+                 )"
+            ),
         )
         .await
-        .map_err(pg_err("locking for setup"))?;
-        tx.batch_execute(&format!(
-            "CREATE TABLE IF NOT EXISTS \"{table}\" (
-                 workspace_uri TEXT NOT NULL,
-                 id            TEXT NOT NULL,
-                 title         TEXT NOT NULL,
-                 body          TEXT NOT NULL DEFAULT '',
-                 PRIMARY KEY (workspace_uri, id)
-             )"
-        ))
-        .await
-        .map_err(pg_err("creating the notes table"))?;
-        tx.commit().await.map_err(pg_err("committing setup"))?;
+        .map_err(|(what, e)| pg_err(what)(e))?;
         Ok(notes)
     }
 
