@@ -236,28 +236,17 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
 }
 
 fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
-    // Prompts: an undocumented parameter may be an extractor, so two arguments types are
-    // found by `build()`; resources still take their variables struct by position.
+    // An undocumented parameter may be an extractor, so two arguments types are found by
+    // `build()`; only what the signature alone shows is refused here.
     if decl.kind == Kind::Resource {
-        params::validate_args(&decl.params, errors);
-    }
-    for p in &decl.params {
-        match (decl.kind, p) {
-            (Kind::Prompt, Param::Uri) => errors.spanned(
-                &decl.func.sig.ident,
-                "`ResourceUri` is a parameter of `#[resource]` functions, not prompts",
-            ),
-            (Kind::Resource, Param::Arg(a)) => errors.spanned(
-                &a.ident,
-                "a resource's template variables come from one struct with a field per variable, \
-                 not from documented parameters",
-            ),
-            (Kind::Resource, Param::Args(t)) if !decl.uri.contains('{') => errors.spanned(
-                t,
-                "a resource with a fixed URI takes no arguments; use a URI template \
-                 (`{var}`) and a struct with one field per variable",
-            ),
-            _ => {}
+        for p in &decl.params {
+            if let Param::Arg(a) = p {
+                errors.spanned(
+                    &a.ident,
+                    "a resource's template variables come from one struct with a field per \
+                     variable, not from documented parameters",
+                );
+            }
         }
     }
 }
@@ -266,40 +255,34 @@ fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
 #[derive(Default)]
 struct Plan {
     items: Vec<TokenStream>,
-    /// Prompts: each extracted parameter's declaration.
+    /// Each extracted parameter's declaration.
     declares: Vec<TokenStream>,
-    /// Resources: state extraction; prompts: every extraction (from `__call`).
+    /// Every extraction (from `__call`).
     prelude: Vec<TokenStream>,
     call_args: Vec<TokenStream>,
-    /// Resources: a variables struct is taken.
-    has_args: bool,
 }
 
-/// Expand, part 1: parameters → extraction code.
-fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
-    match decl.kind {
-        Kind::Prompt => plan_prompt(decl, ms),
-        Kind::Resource => plan_resource(decl),
+impl Plan {
+    fn extract(&mut self, ty: &dyn quote::ToTokens, span: Span, var: &syn::Ident) {
+        let (items, declare, extraction) = params::extractor(&ty, span, var);
+        self.items.push(items);
+        self.declares.push(declare);
+        self.prelude.push(extraction);
     }
 }
 
-/// A prompt's parameters, made as a tool's are: by `FromToolCall`, documented parameters
-/// gathered into one hidden struct whose field types are checked to be strings.
-fn plan_prompt(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
+/// Expand, part 1: parameters → extraction code, made as a tool's are: by `FromToolCall`.
+/// A prompt's documented parameters are gathered into one hidden struct whose field types
+/// are checked to be strings; a resource's variables struct is one extracted parameter.
+fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
     let mut plan = Plan::default();
     let plain = params::plain(&decl.params);
     let args_var = format_ident!("__args");
-    let extract = |plan: &mut Plan, ty: &dyn quote::ToTokens, span: Span, var: &syn::Ident| {
-        let (items, declare, extraction) = params::extractor(&ty, span, var);
-        plan.items.push(items);
-        plan.declares.push(declare);
-        plan.prelude.push(extraction);
-    };
     if !plain.is_empty() {
         let hidden = params::args_struct_name();
         plan.items
             .push(params::args_struct(ms, &hidden, &plain, None));
-        extract(&mut plan, &hidden, Span::call_site(), &args_var);
+        plan.extract(&hidden, Span::call_site(), &args_var);
         // Prompt arguments travel as strings: checked here, at compile time, per parameter.
         let checks = plain.iter().map(|a| {
             let ty = &a.ty;
@@ -308,16 +291,19 @@ fn plan_prompt(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
         plan.items
             .push(quote!(#[allow(dead_code)] fn __prompt_argument_types() { #(#checks)* }));
     }
+    let fixed_uri = decl.kind == Kind::Resource && !decl.uri.contains('{');
     for (i, p) in decl.params.iter().enumerate() {
         match p {
             Param::Ctx { mutable, elem } => {
                 plan.call_args.push(params::context_arg(*mutable, elem));
             }
-            Param::Uri => {}
-            Param::State { ty, .. } | Param::Args(ty) => {
+            Param::Extract(ty) => {
                 let var = format_ident!("__p{}", i);
-                extract(&mut plan, ty, ty.span(), &var);
+                plan.extract(ty, ty.span(), &var);
                 plan.call_args.push(quote!(#var));
+                if fixed_uri {
+                    plan.items.push(no_arguments(ty));
+                }
             }
             Param::Arg(a) => {
                 let ident = &a.ident;
@@ -328,34 +314,16 @@ fn plan_prompt(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
     plan
 }
 
-/// A resource's parameters: the context, `State<T>`, `ResourceUri` and the variables struct.
-fn plan_resource(decl: &Decl<'_>) -> Plan {
-    let mut plan = Plan::default();
-    for (i, p) in decl.params.iter().enumerate() {
-        match p {
-            Param::Ctx { mutable, elem } => {
-                plan.call_args.push(params::context_arg(*mutable, elem));
-            }
-            Param::Uri => plan
-                .call_args
-                .push(quote!(__ms::ResourceUri(uri.to_owned()))),
-            Param::State { inner: t, .. } => {
-                let v = format_ident!("__state{}", i);
-                plan.prelude
-                    .push(quote_spanned!(t.span()=> let #v = __ms::extract_state::<#t>(&*ctx)?;));
-                plan.call_args.push(quote!(#v));
-            }
-            Param::Args(t) => {
-                plan.has_args = true;
-                plan.items.push(quote_spanned!(t.span()=>
-                    fn __args_type() -> __ms::VarsType<#t> { __ms::vars_type::<#t>() }));
-                plan.call_args.push(quote!(__args));
-            }
-            // Refused by `validate_params`.
-            Param::Arg(_) => {}
-        }
-    }
-    plan
+/// A compile-time refusal of an arguments type on a fixed-URI resource (which has no
+/// variables to fill it), decided by the parameter's `FromToolCall` impl, not its spelling.
+fn no_arguments(ty: &syn::Type) -> TokenStream {
+    quote_spanned!(ty.span()=>
+        const _: () = ::core::assert!(
+            !<#ty as __ms::FromToolCall>::ARGUMENTS,
+            "a resource with a fixed URI takes no arguments; use a URI template (`{{var}}`) and a \
+             struct with one field per variable",
+        );
+    )
 }
 
 fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
@@ -376,20 +344,17 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
         declares,
         prelude,
         call_args,
-        has_args,
     } = &plan;
-    let (schema, vars_schema, args_check) = match (kind, has_args) {
-        (Kind::Prompt, _) => (
-            quote!(&[#(#declares),*]),
-            quote!(),
-            quote!(let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);),
-        ),
-        (Kind::Resource, true) => (
-            quote!(),
-            quote!(::core::option::Option::Some(__args_type().schema)),
-            quote!(let __args = (__args_type().parse)(args)?;),
-        ),
-        (Kind::Resource, false) => (quote!(), quote!(::core::option::Option::None), quote!()),
+    let schema = quote!(&[#(#declares),*]);
+    let args_check = match kind {
+        Kind::Prompt => {
+            quote!(let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);)
+        }
+        // Template variables nobody takes are fine (a read may want only the URI), so no
+        // `finish()` here, unlike tools and prompts.
+        Kind::Resource => {
+            quote!(let mut __call = __ms::ToolCall::for_resource(&*ctx, uri, args, &__s.expected);)
+        }
     };
     let ret_span = match &sig.output {
         syn::ReturnType::Type(_, ty) => ty.span(),
@@ -417,7 +382,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
     };
     Ok(match kind {
         Kind::Prompt => expand_prompt(&parts, &schema),
-        Kind::Resource => expand_resource(&parts, attrs, uri, &vars_schema),
+        Kind::Resource => expand_resource(&parts, attrs, uri, &schema),
     })
 }
 
@@ -541,12 +506,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
 }
 
 /// Expand: a resource's handler struct and `ResourceHandler` impl.
-fn expand_resource(
-    p: &Parts<'_>,
-    attrs: &Attrs,
-    uri: &str,
-    vars_schema: &TokenStream,
-) -> TokenStream {
+fn expand_resource(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) -> TokenStream {
     let Parts {
         ms,
         ident,
@@ -564,7 +524,7 @@ fn expand_resource(
     let ret_span = *ret_span;
     let into =
         quote_spanned!(ret_span=> __ms::into_contents(__ret, uri, __s.descriptor.mime_type()));
-    let spec = resource_spec(p, attrs, uri, vars_schema);
+    let spec = resource_spec(p, attrs, uri, params);
     let doc = format!("The `{uri}` resource, generated by `#[resource]` from [`{fn_name}()`].");
     quote! {
         #[doc = #doc]
@@ -638,12 +598,7 @@ fn expand_resource(
 }
 
 /// A resource's `ResourceSpec` expression.
-fn resource_spec(
-    p: &Parts<'_>,
-    attrs: &Attrs,
-    uri: &str,
-    vars_schema: &TokenStream,
-) -> TokenStream {
+fn resource_spec(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) -> TokenStream {
     let Parts {
         name,
         title,
@@ -665,7 +620,7 @@ fn resource_spec(
             requires: &[#(__ms::Requirement::#requires),*],
             ttl_ms: #ttl,
             public: #public,
-            variables: #vars_schema,
+            params: #params,
             completions: &[#(#completions),*],
         }
     }

@@ -71,8 +71,10 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `fn` or `async fn`; adds a `struct` of the same name implementing `ResourceHandler`, ready
 /// for `resources![name]`.
 ///
-/// Parameters: `&mut RequestContext`, `State<T>`, `ResourceUri` (the URI read), and (templates only) one struct with a field per
-/// template variable. Attributes: `uri = "..."` (required), `name` (default: the function
+/// Parameters, as for `#[tool]`: a reference is the context; owned ones are made by
+/// `FromToolCall` (`State<T>`, `Principal`, `ResourceUri` (the URI read), your own
+/// extractors); and (templates only) one struct with a field per template variable, which a
+/// fixed-URI resource refuses at compile time. Attributes: `uri = "..."` (required), `name` (default: the function
 /// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
 /// `cache_scope = "public" | "private"` (read caching hints; default 0 and private),
 /// `requires(...)`, `complete(variable = provider_fn, ...)`, `crate = "path"`.

@@ -1,9 +1,10 @@
 //! Handler parameters, shared by `#[tool]`, `#[prompt]` and `#[resource]`: reading them from
 //! the signature, and the hidden arguments struct that documented parameters become.
 //!
-//! A parameter with a doc comment is one argument of the call (a property of the schema);
-//! `&RequestContext`/`&mut RequestContext`, `State<T>` and `ResourceUri` are filled in by the
-//! runtime; any other owned parameter is the arguments struct.
+//! A parameter with a doc comment is one argument of the call (a property of the schema); a
+//! reference is the request context; any other owned parameter is made by its `FromToolCall`
+//! impl (`State<T>`, `Principal`, `ResourceUri`, the arguments struct, a user's extractor).
+//! No type is recognised by its spelling, so aliases and users' own types work.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -15,12 +16,8 @@ use crate::util::Errors;
 pub(crate) enum Param {
     /// `&mut RequestContext` (or `&RequestContext`, or a reference to an alias of it).
     Ctx { mutable: bool, elem: syn::Type },
-    /// `State<T>`: the whole type and the `T`.
-    State { ty: syn::Type, inner: syn::Type },
-    /// `ResourceUri` (resources only).
-    Uri,
-    /// The arguments struct.
-    Args(syn::Type),
+    /// An owned parameter made by its `FromToolCall` impl.
+    Extract(syn::Type),
     /// A documented parameter: one argument.
     Arg(PlainArg),
 }
@@ -47,7 +44,9 @@ pub(crate) fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {
 }
 
 /// Types that read as one value rather than an arguments struct: an undocumented parameter
-/// of one of these is almost surely a missing doc comment, so it is reported as such.
+/// of one of these is almost surely a missing doc comment, so it is reported as such. This is
+/// a hint for the common mistake, not a classification: an alias of one of them goes on to
+/// `FromToolCall`, and `build()` refuses its non-object schema.
 const SINGLE_VALUES: &[&str] = &[
     "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
     "u32", "u64", "u128", "usize", "f32", "f64", "Option", "Vec",
@@ -115,15 +114,6 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
             elem: (*r.elem).clone(),
         });
     }
-    if let Some(inner) = crate::shape::generic_arg(ty, "State") {
-        return Ok(Param::State {
-            ty: ty.clone(),
-            inner: inner.clone(),
-        });
-    }
-    if last_ident(ty).is_some_and(|i| i == "ResourceUri") {
-        return Ok(Param::Uri);
-    }
     if let (syn::Pat::Ident(pi), Some(t)) = (&*pt.pat, last_ident(ty))
         && SINGLE_VALUES.contains(&t.to_string().as_str())
     {
@@ -137,7 +127,7 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
             ),
         ));
     }
-    Ok(Param::Args(ty.clone()))
+    Ok(Param::Extract(ty.clone()))
 }
 
 /// A parameter made by its `FromToolCall` impl: the items to add (the type is named once,
@@ -167,34 +157,6 @@ pub(crate) fn context_arg(mutable: bool, elem: &syn::Type) -> TokenStream {
         quote_spanned!(elem.span()=> __ms::context_mut::<#elem>(ctx))
     } else {
         quote_spanned!(elem.span()=> __ms::context_ref::<#elem>(&*ctx))
-    }
-}
-
-/// Checks the shape of the arguments: at most one struct, and not both a struct and
-/// documented parameters.
-pub(crate) fn validate_args(params: &[Param], errors: &mut Errors) {
-    let structs: Vec<&syn::Type> = params
-        .iter()
-        .filter_map(|p| match p {
-            Param::Args(t) => Some(t),
-            _ => None,
-        })
-        .collect();
-    for extra in structs.iter().skip(1) {
-        errors.spanned(
-            extra,
-            "at most one arguments type: put every argument into one \
-             `#[derive(Deserialize, JsonSchema)]` struct, or declare each as a documented parameter",
-        );
-    }
-    if let (Some(s), true) = (
-        structs.first(),
-        params.iter().any(|p| matches!(p, Param::Arg(_))),
-    ) {
-        errors.spanned(
-            s,
-            "declare the arguments either as one struct or as documented parameters, not both",
-        );
     }
 }
 

@@ -230,12 +230,6 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
             ctx_seen = true;
         }
     }
-    if decl.params.iter().any(|p| matches!(p, Param::Uri)) {
-        errors.spanned(
-            &sig.ident,
-            "`ResourceUri` is a parameter of `#[resource]` functions, not tools",
-        );
-    }
     if let (Some((_, lit)), None) = (&decl.attrs.task_start, &decl.attrs.task) {
         errors.spanned(
             lit,
@@ -287,8 +281,7 @@ fn plan(decl: &ToolDecl<'_>, ms: &TokenStream) -> Plan {
             Param::Ctx { mutable, elem } => {
                 plan.call_args.push(params::context_arg(*mutable, elem));
             }
-            Param::Uri => {}
-            Param::State { ty, .. } | Param::Args(ty) => {
+            Param::Extract(ty) => {
                 let var = format_ident!("__p{}", i);
                 plan.extract(ty, ty.span(), &var);
                 plan.call_args.push(quote!(#var));

@@ -1,9 +1,10 @@
-//! Tool parameters made from the call, the way axum's `FromRequestParts` makes handler
-//! parameters from a request: `State<T>`, [`Principal`], [`Cancellation`], the arguments
-//! struct, and any type of your own that implements [`FromToolCall`].
+//! Handler parameters made from the call, the way axum's `FromRequestParts` makes handler
+//! parameters from a request: `State<T>`, [`Principal`], [`Cancellation`], [`ResourceUri`],
+//! the arguments struct, and any type of your own that implements [`FromToolCall`].
 //!
-//! `#[tool]` decides what an undocumented owned parameter is by this trait, not by how its
-//! type is spelled, so type aliases work and the set of extractors is open:
+//! `#[tool]`, `#[prompt]` and `#[resource]` decide what an undocumented owned parameter is by
+//! this trait, not by how its type is spelled, so type aliases work and the set of extractors
+//! is open:
 //!
 //! ```
 //! use mcp_runtime::extract::{FromToolCall, ToolCall};
@@ -36,30 +37,57 @@ use mcp_types::JsonObject;
 
 use crate::Principal;
 use crate::context::RequestContext;
+use crate::resource::ResourceUri;
 use crate::tool::{HandlerError, State, StateNeed};
 use crate::transport::CancellationToken;
 
-/// What a `#[tool]` parameter extractor sees of the call.
+/// What a handler parameter extractor sees of the call: a tool call, a prompt get or a
+/// resource read.
 pub struct ToolCall<'a> {
     ctx: &'a RequestContext,
     args: Option<JsonObject>,
     expected: &'a str,
+    uri: Option<&'a str>,
 }
 
 impl<'a> ToolCall<'a> {
-    /// The call's view for extractors (what generated code builds).
+    /// The call's view for extractors (what generated code builds for tools and prompts).
     #[doc(hidden)]
     pub fn new(ctx: &'a RequestContext, args: JsonObject, expected: &'a str) -> Self {
         ToolCall {
             ctx,
             args: Some(args),
             expected,
+            uri: None,
+        }
+    }
+
+    /// The read's view for extractors (what generated code builds for resources): `vars`
+    /// are the template's variables, which the variables struct takes.
+    #[doc(hidden)]
+    pub fn for_resource(
+        ctx: &'a RequestContext,
+        uri: &'a str,
+        vars: JsonObject,
+        expected: &'a str,
+    ) -> Self {
+        ToolCall {
+            ctx,
+            args: Some(vars),
+            expected,
+            uri: Some(uri),
         }
     }
 
     /// The request's context: principal, application state, request metadata.
     pub fn context(&self) -> &'a RequestContext {
         self.ctx
+    }
+
+    /// The URI being read, as the client sent it, when this is a resource read; `None` for
+    /// tool calls and prompts.
+    pub fn resource_uri(&self) -> Option<&'a str> {
+        self.uri
     }
 
     /// The call's arguments, once (the arguments extractor takes them).
@@ -91,6 +119,7 @@ pub struct ToolCallNeeds {
     pub(crate) schema: Option<fn() -> Result<JsonObject, String>>,
     pub(crate) state: Vec<StateNeed>,
     pub(crate) error: Option<String>,
+    pub(crate) resource_uri: bool,
 }
 
 impl ToolCallNeeds {
@@ -112,11 +141,30 @@ impl ToolCallNeeds {
     pub fn state(&mut self, need: StateNeed) {
         self.state.push(need);
     }
+
+    /// Declares that the handler reads the resource URI: only resources have one, so a tool
+    /// or prompt declaring it is misdeclared (refused by `build()`).
+    #[doc(hidden)]
+    pub fn resource_uri(&mut self) {
+        self.resource_uri = true;
+    }
+
+    /// The declaration error of a tool or prompt (`what`) whose parameters need the
+    /// resource URI.
+    pub(crate) fn uri_outside_resource(&self, what: &str) -> Option<String> {
+        self.resource_uri.then(|| {
+            format!(
+                "`ResourceUri` is a parameter of `#[resource]` functions; a {what} is not a read \
+                 of a URI"
+            )
+        })
+    }
 }
 
-/// A `#[tool]` parameter made from the call. Implement it for your own types to take them as
-/// parameters; `State<T>`, [`Principal`] and arguments structs (anything `Deserialize` +
-/// `JsonSchema`) implement it already.
+/// A `#[tool]`, `#[prompt]` or `#[resource]` parameter made from the call. Implement it for
+/// your own types to take them as parameters; `State<T>`, [`Principal`], [`Cancellation`],
+/// [`ResourceUri`] and arguments structs (anything `Deserialize` + `JsonSchema`; a resource's
+/// template variables) implement it already.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool parameter",
     label = "neither an arguments type nor an extractor",
@@ -136,9 +184,15 @@ pub trait FromToolCall: Sized {
     fn declare(needs: &mut ToolCallNeeds) {
         let _ = needs;
     }
+
+    /// Whether this parameter is the arguments (a resource with a fixed URI takes none,
+    /// which `#[resource]` checks at compile time with it).
+    #[doc(hidden)]
+    const ARGUMENTS: bool = false;
 }
 
-impl<T: Clone + Send + Sync + 'static> FromToolCall for State<T> {
+// Bounded by `StateType` (not the bare bounds) so a non-`Clone` state gets its own message.
+impl<T: crate::__macro_support_v1::StateType> FromToolCall for State<T> {
     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         call.ctx.state::<T>().map(State)
     }
@@ -188,6 +242,22 @@ impl FromToolCall for Cancellation {
     }
 }
 
+impl FromToolCall for ResourceUri {
+    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
+        match call.uri {
+            Some(uri) => Ok(ResourceUri(uri.to_owned())),
+            // `build()` refuses such a declaration; a server built without that check says so.
+            None => Err(HandlerError::tool(
+                "`ResourceUri` is a parameter of `#[resource]` functions only",
+            )),
+        }
+    }
+
+    fn declare(needs: &mut ToolCallNeeds) {
+        needs.resource_uri();
+    }
+}
+
 impl FromToolCall for Principal {
     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
         Ok(call.ctx.principal().clone())
@@ -206,4 +276,6 @@ impl<T: crate::__macro_support_v1::ToolArgs> FromToolCall for T {
     fn declare(needs: &mut ToolCallNeeds) {
         needs.arguments(crate::__macro_support_v1::input_schema::<T>);
     }
+
+    const ARGUMENTS: bool = true;
 }

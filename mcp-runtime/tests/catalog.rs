@@ -605,3 +605,153 @@ async fn a_prompt_takes_extractors_by_trait() {
     .await;
     assert_eq!(extra["error"]["code"], -32602, "{extra}");
 }
+
+/// The shelf a read comes from: application state, taken through an alias.
+#[derive(Clone)]
+struct Shelf(&'static str);
+
+type ShelfState = State<Shelf>;
+type Vars = ItemVars;
+
+/// The caller's initial: a user's own extractor, for resources as for tools.
+struct Initial(char);
+
+impl mcp_runtime::extract::FromToolCall for Initial {
+    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, HandlerError> {
+        let uri = call.resource_uri().unwrap_or("no uri");
+        let c = call.context().principal().as_str().chars().next();
+        c.map(Initial)
+            .ok_or_else(|| HandlerError::tool(format!("no initial for {uri}")))
+    }
+}
+
+/// Shelved items: every parameter is made by its `FromToolCall` impl, aliases included.
+#[resource(uri = "mem://shelf/{id}")]
+fn shelved(shelf: ShelfState, who: Initial, uri: ResourceUri, vars: Vars) -> String {
+    format!("{} {} {} {}", shelf.0.0, who.0, uri.0, vars.id)
+}
+
+/// The URI only: the template's variable is not taken, which is fine for a read.
+#[resource(uri = "mem://echo/{rest}")]
+fn echo_uri(uri: ResourceUri) -> String {
+    uri.0
+}
+
+#[tokio::test]
+async fn resource_parameters_are_extractors_like_tool_parameters() {
+    let s = Server::builder(Implementation::new("t", "1"))
+        .state(Shelf("top"))
+        .resources(resources![shelved, echo_uri])
+        .build()
+        .unwrap();
+    let r = send(&s, "resources/read", json!({"uri": "mem://shelf/7"})).await;
+    assert_eq!(
+        r["result"]["contents"][0]["text"], "top a mem://shelf/7 7",
+        "{r}"
+    );
+    let r = send(&s, "resources/read", json!({"uri": "mem://echo/x%20y"})).await;
+    assert_eq!(
+        r["result"]["contents"][0]["text"], "mem://echo/x%20y",
+        "{r}"
+    );
+    let templates = send(&s, "resources/templates/list", json!({})).await;
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "mem://shelf/{id}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_state_fails_the_read_with_what_to_register() {
+    let s = Server::builder(Implementation::new("t", "1"))
+        .resources(resources![shelved])
+        .build()
+        .unwrap();
+    let r = send(&s, "resources/read", json!({"uri": "mem://shelf/7"})).await;
+    let text = r.to_string();
+    assert!(
+        text.contains("Shelf") && text.contains(".state(value)"),
+        "{r}"
+    );
+}
+
+/// A colour: a variable whose value is checked by parsing.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Colour {
+    Red,
+    Blue,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ColourVars {
+    colour: Colour,
+}
+
+/// Variables that must parse as a colour.
+#[resource(uri = "mem://colours/{colour}")]
+fn colour(vars: ColourVars) -> String {
+    match vars.colour {
+        Colour::Red => "warm",
+        Colour::Blue => "cold",
+    }
+    .to_owned()
+}
+
+#[tokio::test]
+async fn bad_template_variables_say_what_the_template_takes() {
+    let s = Server::builder(Implementation::new("t", "1"))
+        .resources(resources![colour])
+        .build()
+        .unwrap();
+    let ok = send(&s, "resources/read", json!({"uri": "mem://colours/blue"})).await;
+    assert_eq!(ok["result"]["contents"][0]["text"], "cold", "{ok}");
+    let r = send(&s, "resources/read", json!({"uri": "mem://colours/green"})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("unknown variant `green`")
+            && message.contains("expected the URI variables {colour: "),
+        "{message}"
+    );
+}
+
+/// Two variables structs: which parameter is the arguments is only known from the trait.
+#[resource(uri = "mem://twice/{id}")]
+fn twice(a: ItemVars, b: Vars) -> String {
+    format!("{}{}", a.id, b.id)
+}
+
+/// A tool has no URI to read.
+#[tool]
+fn wants_uri(uri: ResourceUri) -> String {
+    uri.0
+}
+
+/// Nor does a prompt.
+#[prompt]
+fn prompt_wants_uri(uri: ResourceUri) -> String {
+    uri.0
+}
+
+#[test]
+fn misdeclared_parameters_fail_the_build_with_what_to_do() {
+    let twice = Server::builder(Implementation::new("t", "1"))
+        .resources(resources![twice])
+        .build();
+    let e = twice.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("two parameters are arguments types"), "{e}");
+    let tool = Server::builder(Implementation::new("t", "1"))
+        .tools(tools![wants_uri])
+        .build();
+    let e = tool.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        e.contains("`ResourceUri` is a parameter of `#[resource]` functions"),
+        "{e}"
+    );
+    let prompt = Server::builder(Implementation::new("t", "1"))
+        .prompts(prompts![prompt_wants_uri])
+        .build();
+    let e = prompt.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("a prompt is not a read of a URI"), "{e}");
+}

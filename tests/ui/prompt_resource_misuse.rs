@@ -18,17 +18,6 @@ fn bad_uri() -> String {
     String::new()
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct Vars {
-    id: String,
-}
-
-// A fixed-URI resource cannot take arguments.
-#[resource(uri = "x://fixed")]
-fn fixed_with_args(vars: Vars) -> String {
-    vars.id
-}
-
 // References other than the context are refused.
 #[prompt]
 fn borrowed(name: &str) -> String {

@@ -47,22 +47,6 @@ impl PromptArgumentType for Option<String> {}
 /// Compile-time check of one documented prompt parameter's type.
 pub fn prompt_argument<T: PromptArgumentType>() {}
 
-/// The schema and the parser of a resource template's variables struct, from one bound.
-pub struct VarsType<T> {
-    /// Produces the variables' schema.
-    pub schema: fn() -> Result<JsonObject, String>,
-    /// Parses the matched variables.
-    pub parse: fn(JsonObject) -> Result<T, HandlerError>,
-}
-
-/// The [`VarsType`] of `T`.
-pub fn vars_type<T: super::tool_support::ToolArgs>() -> VarsType<T> {
-    VarsType {
-        schema: super::tool_support::input_schema::<T>,
-        parse: parse_vars::<T>,
-    }
-}
-
 /// What `#[prompt]` knows at compile time.
 #[derive(Debug, Clone, Copy)]
 pub struct PromptSpec {
@@ -163,8 +147,12 @@ impl PromptStatic {
             declare(&mut needs);
         }
         let arguments = needs.schema.unwrap_or(super::tool_support::no_input_schema);
+        let declared = needs
+            .error
+            .take()
+            .or_else(|| needs.uri_outside_resource("prompt"));
         let (schema, mut error) = match arguments() {
-            Ok(s) => (s, needs.error),
+            Ok(s) => (s, declared),
             Err(e) => (JsonObject::new(), Some(e)),
         };
         if error.is_none() {
@@ -240,8 +228,9 @@ pub struct ResourceSpec {
     pub ttl_ms: u64,
     /// `cache_scope = "public"` (default private).
     pub public: bool,
-    /// Schema of the variables type, or `None` without one.
-    pub variables: Option<fn() -> Result<JsonObject, String>>,
+    /// Each parameter's declaration; the variables struct's schema (checked against the
+    /// template's variables) comes from them.
+    pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
     /// `complete(var = provider, ...)`.
     pub completions: &'static [(&'static str, CompletionFn)],
 }
@@ -255,6 +244,8 @@ pub struct ResourceStatic {
     pub capabilities: ClientCapabilities,
     /// `ttlMs` and `cacheScope` of reads.
     pub hints: (u64, CacheScope),
+    /// Summary of the template's variables for error messages.
+    pub expected: String,
     /// Why the descriptor could not be built as declared (reported on every read).
     pub error: Option<String>,
     completions: &'static [(&'static str, CompletionFn)],
@@ -276,7 +267,15 @@ impl ResourceStatic {
         } else {
             Vec::new()
         };
-        if let Some(schema_fn) = spec.variables {
+        let mut needs = super::tool_support::ToolCallNeeds::default();
+        for declare in spec.params {
+            declare(&mut needs);
+        }
+        if let Some(e) = needs.error.take() {
+            error.get_or_insert(e);
+        }
+        let mut expected = String::from("the URI variables {}");
+        if let Some(schema_fn) = needs.schema {
             match schema_fn() {
                 Ok(schema) => {
                     if let Some(Value::Object(props)) = schema.get("properties")
@@ -287,6 +286,7 @@ impl ResourceStatic {
                             spec.uri
                         ));
                     }
+                    expected = format!("the URI variables {}", summary(&schema));
                 }
                 Err(e) => {
                     error.get_or_insert(e);
@@ -335,6 +335,7 @@ impl ResourceStatic {
             descriptor,
             capabilities: capabilities(spec.requires),
             hints: (spec.ttl_ms, scope),
+            expected,
             error: error.map(|e| format!("resource `{}` is misdeclared: {e}", spec.uri)),
             completions: spec.completions,
         }
@@ -362,12 +363,6 @@ impl ResourceStatic {
     ) -> Option<Vec<String>> {
         complete_with(self.completions, variable, value, context)
     }
-}
-
-/// Parses a template's variables into the variables type.
-pub fn parse_vars<T: serde::de::DeserializeOwned>(vars: JsonObject) -> Result<T, HandlerError> {
-    serde_json::from_value(Value::Object(vars))
-        .map_err(|e| HandlerError::invalid_arguments(format!("URI variables: {e}")))
 }
 
 /// Converts a prompt function's return value.

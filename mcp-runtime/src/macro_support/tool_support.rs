@@ -152,6 +152,10 @@ impl ToolStatic {
             },
             Err(e) => (InputSchema::empty_object(), Some(e)),
         };
+        let declared = needs
+            .error
+            .take()
+            .or_else(|| needs.uri_outside_resource("tool"));
         let expected = summary(schema.as_object());
         let mut tool = Tool::new(spec.name, schema);
         tool.title = spec.title.map(str::to_owned);
@@ -181,8 +185,7 @@ impl ToolStatic {
             task_start: spec.task_start,
             capabilities: capabilities(spec.requires),
             expected,
-            error: needs
-                .error
+            error: declared
                 .or(error)
                 .map(|e| format!("tool `{}` is misdeclared: {e}", spec.name)),
             state: needs.state,
@@ -379,11 +382,6 @@ pub fn no_args(args: &JsonObject) -> Result<(), HandlerError> {
             "unknown field `{k}`; this tool takes no arguments"
         ))),
     }
-}
-
-/// Extracts `State<T>` from the context.
-pub fn extract_state<T: StateType>(ctx: &RequestContext) -> Result<State<T>, HandlerError> {
-    ctx.state::<T>().map(State)
 }
 
 /// The referenced type of a handler's reference parameter: only the request context.
