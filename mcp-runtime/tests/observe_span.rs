@@ -156,3 +156,118 @@ async fn every_request_gets_one_span_with_its_outcome() {
         .collect();
     assert_eq!(ids.len(), 5, "request ids are unique");
 }
+
+/// Writes one raw HTTP/1.1 POST to `addr` and reads the whole response.
+#[cfg(feature = "http")]
+async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let body = serde_json::to_vec(body).unwrap();
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut raw),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    String::from_utf8(raw).unwrap()
+}
+
+/// Over Streamable HTTP the transport's record and the span's are one: a single INFO record
+/// per request, with the HTTP status beside the span's fields.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_http_request_makes_exactly_one_info_record() {
+    use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
+
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    // Callsites first hit by another test's thread (no subscriber) may be cached as "never".
+    tracing::callsite::rebuild_interest_cache();
+
+    let server = Server::builder(Implementation::new("spans", "0"))
+        .tools(tools![delete])
+        .build()
+        .unwrap();
+    let token = "Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0";
+    let tokens = BearerTokens::parse(&format!("alice {token}\n")).unwrap();
+    let config = HttpConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..HttpConfig::default()
+    };
+    let bound = HttpServer::new(Arc::new(server), Arc::new(tokens))
+        .with_config(config)
+        .bind()
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve_with_shutdown(std::future::pending()));
+
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "delete"),
+        ("Authorization", auth.as_str()),
+    ];
+    let body: Value = serde_json::from_slice(&call(
+        json!("x\ny\u{1b}[2J"),
+        "delete",
+        "groceries",
+        json!({}),
+    ))
+    .unwrap();
+    let response = post(addr, &headers, &body).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("input_required"), "{response}");
+
+    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["level"] == "INFO")
+        .filter(|v| {
+            v["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("mcp request"))
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "{text}");
+    let record = &records[0];
+    assert_eq!(record["target"], "mcp_runtime::request", "{record}");
+    assert_eq!(record["fields"]["message"], "mcp request finished");
+    let span = &record["span"];
+    assert_eq!(span["name"], "mcp_request");
+    assert_eq!(span["method"], "tools/call");
+    assert_eq!(span["principal"], "alice");
+    assert_eq!(span["target"], "delete");
+    assert_eq!(span["outcome"], "input_required");
+    assert_eq!(span["mrtr_round"], 0);
+    assert_eq!(span["status"], 200, "{span}");
+    assert!(span["latency_us"].is_u64(), "{span}");
+    assert!(span["request_id"].is_u64(), "{span}");
+    // Escaped, and written as the core writes it on stdio.
+    assert_eq!(span["jsonrpc_id"], r#""x\\ny\\u{1b}[2J""#, "{span}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}

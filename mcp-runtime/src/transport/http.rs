@@ -43,8 +43,12 @@
 //! `GET /healthz` and `GET /readyz` are answered beside the endpoint, without authentication
 //! (see [`health`](super::health)).
 //!
-//! Every request is logged once through `tracing` (target `mcp_runtime::transport::http`) with
-//! its JSON-RPC id, method, principal, status, outcome and latency. Headers, tokens and params
+//! Every request is logged once through `tracing`, at INFO: a request the service answers by
+//! its request span's closing event (target [`REQUEST_TARGET`](crate::observe::REQUEST_TARGET),
+//! see [`observe`](crate::observe)), which the transport opens and closes so that it also
+//! carries the HTTP status; a request refused before the service, and a notification, by one
+//! event of target `mcp_runtime::transport::http`. Each names its JSON-RPC id, method,
+//! principal, status, outcome and latency as far as they are known. Headers, tokens and params
 //! (which may hold `requestState`) are never logged.
 
 use std::future::Future;
@@ -396,13 +400,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 7. The service.
-    let log = RequestLog {
-        id,
-        method,
-        principal,
-        started,
-        done: false,
-    };
+    let log = RequestLog::open(id, method, principal, started);
     handle_request(&shared.responder, message, log, accept, deadline.as_mut()).await
 }
 
