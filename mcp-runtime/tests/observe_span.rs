@@ -271,3 +271,85 @@ async fn an_http_request_makes_exactly_one_info_record() {
     assert_eq!(span["jsonrpc_id"], r#""x\\ny\\u{1b}[2J""#, "{span}");
     assert!(!text.contains('\u{1b}'), "{text}");
 }
+
+/// What the 2025-11-25 adapter answers itself (the handshake, `ping`, `logging/setLevel`, a
+/// request before the handshake) gets the request span a forwarded request gets from the core.
+#[cfg(feature = "legacy-2025-11-25")]
+#[tokio::test]
+async fn the_legacy_adapters_own_answers_get_the_request_span() {
+    use mcp_runtime::legacy::LegacySession;
+    use mcp_runtime::transport::{CancellationToken, McpService};
+
+    let capture = Capture::default();
+    let writer = capture.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_span_list(false)
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = Server::builder(Implementation::new("spans", "0"))
+        .tools(tools![delete])
+        .build()
+        .unwrap();
+    let service: Arc<dyn McpService> = Arc::new(server);
+    let (out, _rx) = tokio::sync::mpsc::channel(8);
+    let session = LegacySession::new(service, Principal::new("bob\r"), out);
+    let ask = async |id: i64, method: &str, params: Value| -> Value {
+        let params = params.as_object().cloned().unwrap_or_default();
+        let bytes = session
+            .handle_request(&id.into(), method, params, CancellationToken::new())
+            .await;
+        serde_json::from_slice(&bytes).unwrap()
+    };
+
+    let r = ask(1, "tools/list", json!({})).await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+    let r = ask(2, "initialize", init).await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+    session.handle_notification("notifications/initialized");
+    let r = ask(3, "ping", json!({})).await;
+    assert!(r["result"].is_object(), "{r}");
+    let r = ask(4, "logging/setLevel", json!({"level": 5})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = ask(5, "tools/list", json!({})).await;
+    assert!(r["result"]["tools"].is_array(), "{r}");
+
+    let spans = capture.finished();
+    let seen: Vec<(&str, &str)> = spans
+        .iter()
+        .map(|s| {
+            (
+                s["method"].as_str().unwrap(),
+                s["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/list", "error"),
+            // The handshake asks the core for its capabilities: the core's span, inside.
+            ("server/discover", "complete"),
+            ("initialize", "complete"),
+            ("ping", "complete"),
+            ("logging/setLevel", "error"),
+            // Forwarded: one span, the core's, not a second one from the adapter.
+            ("tools/list", "complete"),
+        ],
+        "{spans:#?}"
+    );
+    assert_eq!(spans[0]["error_code"], -32600);
+    assert_eq!(spans[2]["jsonrpc_id"], "2");
+    assert_eq!(spans[4]["error_code"], -32602);
+    for span in &spans {
+        assert_eq!(span["name"], "mcp_request");
+        assert_eq!(span["principal"], r"bob\r", "{span}");
+        assert!(span["latency_us"].is_u64(), "{span}");
+        assert!(span["request_id"].is_u64(), "{span}");
+    }
+}
