@@ -443,3 +443,96 @@ async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
     stop.send(()).unwrap();
     serving.await.unwrap().unwrap();
 }
+
+/// A listen that has nothing to say for longer than `sse_keep_alive` gets `: keep-alive`
+/// comments, each between two events, and our typed client reads through them to the result.
+#[cfg(all(feature = "http", feature = "client"))]
+#[tokio::test]
+async fn a_quiet_listen_stream_gets_keep_alive_comments_that_clients_skip() {
+    use mcp_runtime::client::{Client, HttpTransport};
+    use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
+    use transport_support::{exchange, read_response, send_raw};
+
+    let steps = Steps::new();
+    let server = server_with(&steps, None);
+    let config = HttpConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        sse_keep_alive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let bound = HttpServer::new(
+        Arc::new(server) as Arc<dyn McpService>,
+        Arc::new(AllowAnonymous(Principal::new("dev"))),
+    )
+    .with_config(config)
+    .bind()
+    .await
+    .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve_with_shutdown(std::future::pending()));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "stepper"),
+    ];
+    let create = async |id: i64, headers: &[(&str, &str)]| {
+        let created = exchange(
+            addr,
+            "POST",
+            "/mcp",
+            headers,
+            &call(id, "stepper", json!({}), tasks_caps()),
+        )
+        .await
+        .json();
+        created["result"]["taskId"].as_str().unwrap().to_owned()
+    };
+    let raw_task = create(1, &headers).await;
+    let typed_task = create(2, &headers).await;
+    // Each task stays quiet for several keep-alive intervals, then steps twice and completes.
+    let stepping = steps.clone();
+    tokio::spawn(async move {
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            stepping.step();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            stepping.step();
+        }
+    });
+
+    // Both listens open at once, quiet until the steps: raw (comments on the wire, never
+    // inside an event) and typed (the client reads past them to the listen's result).
+    headers.truncate(4);
+    headers[3] = ("Mcp-Method", "subscriptions/listen");
+    let raw = async {
+        let body = listen(3, &[&raw_task], tasks_caps());
+        read_response(send_raw(addr, "POST", "/mcp", &headers, &body).await).await
+    };
+    let client = Client::builder(HttpTransport::new(&format!("http://{addr}/mcp")).unwrap())
+        .build()
+        .with_capabilities(serde_json::from_value(tasks_caps()).unwrap());
+    let params = json!({"notifications": {"taskIds": [typed_task]}});
+    let typed =
+        client.request::<Value>("subscriptions/listen", params.as_object().unwrap().clone());
+    let (response, typed) = tokio::join!(raw, typed);
+
+    assert_eq!(response.header("content-type"), Some("text/event-stream"));
+    let body = String::from_utf8(response.body.clone()).unwrap();
+    let blocks: Vec<&str> = body.split("\n\n").filter(|b| !b.is_empty()).collect();
+    let comments = blocks.iter().filter(|b| **b == ": keep-alive").count();
+    assert!(comments >= 2, "{body}");
+    for block in &blocks {
+        assert!(
+            *block == ": keep-alive" || !block.contains("keep-alive"),
+            "a comment inside an event: {body}"
+        );
+    }
+    let events = response.sse_events();
+    assert_eq!(events.len(), blocks.len() - comments, "{body}");
+    assert_closed(events.last().unwrap(), 3);
+
+    let result = typed.unwrap();
+    assert_eq!(result["resultType"], "complete", "{result}");
+}

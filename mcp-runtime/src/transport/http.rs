@@ -28,7 +28,9 @@
 //! - A request whose handler finishes without emitting notifications gets one
 //!   `application/json` response. As soon as the handler emits a notification (progress, log),
 //!   the response switches to `text/event-stream` (`X-Accel-Buffering: no`): the notifications,
-//!   then the final response as the last event, then the stream closes.
+//!   then the final response as the last event, then the stream closes. A stream quiet for
+//!   [`HttpConfig::sse_keep_alive`] (a long `subscriptions/listen`) gets a `: keep-alive`
+//!   comment between events, so proxies that cut idle streams leave it open.
 //! - `Accept` missing: treated as accepting both (lenient toward minimal clients). `Accept` with
 //!   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
 //! - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
@@ -152,6 +154,7 @@ impl HttpServer {
                 service: Arc::clone(&self.service),
                 request_timeout: self.config.request_timeout,
                 listen_timeout: self.config.listen_timeout,
+                keep_alive: self.config.sse_keep_alive,
                 notification_buffer: self.config.notification_buffer.max(1),
             },
             auth: Arc::clone(&self.auth),

@@ -37,6 +37,8 @@ pub(super) struct Responder {
     pub(super) request_timeout: Duration,
     /// Replaces `request_timeout` for `subscriptions/listen`, a stream meant to stay open.
     pub(super) listen_timeout: Duration,
+    /// How long an SSE response may stay quiet before a keep-alive comment.
+    pub(super) keep_alive: Duration,
     pub(super) notification_buffer: usize,
 }
 
@@ -47,6 +49,8 @@ pub(super) fn micros(started: Instant) -> u64 {
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+/// An SSE comment line: clients skip it; proxies see traffic.
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// A request's one log record: the request span, opened here and adopted by the core (see
 /// [`TransportSpan`]), closed exactly once, with outcome `cancelled` if dropped unfinished
@@ -157,6 +161,7 @@ pub(super) async fn handle_request(
         reply: None,
         deadline: deadline.deadline(),
         timeout,
+        keep_alive: shared.keep_alive,
         log: None,
         _guard: guard,
     };
@@ -232,6 +237,8 @@ struct SseState {
     reply: Option<Reply>,
     deadline: tokio::time::Instant,
     timeout: Duration,
+    /// Quiet time after which a keep-alive comment is sent.
+    keep_alive: Duration,
     log: Option<RequestLog>,
     _guard: DropGuard,
 }
@@ -247,11 +254,13 @@ impl SseState {
         }
     }
 
-    /// The next event, or `None` once the final response was sent.
+    /// The next event (or keep-alive comment), or `None` once the final response was sent.
     async fn next_event(&mut self) -> Option<Bytes> {
         if !self.pending.is_empty() {
             return Some(sse_event(&self.pending.remove(0)));
         }
+        // Quiet since the last item sent, whatever the loop below wakes up for meanwhile.
+        let quiet_until = tokio::time::Instant::now() + self.keep_alive;
         loop {
             self.adopt_lazy();
             if let Some(reply) = self.reply.take() {
@@ -295,6 +304,10 @@ impl SseState {
                         log.timed_out(StatusCode::OK);
                     }
                     return Some(sse_event(&timeout_reply(&id, self.timeout).body));
+                }
+                // Each item is a whole event or this comment: never inside an event.
+                () = tokio::time::sleep_until(quiet_until) => {
+                    return Some(Bytes::from_static(KEEP_ALIVE));
                 }
             }
         }
