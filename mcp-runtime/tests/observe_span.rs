@@ -44,6 +44,21 @@ impl io::Write for Capture {
 }
 
 impl Capture {
+    /// A JSON subscriber at INFO writing here, the default for this thread while the guard
+    /// lives.
+    fn install() -> (Self, tracing::subscriber::DefaultGuard) {
+        let capture = Self::default();
+        let writer = capture.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        (capture, tracing::subscriber::set_default(subscriber))
+    }
+
     /// The `span` object of every `mcp request finished` event, in order.
     fn finished(&self) -> Vec<Value> {
         let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
@@ -73,16 +88,7 @@ fn call(id: Value, name: &str, title: &str, retry: Value) -> Vec<u8> {
 
 #[tokio::test]
 async fn every_request_gets_one_span_with_its_outcome() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = Capture::install();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
@@ -157,32 +163,8 @@ async fn every_request_gets_one_span_with_its_outcome() {
     assert_eq!(ids.len(), 5, "request ids are unique");
 }
 
-/// Writes one raw HTTP/1.1 POST to `addr` and reads the whole response.
 #[cfg(feature = "http")]
-async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let body = serde_json::to_vec(body).unwrap();
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(&body).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        stream.read_to_end(&mut raw),
-    )
-    .await
-    .unwrap()
-    .unwrap();
-    String::from_utf8(raw).unwrap()
-}
+mod transport_support;
 
 /// Over Streamable HTTP the transport's record and the span's are one: a single INFO record
 /// per request, with the HTTP status beside the span's fields.
@@ -191,16 +173,7 @@ async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &Value
 async fn an_http_request_makes_exactly_one_info_record() {
     use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
 
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = Capture::install();
     // Callsites first hit by another test's thread (no subscriber) may be cached as "never".
     tracing::callsite::rebuild_interest_cache();
 
@@ -231,16 +204,11 @@ async fn an_http_request_makes_exactly_one_info_record() {
         ("Mcp-Name", "delete"),
         ("Authorization", auth.as_str()),
     ];
-    let body: Value = serde_json::from_slice(&call(
-        json!("x\ny\u{1b}[2J"),
-        "delete",
-        "groceries",
-        json!({}),
-    ))
-    .unwrap();
-    let response = post(addr, &headers, &body).await;
-    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
-    assert!(response.contains("input_required"), "{response}");
+    let body = call(json!("x\ny\u{1b}[2J"), "delete", "groceries", json!({}));
+    let response = transport_support::exchange(addr, "POST", "/mcp", &headers, &body).await;
+    assert_eq!(response.status, 200);
+    let reply = response.json();
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
 
     let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     let records: Vec<Value> = text
@@ -280,16 +248,7 @@ async fn the_legacy_adapters_own_answers_get_the_request_span() {
     use mcp_runtime::legacy::LegacySession;
     use mcp_runtime::transport::{CancellationToken, McpService};
 
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = Capture::install();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
