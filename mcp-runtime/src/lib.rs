@@ -27,6 +27,10 @@
 #[doc(hidden)]
 #[path = "macro_support.rs"]
 pub mod __macro_support_v1;
+// Lets unit tests include fixtures shared with the integration tests, which name the crate.
+#[cfg(test)]
+extern crate self as mcp_runtime;
+
 #[cfg(feature = "client")]
 pub mod client;
 pub mod context;

@@ -6,7 +6,9 @@
 //!
 //! Every JSON-RPC request the server dispatches, on every transport (stdio, Streamable HTTP,
 //! the 2025-11-25 adapter), runs inside one span named `mcp_request` (target
-//! [`REQUEST_TARGET`], level INFO), closed by one `mcp request finished` event carrying:
+//! [`REQUEST_TARGET`], level INFO), closed by one `mcp request finished` event, the request's
+//! only INFO record (over Streamable HTTP the transport opens and closes the span, so the
+//! status it answered with is in the same record), carrying:
 //!
 //! | field | value |
 //! |---|---|
@@ -15,11 +17,12 @@
 //! | `principal` | who made it (escaped) |
 //! | `method` | the JSON-RPC method (escaped) |
 //! | `target` | the tool or prompt name, or the resource URI (client-chosen, escaped) |
-//! | `outcome` | `complete`, `input_required`, `error` or `cancelled` |
+//! | `outcome` | `complete`, `input_required`, `error` or `cancelled` (over HTTP also `timeout`: the request deadline passed) |
 //! | `error_code` | the JSON-RPC error code, when `outcome` is `error` |
 //! | `refusal` | why a retry's `requestState` was refused: a [`StateError::reason`](crate::state::StateError::reason) such as `arguments_changed` or `expired`, `already_used` (a one-time state used twice), `replayed` (an identical retry answered with the recorded outcome) or `max_rounds` |
 //! | `mrtr_round` | which pass of a multi round-trip call this is: 0 for the first call, 1 for the first retry, ... |
-//! | `latency_us` | time in the server core, microseconds |
+//! | `status` | HTTP only: the status the response was sent with (absent when the client left first) |
+//! | `latency_us` | microseconds: in the server core; over HTTP from the request's arrival to its reply |
 //!
 //! Client-controlled values go through [`LogSafe`] (control characters escaped, length
 //! bounded). Fields are recorded only when a subscriber is interested in the span: with no
@@ -54,6 +57,8 @@ mod request;
 use std::time::Instant;
 
 pub(crate) use request::RequestObserver;
+#[cfg(feature = "http")]
+pub(crate) use request::TransportSpan;
 #[cfg(feature = "metrics")]
 use request::method_label;
 

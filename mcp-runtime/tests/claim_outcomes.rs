@@ -5,15 +5,16 @@
 //! a row violating a deferred foreign key whenever a claim is inserted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp_runtime::context::ClaimWork;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::sqlite::rusqlite;
 use mcp_runtime::replay::{ActionError, SqliteReplayStore};
 use serde_json::{Value, json};
+use sqlite_support::{break_commits, repair_commits};
+
+mod sqlite_support;
 
 /// How many times the mutation took effect, and whether it should fail.
 #[derive(Clone, Default)]
@@ -72,27 +73,6 @@ async fn change(
         Elicitation::Accepted(done) => Ok(format!("Done: {done}.")),
         _ => Ok("Nothing done.".to_owned()),
     }
-}
-
-fn break_commits(path: &Path) {
-    rusqlite::Connection::open(path)
-        .unwrap()
-        .execute_batch(
-            "CREATE TABLE breaker_parent (id INTEGER PRIMARY KEY);
-             CREATE TABLE breaker_child (
-                 parent INTEGER REFERENCES breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
-             );
-             CREATE TRIGGER breaker AFTER INSERT ON replay_nonces
-             BEGIN INSERT INTO breaker_child VALUES (1); END;",
-        )
-        .unwrap();
-}
-
-fn repair_commits(path: &Path) {
-    rusqlite::Connection::open(path)
-        .unwrap()
-        .execute_batch("DROP TRIGGER breaker")
-        .unwrap();
 }
 
 struct Fixture {

@@ -44,6 +44,21 @@ impl io::Write for Capture {
 }
 
 impl Capture {
+    /// A JSON subscriber at INFO writing here, the default for this thread while the guard
+    /// lives.
+    fn install() -> (Self, tracing::subscriber::DefaultGuard) {
+        let capture = Self::default();
+        let writer = capture.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(move || writer.clone())
+            .with_max_level(tracing::Level::INFO)
+            .finish();
+        (capture, tracing::subscriber::set_default(subscriber))
+    }
+
     /// The `span` object of every `mcp request finished` event, in order.
     fn finished(&self) -> Vec<Value> {
         let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
@@ -73,16 +88,7 @@ fn call(id: Value, name: &str, title: &str, retry: Value) -> Vec<u8> {
 
 #[tokio::test]
 async fn every_request_gets_one_span_with_its_outcome() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_span_list(false)
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::INFO)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = Capture::install();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
@@ -155,4 +161,154 @@ async fn every_request_gets_one_span_with_its_outcome() {
         .map(|s| s["request_id"].as_u64().unwrap())
         .collect();
     assert_eq!(ids.len(), 5, "request ids are unique");
+}
+
+#[cfg(feature = "http")]
+mod transport_support;
+
+/// Over Streamable HTTP the transport's record and the span's are one: a single INFO record
+/// per request, with the HTTP status beside the span's fields.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_http_request_makes_exactly_one_info_record() {
+    use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
+
+    let (capture, _guard) = Capture::install();
+    // Callsites first hit by another test's thread (no subscriber) may be cached as "never".
+    tracing::callsite::rebuild_interest_cache();
+
+    let server = Server::builder(Implementation::new("spans", "0"))
+        .tools(tools![delete])
+        .build()
+        .unwrap();
+    let token = "Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0";
+    let tokens = BearerTokens::parse(&format!("alice {token}\n")).unwrap();
+    let config = HttpConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..HttpConfig::default()
+    };
+    let bound = HttpServer::new(Arc::new(server), Arc::new(tokens))
+        .with_config(config)
+        .bind()
+        .await
+        .unwrap();
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.serve_with_shutdown(std::future::pending()));
+
+    let auth = format!("Bearer {token}");
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "delete"),
+        ("Authorization", auth.as_str()),
+    ];
+    let body = call(json!("x\ny\u{1b}[2J"), "delete", "groceries", json!({}));
+    let response = transport_support::exchange(addr, "POST", "/mcp", &headers, &body).await;
+    assert_eq!(response.status, 200);
+    let reply = response.json();
+    assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
+
+    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["level"] == "INFO")
+        .filter(|v| {
+            v["fields"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("mcp request"))
+        })
+        .collect();
+    assert_eq!(records.len(), 1, "{text}");
+    let record = &records[0];
+    assert_eq!(record["target"], "mcp_runtime::request", "{record}");
+    assert_eq!(record["fields"]["message"], "mcp request finished");
+    let span = &record["span"];
+    assert_eq!(span["name"], "mcp_request");
+    assert_eq!(span["method"], "tools/call");
+    assert_eq!(span["principal"], "alice");
+    assert_eq!(span["target"], "delete");
+    assert_eq!(span["outcome"], "input_required");
+    assert_eq!(span["mrtr_round"], 0);
+    assert_eq!(span["status"], 200, "{span}");
+    assert!(span["latency_us"].is_u64(), "{span}");
+    assert!(span["request_id"].is_u64(), "{span}");
+    // Escaped, and written as the core writes it on stdio.
+    assert_eq!(span["jsonrpc_id"], r#""x\\ny\\u{1b}[2J""#, "{span}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
+
+/// What the 2025-11-25 adapter answers itself (the handshake, `ping`, `logging/setLevel`, a
+/// request before the handshake) gets the request span a forwarded request gets from the core.
+#[cfg(feature = "legacy-2025-11-25")]
+#[tokio::test]
+async fn the_legacy_adapters_own_answers_get_the_request_span() {
+    use mcp_runtime::legacy::LegacySession;
+    use mcp_runtime::transport::{CancellationToken, McpService};
+
+    let (capture, _guard) = Capture::install();
+
+    let server = Server::builder(Implementation::new("spans", "0"))
+        .tools(tools![delete])
+        .build()
+        .unwrap();
+    let service: Arc<dyn McpService> = Arc::new(server);
+    let (out, _rx) = tokio::sync::mpsc::channel(8);
+    let session = LegacySession::new(service, Principal::new("bob\r"), out);
+    let ask = async |id: i64, method: &str, params: Value| -> Value {
+        let params = params.as_object().cloned().unwrap_or_default();
+        let bytes = session
+            .handle_request(&id.into(), method, params, CancellationToken::new())
+            .await;
+        serde_json::from_slice(&bytes).unwrap()
+    };
+
+    let r = ask(1, "tools/list", json!({})).await;
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+    let r = ask(2, "initialize", init).await;
+    assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+    session.handle_notification("notifications/initialized");
+    let r = ask(3, "ping", json!({})).await;
+    assert!(r["result"].is_object(), "{r}");
+    let r = ask(4, "logging/setLevel", json!({"level": 5})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = ask(5, "tools/list", json!({})).await;
+    assert!(r["result"]["tools"].is_array(), "{r}");
+
+    let spans = capture.finished();
+    let seen: Vec<(&str, &str)> = spans
+        .iter()
+        .map(|s| {
+            (
+                s["method"].as_str().unwrap(),
+                s["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("tools/list", "error"),
+            // The handshake asks the core for its capabilities: the core's span, inside.
+            ("server/discover", "complete"),
+            ("initialize", "complete"),
+            ("ping", "complete"),
+            ("logging/setLevel", "error"),
+            // Forwarded: one span, the core's, not a second one from the adapter.
+            ("tools/list", "complete"),
+        ],
+        "{spans:#?}"
+    );
+    assert_eq!(spans[0]["error_code"], -32600);
+    assert_eq!(spans[2]["jsonrpc_id"], "2");
+    assert_eq!(spans[4]["error_code"], -32602);
+    for span in &spans {
+        assert_eq!(span["name"], "mcp_request");
+        assert_eq!(span["principal"], r"bob\r", "{span}");
+        assert!(span["latency_us"].is_u64(), "{span}");
+        assert!(span["request_id"].is_u64(), "{span}");
+    }
 }

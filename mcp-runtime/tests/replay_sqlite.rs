@@ -9,24 +9,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
+use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
+
+mod sqlite_support;
+
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
+    ActionError, ClaimOutcome, DuringWork, ReplayError, ReplayStore, SqliteReplayStore,
 };
-
-fn later() -> SystemTime {
-    SystemTime::now() + Duration::from_secs(600)
-}
-
-fn nonce(seed: u8, i: u32) -> Nonce {
-    let mut b = [seed; 16];
-    b[..4].copy_from_slice(&i.to_le_bytes());
-    Nonce::from_bytes(b)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_handles_one_file_race_one_winner() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     let a = Arc::new(SqliteReplayStore::open(&path).await.unwrap());
     let b = Arc::new(SqliteReplayStore::open(&path).await.unwrap());
     let wins = Arc::new(AtomicUsize::new(0));
@@ -49,8 +42,7 @@ async fn two_handles_one_file_race_one_winner() {
 
 #[test]
 fn os_threads_with_own_handles_one_winner() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(SqliteReplayStore::open(&path)).unwrap();
     let wins = Arc::new(AtomicUsize::new(0));
@@ -81,8 +73,7 @@ fn os_threads_with_own_handles_one_winner() {
 
 #[tokio::test]
 async fn claims_survive_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     {
         let store = SqliteReplayStore::open(&path).await.unwrap();
         assert_eq!(
@@ -106,8 +97,7 @@ async fn claims_survive_restart() {
 
 #[tokio::test]
 async fn expired_claims_are_pruned_live_ones_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     let past = SystemTime::now() - Duration::from_secs(5);
     let store = SqliteReplayStore::open(&path).await.unwrap();
     for i in 0..3 {
@@ -186,8 +176,7 @@ async fn claim_with_commits_or_rolls_back_together() {
 async fn second_claimer_waits_for_first_transaction_outcome() {
     // While one handle's action runs (holding the write transaction), a claim from another
     // handle blocks; when the action fails and rolls back, the waiting claim wins.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     let a = SqliteReplayStore::open(&path).await.unwrap();
     let b = SqliteReplayStore::open(&path).await.unwrap();
     let n = nonce(6, 0);
@@ -221,8 +210,7 @@ async fn second_claimer_waits_for_first_transaction_outcome() {
 
 #[tokio::test]
 async fn newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     drop(SqliteReplayStore::open(&path).await.unwrap());
     // Simulate a file written by a future build.
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -492,29 +480,12 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
     }
 }
 
-/// Makes every `COMMIT` that includes a new claim fail (a deferred foreign key violated by a
-/// trigger on the claims table), as a full disk would; the `INSERT` itself succeeds.
-fn break_commits(path: &Path) {
-    let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(path).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE breaker_parent (id INTEGER PRIMARY KEY);
-         CREATE TABLE breaker_child (
-             parent INTEGER REFERENCES breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
-         );
-         CREATE TRIGGER breaker AFTER INSERT ON replay_nonces
-         BEGIN INSERT INTO breaker_child VALUES (1); END;",
-    )
-    .unwrap();
-}
-
 /// A failed `COMMIT` is reported for what it is: after a standalone action it says the action
 /// was carried out (its effect stands); without an action, or with an in-transaction action
 /// (rolled back with the claim), it is a plain store error and nothing stays claimed.
 #[tokio::test]
 async fn a_failed_commit_says_whether_the_action_happened() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
-    let store = SqliteReplayStore::open(&path).await.unwrap();
+    let (_dir, path, store) = open_temp().await;
     store.claim(nonce(9, 0), later()).await.map(|_| ()).unwrap();
     break_commits(&path);
 

@@ -6,23 +6,16 @@
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use mcp_runtime::replay::sqlite::{SqliteOptions, rusqlite, tx_work};
 use mcp_runtime::replay::{
     ActionError, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
 };
+use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
 use tokio::task::JoinHandle;
 
-fn later() -> SystemTime {
-    SystemTime::now() + Duration::from_secs(600)
-}
-
-fn nonce(seed: u8, i: u32) -> Nonce {
-    let mut b = [seed; 16];
-    b[..4].copy_from_slice(&i.to_le_bytes());
-    Nonce::from_bytes(b)
-}
+mod sqlite_support;
 
 type Claim = JoinHandle<Result<ClaimOutcome, ReplayError>>;
 
@@ -67,9 +60,7 @@ fn create_marks(path: &Path) {
 #[tokio::test]
 async fn queued_claims_share_one_transaction() {
     // Each work records how many marks another connection (as another process would) sees.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
-    let store = SqliteReplayStore::open(&path).await.unwrap();
+    let (_dir, path, store) = open_temp().await;
     create_marks(&path);
     let outside = Arc::new(Mutex::new(rusqlite::Connection::open(&path).unwrap()));
     let (release, held) = hold_writer(&store, nonce(2, 999)).await;
@@ -110,8 +101,7 @@ async fn queued_claims_share_one_transaction() {
 /// those before it.
 #[tokio::test]
 async fn one_transaction_per_claim_without_group_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
+    let (_dir, path) = temp_db();
     let options = SqliteOptions::default().group_commit(false);
     let store = SqliteReplayStore::open_with(&path, options).await.unwrap();
     create_marks(&path);
@@ -152,9 +142,7 @@ async fn one_transaction_per_claim_without_group_commit() {
 /// each claimant gets its own answer, and only the successful work's writes stay.
 #[tokio::test]
 async fn mixed_batch_gives_each_claimant_its_own_outcome() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
-    let store = SqliteReplayStore::open(&path).await.unwrap();
+    let (_dir, path, store) = open_temp().await;
     create_marks(&path);
     let (release, held) = hold_writer(&store, nonce(4, 999)).await;
     let insert = |name: &'static str, fail: bool| {
@@ -235,28 +223,12 @@ async fn mixed_batch_gives_each_claimant_its_own_outcome() {
     }
 }
 
-/// Makes every `COMMIT` that includes a new claim fail (see `replay_sqlite.rs`).
-fn break_commits(path: &Path) {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE breaker_parent (id INTEGER PRIMARY KEY);
-         CREATE TABLE breaker_child (
-             parent INTEGER REFERENCES breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
-         );
-         CREATE TRIGGER breaker AFTER INSERT ON replay_nonces
-         BEGIN INSERT INTO breaker_child VALUES (1); END;",
-    )
-    .unwrap();
-}
-
 /// A batch whose `COMMIT` fails: no claimant is told `Claimed`, not even `AlreadyUsed` (the
 /// claim it lost to was in the failed batch), standalone work is reported as carried out, and
 /// afterwards every nonce is claimable and no in-transaction write stayed.
 #[tokio::test]
 async fn a_failed_batch_commit_fails_every_claim_in_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
-    let store = SqliteReplayStore::open(&path).await.unwrap();
+    let (_dir, path, store) = open_temp().await;
     create_marks(&path);
     break_commits(&path);
     let (release, held) = hold_writer(&store, nonce(5, 999)).await;
@@ -318,9 +290,7 @@ async fn a_failed_batch_commit_fails_every_claim_in_it() {
 /// Outcome records queue with the claims and are read back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_claims_and_records_all_land() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("replay.db");
-    let store = SqliteReplayStore::open(&path).await.unwrap();
+    let (_dir, _path, store) = open_temp().await;
     let tasks: Vec<_> = (0..200u32)
         .map(|i| {
             let store = store.clone();

@@ -349,18 +349,21 @@ async fn the_end_of_stdio_input_closes_an_open_listen_with_its_result() {
 #[cfg(feature = "http")]
 mod transport_support;
 
+/// Serves `server` to the anonymous principal `dev` over HTTP with `config` (on a free loopback
+/// port); returns the address, the stop switch and the serving task.
 #[cfg(feature = "http")]
-#[tokio::test]
-async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
+async fn serve_http(
+    server: Server,
+    config: mcp_runtime::transport::HttpConfig,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<std::io::Result<()>>,
+) {
     use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
-    use transport_support::{exchange, read_response, send_raw};
-
-    let steps = Steps::new();
-    let server = server_with(&steps, None);
     let config = HttpConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
-        request_timeout: Duration::from_secs(1),
-        ..HttpConfig::default()
+        ..config
     };
     let bound = HttpServer::new(
         Arc::new(server) as Arc<dyn McpService>,
@@ -375,36 +378,62 @@ async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
     let serving = tokio::spawn(bound.serve_with_shutdown(async move {
         let _ = stopped.await;
     }));
-    let headers = |method: &'static str, name: Option<&'static str>| {
-        let mut h = vec![
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", method),
-        ];
-        if let Some(name) = name {
-            h.push(("Mcp-Name", name));
-        }
-        h
-    };
+    (addr, stop, serving)
+}
 
-    let created = exchange(
+/// The headers of a modern request for `method` (and tool `name`).
+#[cfg(feature = "http")]
+fn http_headers(
+    method: &'static str,
+    name: Option<&'static str>,
+) -> Vec<(&'static str, &'static str)> {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = name {
+        h.push(("Mcp-Name", name));
+    }
+    h
+}
+
+/// Starts a `stepper` task over HTTP (request `id`); returns its task id.
+#[cfg(feature = "http")]
+async fn create_over_http(addr: std::net::SocketAddr, id: i64) -> String {
+    let created = transport_support::exchange(
         addr,
         "POST",
         "/mcp",
-        &headers("tools/call", Some("stepper")),
-        &call(1, "stepper", json!({}), tasks_caps()),
+        &http_headers("tools/call", Some("stepper")),
+        &call(id, "stepper", json!({}), tasks_caps()),
     )
     .await
     .json();
-    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    created["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
+    use mcp_runtime::transport::HttpConfig;
+    use transport_support::{read_response, send_raw};
+
+    let steps = Steps::new();
+    let config = HttpConfig {
+        request_timeout: Duration::from_secs(1),
+        ..HttpConfig::default()
+    };
+    let (addr, stop, serving) = serve_http(server_with(&steps, None), config).await;
+    let task_id = create_over_http(addr, 1).await;
 
     let started = Instant::now();
     let stream = send_raw(
         addr,
         "POST",
         "/mcp",
-        &headers("subscriptions/listen", None),
+        &http_headers("subscriptions/listen", None),
         &listen(2, &[&task_id], tasks_caps()),
     )
     .await;
@@ -442,4 +471,66 @@ async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
 
     stop.send(()).unwrap();
     serving.await.unwrap().unwrap();
+}
+
+/// A listen that has nothing to say for longer than `sse_keep_alive` gets `: keep-alive`
+/// comments, each between two events, and our typed client reads through them to the result.
+#[cfg(all(feature = "http", feature = "client"))]
+#[tokio::test]
+async fn a_quiet_listen_stream_gets_keep_alive_comments_that_clients_skip() {
+    use mcp_runtime::client::{Client, HttpTransport};
+    use mcp_runtime::transport::HttpConfig;
+    use transport_support::{read_response, send_raw};
+
+    let steps = Steps::new();
+    let config = HttpConfig {
+        sse_keep_alive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let (addr, _stop, _serving) = serve_http(server_with(&steps, None), config).await;
+    let raw_task = create_over_http(addr, 1).await;
+    let typed_task = create_over_http(addr, 2).await;
+    // Both tasks stay quiet for several keep-alive intervals, then take their two steps.
+    let stepping = steps.clone();
+    tokio::spawn(async move {
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            stepping.step();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            stepping.step();
+        }
+    });
+
+    // Both listens open at once, quiet until the steps: raw (comments on the wire, never
+    // inside an event) and typed (the client reads past them to the listen's result).
+    let raw = async {
+        let body = listen(3, &[&raw_task], tasks_caps());
+        let headers = http_headers("subscriptions/listen", None);
+        read_response(send_raw(addr, "POST", "/mcp", &headers, &body).await).await
+    };
+    let client = Client::builder(HttpTransport::new(&format!("http://{addr}/mcp")).unwrap())
+        .build()
+        .with_capabilities(serde_json::from_value(tasks_caps()).unwrap());
+    let params = json!({"notifications": {"taskIds": [typed_task]}});
+    let typed =
+        client.request::<Value>("subscriptions/listen", params.as_object().unwrap().clone());
+    let (response, typed) = tokio::join!(raw, typed);
+
+    assert_eq!(response.header("content-type"), Some("text/event-stream"));
+    let body = String::from_utf8(response.body.clone()).unwrap();
+    let blocks: Vec<&str> = body.split("\n\n").filter(|b| !b.is_empty()).collect();
+    let comments = blocks.iter().filter(|b| **b == ": keep-alive").count();
+    assert!(comments >= 2, "{body}");
+    for block in &blocks {
+        assert!(
+            *block == ": keep-alive" || !block.contains("keep-alive"),
+            "a comment inside an event: {body}"
+        );
+    }
+    let events = response.sse_events();
+    assert_eq!(events.len(), blocks.len() - comments, "{body}");
+    assert_closed(events.last().unwrap(), 3);
+
+    let result = typed.unwrap();
+    assert_eq!(result["resultType"], "complete", "{result}");
 }

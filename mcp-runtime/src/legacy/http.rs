@@ -149,7 +149,7 @@ impl LegacyHttpConfig {
             path: http.path.clone(),
             max_sessions: 1024,
             max_sessions_per_principal: 16,
-            keep_alive: Some(Duration::from_secs(15)),
+            keep_alive: Some(http.sse_keep_alive),
             idle_ttl: Duration::from_secs(30 * 60),
             max_body_bytes: http.max_body_bytes,
             request_timeout: http.request_timeout,

@@ -17,7 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
 use crate::Principal;
 use crate::log_safe::LogSafe;
-use crate::transport::{CancellationToken, McpService, Message, NotificationSink, RequestScope};
+use crate::observe::RequestObserver;
+use crate::transport::{
+    CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
+};
 
 /// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
 type ClientAnswer = Result<Value, Value>;
@@ -201,19 +204,49 @@ impl LegacySession {
         cancel: CancellationToken,
         out: &mpsc::Sender<Bytes>,
     ) -> Bytes {
-        let outcome = match method {
-            "initialize" => self.initialize(params, out).await,
-            "ping" => Ok(json!({})),
-            _ if !self.is_initialized() => Err(error_value(ErrorObject::invalid_request(
-                "send `initialize` first: this server speaks 2025-11-25 on this connection only after the handshake",
-            ))),
-            "logging/setLevel" => self.set_level(&params),
-            "resources/subscribe" | "resources/unsubscribe" => acknowledge_subscription(&params),
-            _ => self.forward(id, method, params, &cancel, out).await,
-        };
+        if self.answers_itself(method) {
+            // Not forwarded, so no core span: the adapter's own answer gets the same one.
+            let observer = RequestObserver::start(method, id, &self.principal, || None, None);
+            let work = async {
+                let outcome = self.answer_own(method, params, out).await;
+                own_reply(id, outcome)
+            };
+            return observer.run(work).await.body;
+        }
+        let outcome = self.forward(id, method, params, &cancel, out).await;
         match outcome {
             Ok(result) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "result": result})),
             Err(error) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "error": error})),
+        }
+    }
+
+    /// Whether the adapter answers `method` itself rather than forwarding it to the core.
+    fn answers_itself(&self, method: &str) -> bool {
+        matches!(method, "initialize" | "ping")
+            || !self.is_initialized()
+            || matches!(
+                method,
+                "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+            )
+    }
+
+    /// The adapter's own answer to a method it does not forward ([`Self::answers_itself`]).
+    async fn answer_own(
+        &self,
+        method: &str,
+        params: JsonObject,
+        out: &mpsc::Sender<Bytes>,
+    ) -> Result<Value, Failure> {
+        match method {
+            "initialize" => self.initialize(params, out).await,
+            "ping" => Ok(json!({})),
+            "logging/setLevel" if self.is_initialized() => self.set_level(&params),
+            "resources/subscribe" | "resources/unsubscribe" if self.is_initialized() => {
+                acknowledge_subscription(&params)
+            }
+            _ => Err(error_value(ErrorObject::invalid_request(
+                "send `initialize` first: this server speaks 2025-11-25 on this connection only after the handshake",
+            ))),
         }
     }
 
@@ -709,6 +742,23 @@ fn acknowledge_subscription(params: &JsonObject) -> Result<Value, Value> {
         _ => Err(error_value(ErrorObject::invalid_params(
             "`params.uri` must be the resource's URI (a non-empty string)",
         ))),
+    }
+}
+
+/// The adapter's own answer as a [`Reply`], so its span records the outcome and error code.
+fn own_reply(id: &RequestId, outcome: Result<Value, Failure>) -> Reply {
+    match outcome {
+        Ok(result) => Reply::result(response_bytes(
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        )),
+        Err(error) => {
+            let code = error
+                .get("code")
+                .and_then(Value::as_i64)
+                .map_or(ErrorCode::InternalError, ErrorCode::from_code);
+            let body = response_bytes(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+            Reply::error(code, body)
+        }
     }
 }
 

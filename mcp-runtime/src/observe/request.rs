@@ -42,6 +42,101 @@ pub(crate) fn method_label(method: &str) -> &'static str {
         .unwrap_or("other")
 }
 
+/// A new, empty request span (every field declared, none recorded).
+fn new_span() -> tracing::Span {
+    tracing::info_span!(
+        target: REQUEST_TARGET,
+        "mcp_request",
+        request_id = Empty,
+        jsonrpc_id = Empty,
+        principal = Empty,
+        method = Empty,
+        target = Empty,
+        outcome = Empty,
+        error_code = Empty,
+        refusal = Empty,
+        mrtr_round = Empty,
+        status = Empty,
+        latency_us = Empty,
+    )
+}
+
+/// The span's `outcome` and `error_code` for a reply.
+fn reply_outcome(reply: &Reply) -> (&'static str, Option<i64>) {
+    match reply.kind {
+        ReplyKind::Result if reply.input_required => ("input_required", None),
+        ReplyKind::Result => ("complete", None),
+        ReplyKind::Error { code } => ("error", Some(code.code())),
+        ReplyKind::MalformedMeta => ("error", Some(mcp_types::ErrorCode::InvalidParams.code())),
+    }
+}
+
+/// The request span of a transport that knows more than the core about how a request ended
+/// (Streamable HTTP: the status it answered with, a timeout, a client gone), so that one
+/// request still makes one record. The transport opens it, hands it to the core through
+/// [`RequestScope`](crate::transport::RequestScope) (the core's [`RequestObserver`] adopts it:
+/// it records the target, refusal and round into it but neither outcome nor closing event),
+/// and closes it with [`TransportSpan::close`]. A service that ignores the hand-off (one of
+/// your own) still gets its requests recorded once, by the transport.
+#[cfg(feature = "http")]
+pub(crate) struct TransportSpan {
+    span: tracing::Span,
+    started: Instant,
+}
+
+#[cfg(feature = "http")]
+impl TransportSpan {
+    /// Opens the span of a request that arrived at `started`.
+    pub(crate) fn open(
+        method: &str,
+        id: &serde_json::Value,
+        principal: &Principal,
+        started: Instant,
+    ) -> Self {
+        let span = new_span();
+        if !span.is_disabled() {
+            span.record("request_id", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+            // Written as the core writes a `RequestId`, so a record reads alike on every transport.
+            match RequestId::from_value(id) {
+                Some(id) => span.record("jsonrpc_id", display(LogSafe(&id))),
+                None => span.record("jsonrpc_id", display(LogSafe(id))),
+            };
+            span.record("principal", display(LogSafe(principal)));
+            span.record("method", display(LogSafe(method)));
+        }
+        Self { span, started }
+    }
+
+    /// The span for the core to adopt; `None` when nobody records it (no allocation then).
+    pub(crate) fn handoff(&self) -> Option<Box<tracing::Span>> {
+        (!self.span.is_disabled()).then(|| Box::new(self.span.clone()))
+    }
+
+    /// Closes the record of a request answered with `reply` (`status`: the HTTP status it
+    /// was sent with).
+    pub(crate) fn answered(&self, status: u16, reply: &Reply) {
+        let (outcome, code) = reply_outcome(reply);
+        self.close(Some(status), outcome, code);
+    }
+
+    /// Closes the record: `outcome` (as the core's, or `timeout`), the error code, the HTTP
+    /// status (none when the client left before one was sent) and the latency since arrival.
+    pub(crate) fn close(&self, status: Option<u16>, outcome: &'static str, code: Option<i64>) {
+        if self.span.is_disabled() {
+            return;
+        }
+        self.span.record("outcome", outcome);
+        if let Some(code) = code {
+            self.span.record("error_code", code);
+        }
+        if let Some(status) = status {
+            self.span.record("status", status);
+        }
+        self.span.record("latency_us", micros(self.started));
+        tracing::info!(target: REQUEST_TARGET, parent: &self.span, "mcp request finished");
+    }
+}
+
 /// Watches one request from dispatch to reply: its span, and with the `metrics` feature the
 /// in-flight gauge, request counters and latency histogram. Dropped before
 /// [`RequestObserver::run`] finished (client gone, timeout), it records `cancelled`.
@@ -52,36 +147,32 @@ pub(crate) struct RequestObserver {
     #[cfg(feature = "metrics")]
     metered: Option<&'static str>,
     finished: bool,
+    /// The span is a transport's ([`TransportSpan`]): it records the outcome and closes it.
+    adopted: bool,
 }
 
 impl RequestObserver {
-    /// Opens the request's span. `target` is asked for only when a subscriber records it.
+    /// Opens the request's span, or adopts the transport's (`adopted`, see
+    /// [`TransportSpan`]). `target` is asked for only when a subscriber records it.
     pub(crate) fn start<'t>(
         method: &str,
         id: &RequestId,
         principal: &Principal,
         target: impl FnOnce() -> Option<&'t str>,
+        adopted: Option<Box<tracing::Span>>,
     ) -> Self {
-        let span = tracing::info_span!(
-            target: REQUEST_TARGET,
-            "mcp_request",
-            request_id = Empty,
-            jsonrpc_id = Empty,
-            principal = Empty,
-            method = Empty,
-            target = Empty,
-            outcome = Empty,
-            error_code = Empty,
-            refusal = Empty,
-            mrtr_round = Empty,
-            latency_us = Empty,
-        );
+        let (span, adopted) = match adopted {
+            Some(span) => (*span, true),
+            None => (new_span(), false),
+        };
         let traced = !span.is_disabled();
         if traced {
-            span.record("request_id", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-            span.record("jsonrpc_id", display(LogSafe(id)));
-            span.record("principal", display(LogSafe(principal)));
-            span.record("method", display(LogSafe(method)));
+            if !adopted {
+                span.record("request_id", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+                span.record("jsonrpc_id", display(LogSafe(id)));
+                span.record("principal", display(LogSafe(principal)));
+                span.record("method", display(LogSafe(method)));
+            }
             if let Some(target) = target() {
                 span.record("target", display(LogSafe(target)));
             }
@@ -103,6 +194,7 @@ impl RequestObserver {
             #[cfg(feature = "metrics")]
             metered,
             finished: false,
+            adopted,
         }
     }
 
@@ -117,14 +209,7 @@ impl RequestObserver {
     {
         let span = self.span.clone();
         work.instrument(span).map(move |reply| {
-            let (outcome, code) = match reply.kind {
-                ReplyKind::Result if reply.input_required => ("input_required", None),
-                ReplyKind::Result => ("complete", None),
-                ReplyKind::Error { code } => ("error", Some(code.code())),
-                ReplyKind::MalformedMeta => {
-                    ("error", Some(mcp_types::ErrorCode::InvalidParams.code()))
-                }
-            };
+            let (outcome, code) = reply_outcome(&reply);
             self.finish(outcome, code);
             reply
         })
@@ -132,7 +217,7 @@ impl RequestObserver {
 
     fn finish(&mut self, outcome: &'static str, code: Option<i64>) {
         self.finished = true;
-        if !self.span.is_disabled() {
+        if !self.adopted && !self.span.is_disabled() {
             self.span.record("outcome", outcome);
             if let Some(code) = code {
                 self.span.record("error_code", code);

@@ -87,7 +87,7 @@ impl Server {
         None
     }
 
-    async fn dispatch(&self, value: Value, rctx: RequestScope) -> Option<Reply> {
+    async fn dispatch(&self, value: Value, mut rctx: RequestScope) -> Option<Reply> {
         let (id, method, params) = match envelope(value) {
             Ok(parts) => parts,
             Err(reply) => return Some(reply),
@@ -98,11 +98,18 @@ impl Server {
             return None;
         };
         let params = params.unwrap_or_default();
-        let observer = RequestObserver::start(&method, &id, &rctx.principal, || {
-            ["name", "uri"]
-                .iter()
-                .find_map(|k| params.get(*k).and_then(Value::as_str))
-        });
+        let adopted = rctx.take_span();
+        let observer = RequestObserver::start(
+            &method,
+            &id,
+            &rctx.principal,
+            || {
+                ["name", "uri"]
+                    .iter()
+                    .find_map(|k| params.get(*k).and_then(Value::as_str))
+            },
+            adopted,
+        );
         Some(
             observer
                 .run(self.dispatch_request(&id, &method, params, rctx))
@@ -179,7 +186,7 @@ impl Server {
     /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
     /// the checks [`Server::dispatch`] makes on the tree of the same message, in the same
     /// order (depth, `_meta`, tools offered), then the one [`Server::call_tool`].
-    async fn dispatch_call(&self, call: Box<ToolsCall>, rctx: RequestScope) -> Option<Reply> {
+    async fn dispatch_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Option<Reply> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
             return Some(too_deep(max_depth));
@@ -189,10 +196,14 @@ impl Server {
             mut params,
             ..
         } = *call;
-        let observer =
-            RequestObserver::start(mcp_types::METHOD_TOOLS_CALL, &id, &rctx.principal, || {
-                Some(params.name.as_str())
-            });
+        let adopted = rctx.take_span();
+        let observer = RequestObserver::start(
+            mcp_types::METHOD_TOOLS_CALL,
+            &id,
+            &rctx.principal,
+            || Some(params.name.as_str()),
+            adopted,
+        );
         let work = async {
             let meta = match checked_meta(&id, params.take_meta()) {
                 Ok(meta) => meta,

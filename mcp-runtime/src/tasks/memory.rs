@@ -120,31 +120,17 @@ impl TaskStore for MemoryTaskStore {
     }
 }
 
+// The fixture the store tests under `tests/` use, so both build the same records.
+#[cfg(test)]
+#[path = "../../tests/tasks_support/mod.rs"]
+mod tasks_support;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use mcp_types::TaskStatus;
 
-    fn record(id: &str, owner: &str, status: TaskStatus, expires_ms: u64) -> TaskRecord {
-        TaskRecord {
-            task_id: id.into(),
-            owner: owner.into(),
-            tool: "t".into(),
-            status,
-            status_message: None,
-            created_ms: 1,
-            updated_ms: 1,
-            expires_ms,
-            result: None,
-            error: None,
-            input_requests: None,
-            collected: Default::default(),
-            resume_state: None,
-            arguments: Default::default(),
-            capabilities: None,
-            revision: 0,
-        }
-    }
+    use super::tasks_support::record;
 
     fn block<T>(f: BoxFuture<'_, T>) -> T {
         futures::executor::block_on(f)

@@ -16,6 +16,7 @@
 //! | request body bytes buffered, all connections together | `max_buffered_body_bytes` | 64 MiB | reading fails: `/mcp` answers 503 with `Retry-After` |
 //! | `Host` | `allowed_hosts` | loopback names on a loopback bind, else any | 421 with a JSON-RPC error |
 //! | `Authorization` headers | — | one | 400 with a JSON-RPC error |
+//! | an SSE response may stay quiet for | `sse_keep_alive` | 15 s | a `: keep-alive` comment is sent (between events, never inside one) |
 //!
 //! A connection is *stalled* while the server waits on the client: for request headers, for the
 //! next request of a keep-alive connection, or for a request body. When a new connection

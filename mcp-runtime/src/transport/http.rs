@@ -28,7 +28,9 @@
 //! - A request whose handler finishes without emitting notifications gets one
 //!   `application/json` response. As soon as the handler emits a notification (progress, log),
 //!   the response switches to `text/event-stream` (`X-Accel-Buffering: no`): the notifications,
-//!   then the final response as the last event, then the stream closes.
+//!   then the final response as the last event, then the stream closes. A stream quiet for
+//!   [`HttpConfig::sse_keep_alive`] (a long `subscriptions/listen`) gets a `: keep-alive`
+//!   comment between events, so proxies that cut idle streams leave it open.
 //! - `Accept` missing: treated as accepting both (lenient toward minimal clients). `Accept` with
 //!   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
 //! - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
@@ -43,8 +45,12 @@
 //! `GET /healthz` and `GET /readyz` are answered beside the endpoint, without authentication
 //! (see [`health`](super::health)).
 //!
-//! Every request is logged once through `tracing` (target `mcp_runtime::transport::http`) with
-//! its JSON-RPC id, method, principal, status, outcome and latency. Headers, tokens and params
+//! Every request is logged once through `tracing`, at INFO: a request the service answers by
+//! its request span's closing event (target [`REQUEST_TARGET`](crate::observe::REQUEST_TARGET),
+//! see [`observe`](crate::observe)), which the transport opens and closes so that it also
+//! carries the HTTP status; a request refused before the service, and a notification, by one
+//! event of target `mcp_runtime::transport::http`. Each names its JSON-RPC id, method,
+//! principal, status, outcome and latency as far as they are known. Headers, tokens and params
 //! (which may hold `requestState`) are never logged.
 
 use std::future::Future;
@@ -148,6 +154,7 @@ impl HttpServer {
                 service: Arc::clone(&self.service),
                 request_timeout: self.config.request_timeout,
                 listen_timeout: self.config.listen_timeout,
+                keep_alive: self.config.sse_keep_alive,
                 notification_buffer: self.config.notification_buffer.max(1),
             },
             auth: Arc::clone(&self.auth),
@@ -396,13 +403,7 @@ async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Resp
     }
 
     // 7. The service.
-    let log = RequestLog {
-        id,
-        method,
-        principal,
-        started,
-        done: false,
-    };
+    let log = RequestLog::open(id, method, principal, started);
     handle_request(&shared.responder, message, log, accept, deadline.as_mut()).await
 }
 

@@ -23,6 +23,10 @@ pub struct HttpConfig {
     /// (`ServerBuilder::max_listen_duration`, default 30 minutes), which ends the stream
     /// gracefully first. Default 1 hour.
     pub listen_timeout: Duration,
+    /// An SSE response (a `subscriptions/listen` stream, or a request that sends progress)
+    /// that has sent nothing for this long gets a `: keep-alive` comment line, so that proxies
+    /// which cut idle streams keep it open; clients ignore comments. Default 15 s.
+    pub sse_keep_alive: Duration,
     /// Which `Origin` values may call the server. Default: loopback origins only.
     pub allowed_origins: OriginAllowlist,
     /// How many notifications may queue per request before the handler waits. Default 64.
@@ -66,6 +70,7 @@ impl Default for HttpConfig {
             max_body_bytes: 4 * 1024 * 1024,
             request_timeout: Duration::from_secs(120),
             listen_timeout: Duration::from_secs(3600),
+            sse_keep_alive: Duration::from_secs(15),
             allowed_origins: OriginAllowlist::loopback(),
             notification_buffer: 64,
             allowed_hosts: None,
@@ -127,6 +132,7 @@ impl HttpConfig {
             (self.body_timeout.is_zero(), "body_timeout"),
             (self.request_timeout.is_zero(), "request_timeout"),
             (self.listen_timeout.is_zero(), "listen_timeout"),
+            (self.sse_keep_alive.is_zero(), "sse_keep_alive"),
             (self.max_connections == 0, "max_connections"),
             (self.max_header_bytes == 0, "max_header_bytes"),
             (self.max_buffered_body_bytes == 0, "max_buffered_body_bytes"),

@@ -21,13 +21,14 @@ use tokio_util::sync::DropGuard;
 use super::envelope;
 use super::gates::{Accepts, json, sse_event};
 use super::service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, ReplyKind,
-    RequestScope,
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, RequestScope,
 };
 use crate::Principal;
-use crate::log_safe::LogSafe;
+use crate::observe::TransportSpan;
 
-/// The HTTP transport's log target (its rejections and its answered requests log alike).
+/// The HTTP transport's log target: requests refused before the service, and notifications
+/// (a request the service answers is recorded by its request span, see
+/// [`observe`](crate::observe)).
 pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
 
 /// What answering a request needs: the service and the per-request bounds.
@@ -36,6 +37,8 @@ pub(super) struct Responder {
     pub(super) request_timeout: Duration,
     /// Replaces `request_timeout` for `subscriptions/listen`, a stream meant to stay open.
     pub(super) listen_timeout: Duration,
+    /// How long an SSE response may stay quiet before a keep-alive comment.
+    pub(super) keep_alive: Duration,
     pub(super) notification_buffer: usize,
 }
 
@@ -46,29 +49,46 @@ pub(super) fn micros(started: Instant) -> u64 {
 
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+/// An SSE comment line: clients skip it; proxies see traffic.
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
-/// Per-request log record; logs exactly once, as "cancelled" if dropped unfinished (client
-/// disconnect).
+/// A request's one log record: the request span, opened here and adopted by the core (see
+/// [`TransportSpan`]), closed exactly once, with outcome `cancelled` if dropped unfinished
+/// (client disconnect).
 pub(super) struct RequestLog {
     pub(super) id: Value,
     pub(super) method: String,
     pub(super) principal: Principal,
-    pub(super) started: Instant,
-    pub(super) done: bool,
+    span: TransportSpan,
+    done: bool,
 }
 
 impl RequestLog {
-    fn finish(&mut self, status: StatusCode, outcome: &str) {
+    /// Opens the record of a request that arrived at `started`.
+    pub(super) fn open(id: Value, method: String, principal: Principal, started: Instant) -> Self {
+        let span = TransportSpan::open(&method, &id, &principal, started);
+        Self {
+            id,
+            method,
+            principal,
+            span,
+            done: false,
+        }
+    }
+
+    /// The request was answered with `reply`, sent with `status`.
+    fn answered(&mut self, status: StatusCode, reply: &Reply) {
         self.done = true;
-        tracing::info!(
-            target: LOG_TARGET,
-            request_id = %LogSafe(&self.id),
-            method = %LogSafe(&self.method),
-            principal = %LogSafe(&self.principal),
-            status = status.as_u16(),
-            outcome,
-            latency_us = micros(self.started),
-            "mcp request"
+        self.span.answered(status.as_u16(), reply);
+    }
+
+    /// The request deadline passed; the timeout error was sent with `status`.
+    fn timed_out(&mut self, status: StatusCode) {
+        self.done = true;
+        self.span.close(
+            Some(status.as_u16()),
+            "timeout",
+            Some(ErrorCode::InternalError.code()),
         );
     }
 }
@@ -76,23 +96,8 @@ impl RequestLog {
 impl Drop for RequestLog {
     fn drop(&mut self) {
         if !self.done {
-            tracing::info!(
-                target: LOG_TARGET,
-                request_id = %LogSafe(&self.id),
-                method = %LogSafe(&self.method),
-                principal = %LogSafe(&self.principal),
-                outcome = "cancelled",
-                latency_us = micros(self.started),
-                "mcp request: client disconnected"
-            );
+            self.span.close(None, "cancelled", None);
         }
-    }
-}
-
-fn outcome(reply: &Reply) -> &'static str {
-    match reply.kind {
-        ReplyKind::Result => "ok",
-        _ => "error",
     }
 }
 
@@ -144,7 +149,7 @@ pub(super) async fn handle_request(
     let guard = cancel.clone().drop_guard();
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
-    let ctx = RequestScope::new(log.principal.clone(), sink, cancel);
+    let ctx = RequestScope::new(log.principal.clone(), sink, cancel).with_span(log.span.handoff());
     let service = Arc::clone(&shared.service);
     let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
 
@@ -156,6 +161,7 @@ pub(super) async fn handle_request(
         reply: None,
         deadline: deadline.deadline(),
         timeout,
+        keep_alive: shared.keep_alive,
         log: None,
         _guard: guard,
     };
@@ -188,7 +194,7 @@ pub(super) async fn handle_request(
                     return sse_response(sse);
                 }
                 let status = reply.http_status();
-                log.finish(status, outcome(&reply));
+                log.answered(status, &reply);
                 drop(sse);
                 return json(status, reply.body);
             },
@@ -211,7 +217,7 @@ pub(super) async fn handle_request(
             () = deadline.as_mut() => {
                 drop(handler);
                 let reply = timeout_reply(&log.id, timeout);
-                log.finish(StatusCode::OK, "timeout");
+                log.timed_out(StatusCode::OK);
                 return json(StatusCode::OK, reply.body);
             },
         }
@@ -231,6 +237,8 @@ struct SseState {
     reply: Option<Reply>,
     deadline: tokio::time::Instant,
     timeout: Duration,
+    /// Quiet time after which a keep-alive comment is sent.
+    keep_alive: Duration,
     log: Option<RequestLog>,
     _guard: DropGuard,
 }
@@ -246,11 +254,13 @@ impl SseState {
         }
     }
 
-    /// The next event, or `None` once the final response was sent.
+    /// The next event (or keep-alive comment), or `None` once the final response was sent.
     async fn next_event(&mut self) -> Option<Bytes> {
         if !self.pending.is_empty() {
             return Some(sse_event(&self.pending.remove(0)));
         }
+        // Quiet since the last item sent, whatever the loop below wakes up for meanwhile.
+        let quiet_until = tokio::time::Instant::now() + self.keep_alive;
         loop {
             self.adopt_lazy();
             if let Some(reply) = self.reply.take() {
@@ -262,7 +272,7 @@ impl SseState {
                 self.rx = None;
                 self.lazy = None;
                 if let Some(log) = self.log.as_mut() {
-                    log.finish(StatusCode::OK, outcome(&reply));
+                    log.answered(StatusCode::OK, &reply);
                 }
                 return Some(sse_event(&reply.body));
             }
@@ -291,9 +301,13 @@ impl SseState {
                     self.lazy = None;
                     let id = self.log.as_ref().map_or(Value::Null, |l| l.id.clone());
                     if let Some(log) = self.log.as_mut() {
-                        log.finish(StatusCode::OK, "timeout");
+                        log.timed_out(StatusCode::OK);
                     }
                     return Some(sse_event(&timeout_reply(&id, self.timeout).body));
+                }
+                // Each item is a whole event or this comment: never inside an event.
+                () = tokio::time::sleep_until(quiet_until) => {
+                    return Some(Bytes::from_static(KEEP_ALIVE));
                 }
             }
         }

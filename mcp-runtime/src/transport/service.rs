@@ -323,6 +323,9 @@ pub struct RequestScope {
     /// disconnect), when it times out, or when it completes. Transports also drop the handler
     /// future at that point; the token is for work the handler spawned elsewhere.
     pub cancel: CancellationToken,
+    /// The request span a transport opened for the core to adopt (see
+    /// [`observe`](crate::observe)), so that one request makes one record.
+    span: Option<Box<tracing::Span>>,
 }
 
 impl RequestScope {
@@ -336,7 +339,20 @@ impl RequestScope {
             principal,
             notifications,
             cancel,
+            span: None,
         }
+    }
+
+    /// Hands the transport's request span to the core.
+    #[cfg(feature = "http")]
+    pub(crate) fn with_span(mut self, span: Option<Box<tracing::Span>>) -> Self {
+        self.span = span;
+        self
+    }
+
+    /// Takes the transport's request span, if it opened one.
+    pub(crate) fn take_span(&mut self) -> Option<Box<tracing::Span>> {
+        self.span.take()
     }
 }
 

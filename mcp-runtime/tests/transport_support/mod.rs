@@ -180,13 +180,13 @@ impl HttpResponse {
     pub fn sse_events(&self) -> Vec<Value> {
         let text = String::from_utf8(self.body.clone()).unwrap();
         text.split("\n\n")
-            .filter(|event| !event.trim().is_empty())
-            .map(|event| {
+            .filter_map(|event| {
                 let data: Vec<&str> = event
                     .lines()
                     .filter_map(|l| l.strip_prefix("data: "))
                     .collect();
-                serde_json::from_str(&data.join("\n")).unwrap()
+                // A block of comments only (`: keep-alive`) is no event, as for any SSE client.
+                (!data.is_empty()).then(|| serde_json::from_str(&data.join("\n")).unwrap())
             })
             .collect()
     }
