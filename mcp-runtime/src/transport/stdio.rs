@@ -285,7 +285,8 @@ async fn dispatch(
         };
         // The token doubles as "this request is over" for work the handler spawned.
         cancel.cancel();
-        tracing::info!(
+        // DEBUG: the core's `mcp_request` span already makes the request's one INFO record.
+        tracing::debug!(
             request_id = %LogSafe(&key),
             method = %LogSafe(&method),
             outcome,
