@@ -163,7 +163,14 @@ pub(crate) fn leb128(mut n: u64, buf: &mut [u8; 10]) -> &[u8] {
 
 /// Builds the wire `requestedSchema` for a list of fields (order preserved).
 pub fn requested_schema(fields: &[FieldSpec<'_>]) -> RequestedSchema {
+    // Sized up front: built on every first leg, and growing the map and list as fields are
+    // added reallocates both.
     let mut schema = RequestedSchema::new();
+    schema.properties.reserve(fields.len());
+    let required = fields.iter().filter(|f| f.required).count();
+    if required > 0 {
+        schema.required = Some(Vec::with_capacity(required));
+    }
     for f in fields {
         schema = schema.field(f.name, definition(f), f.required);
     }
