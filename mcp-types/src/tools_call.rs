@@ -157,13 +157,24 @@ fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Erro
 }
 
 /// A string member that must equal `expected` (escaped spellings included).
-fn exactly<'de, D: Deserializer<'de>>(d: D, expected: &str) -> Result<(), D::Error> {
-    let text = <Cow<'de, str>>::deserialize(d)?;
-    if text == expected {
-        Ok(())
-    } else {
-        Err(serde::de::Error::custom("not read here"))
+fn exactly<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<(), D::Error> {
+    // A visitor, not `Cow<str>`: serde's `Cow` always deserializes owned, which allocated
+    // twice per request here only to compare and drop.
+    struct Exactly(&'static str);
+    impl serde::de::Visitor<'_> for Exactly {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "the string {:?}", self.0)
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<(), E> {
+            if text == self.0 {
+                Ok(())
+            } else {
+                Err(E::custom("not read here"))
+            }
+        }
     }
+    d.deserialize_str(Exactly(expected))
 }
 
 fn version_2_0<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
