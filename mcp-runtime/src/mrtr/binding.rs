@@ -14,8 +14,8 @@ const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v4\0";
 /// no canonicalisation. It only has to be deterministic for one build (the same schema value
 /// always serializes to the same bytes: struct fields in declaration order, maps in insertion
 /// order) and to change whenever what the client is shown changes, which any change to the
-/// serialized request does. Method and key are length-prefixed (LEB128) so no two (method, key, body)
-/// triples share an input.
+/// serialized request does. Method and key are length-prefixed (LEB128) so no two
+/// (method, key, body) triples share an input.
 pub(crate) fn binding_digest<T: serde::Serialize + ?Sized>(
     method: &str,
     key: &str,
