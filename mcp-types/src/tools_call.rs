@@ -3,9 +3,9 @@
 //! `tools/call` is the hot path of an MCP server, and an MRTR retry sends the biggest body of
 //! all (arguments, `inputResponses`, `requestState`, `_meta`). Building a full JSON tree of it
 //! and then taking the tree apart again costs more than the rest of a server's own work on the
-//! request. [`ToolsCall::read`] reads the envelope and `params` through borrowed raw values
-//! instead; only the member values a server keeps (`id`, `arguments`, `inputResponses`,
-//! `requestState`, `_meta`) become JSON values. The same [`ToolsCallParams`] is built from an
+//! request. [`ToolsCall::read`] reads the envelope and `params` in one pass instead; only the
+//! member values a server keeps (`id`, `arguments`, `inputResponses`, `requestState`, `_meta`)
+//! become JSON values. The same [`ToolsCallParams`] is built from an
 //! already parsed `params` object by [`ToolsCallParams::from_object`], so a server has one
 //! reading of the params whichever way the message came in, and one set of checks
 //! ([`ToolsCallParams::name`], [`ToolsCallParams::take_arguments`]).
@@ -133,16 +133,23 @@ struct Envelope<'a> {
 struct Params<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
-    // `raw` keeps a member even when its value is `null` (a plain `Option` would drop it), so
-    // the general rules see exactly what was sent.
-    #[serde(default, borrow, deserialize_with = "raw")]
-    arguments: Option<&'a RawValue>,
-    #[serde(default, borrow, rename = "inputResponses", deserialize_with = "raw")]
-    input_responses: Option<&'a RawValue>,
-    #[serde(default, borrow, rename = "requestState", deserialize_with = "raw")]
-    request_state: Option<&'a RawValue>,
+    // `present` and `raw` keep a member even when its value is `null` (a plain `Option` would
+    // drop it), so the general rules see exactly what was sent. The kept values are parsed in
+    // full right here, in the one pass over the body (the tree parser's rules, so the same
+    // values and the same refusals), rather than skipped as raw text and parsed again.
+    #[serde(default, deserialize_with = "present")]
+    arguments: Option<Value>,
+    #[serde(default, rename = "inputResponses", deserialize_with = "present")]
+    input_responses: Option<Value>,
+    #[serde(default, rename = "requestState", deserialize_with = "present")]
+    request_state: Option<Value>,
+    // Raw: the plain shape is read straight into its type, anything else parsed as a tree.
     #[serde(default, borrow, rename = "_meta", deserialize_with = "raw")]
     meta: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
@@ -150,13 +157,24 @@ fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Erro
 }
 
 /// A string member that must equal `expected` (escaped spellings included).
-fn exactly<'de, D: Deserializer<'de>>(d: D, expected: &str) -> Result<(), D::Error> {
-    let text = <Cow<'de, str>>::deserialize(d)?;
-    if text == expected {
-        Ok(())
-    } else {
-        Err(serde::de::Error::custom("not read here"))
+fn exactly<'de, D: Deserializer<'de>>(d: D, expected: &'static str) -> Result<(), D::Error> {
+    // A visitor, not `Cow<str>`: serde's `Cow` always deserializes owned, which allocated
+    // twice per request here only to compare and drop.
+    struct Exactly(&'static str);
+    impl serde::de::Visitor<'_> for Exactly {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "the string {:?}", self.0)
+        }
+        fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<(), E> {
+            if text == self.0 {
+                Ok(())
+            } else {
+                Err(E::custom("not read here"))
+            }
+        }
     }
+    d.deserialize_str(Exactly(expected))
 }
 
 fn version_2_0<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
@@ -187,9 +205,9 @@ impl ToolsCall {
             request_id,
             params: ToolsCallParams {
                 name: p.name.into_owned(),
-                arguments: member(p.arguments)?,
-                input_responses: member(p.input_responses)?,
-                request_state: member(p.request_state)?,
+                arguments: p.arguments,
+                input_responses: p.input_responses,
+                request_state: p.request_state,
                 meta: match p.meta {
                     None => CallMeta::Absent,
                     Some(raw) => match serde_json::from_str::<PlainMeta>(raw.get()) {
@@ -317,14 +335,6 @@ impl ToolsCallParams {
 /// Parses one member value in full, so it is checked exactly as the general path would.
 fn parse(raw: &RawValue) -> Option<Value> {
     serde_json::from_str(raw.get()).ok()
-}
-
-/// An optional member: `Some(None)` when absent, `None` when present but unreadable.
-fn member(raw: Option<&RawValue>) -> Option<Option<Value>> {
-    match raw {
-        None => Some(None),
-        Some(raw) => parse(raw).map(Some),
-    }
 }
 
 #[cfg(test)]

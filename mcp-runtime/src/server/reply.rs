@@ -6,7 +6,7 @@
 //! serialised instead of being cloned into every response.
 
 use bytes::Bytes;
-use mcp_types::{ErrorObject, JsonRpcErrorResponse, RequestId};
+use mcp_types::{ErrorObject, InputRequiredResult, JsonRpcErrorResponse, RequestId};
 use serde::Serialize;
 
 use crate::transport::Reply;
@@ -73,6 +73,61 @@ pub(super) fn result_reply_with_meta(
     Reply::result(Bytes::from(buf))
 }
 
+/// [`result_reply_with_meta`] for an `InputRequiredResult` without `_meta` and without
+/// extension members (what the server builds): its members written in place rather than
+/// through serde's map of a struct with flattened members, and the `requestState` copied as is
+/// when it needs no JSON escaping (the server's own tokens never do: a key id and base64url).
+/// The same bytes as the serde path, which anything else falls back to.
+pub(super) fn input_required_reply_with_meta(
+    id: &RequestId,
+    result: &InputRequiredResult,
+    meta_json: &[u8],
+) -> Reply {
+    if result.meta.is_some() || !result.extra.is_empty() {
+        return result_reply_with_meta(id, result, meta_json);
+    }
+    let state = result.request_state().unwrap_or_default();
+    // The form's schema is most of the rest; sized so a typical reply does not regrow.
+    let mut buf = Vec::with_capacity(1024 + state.len() + meta_json.len());
+    write_head(&mut buf, id);
+    buf.extend_from_slice(br#"{"resultType":"input_required""#);
+    if let Some(requests) = result.input_requests() {
+        buf.extend_from_slice(br#","inputRequests":"#);
+        if let Err(e) = serde_json::to_writer(&mut buf, requests) {
+            return error_reply(
+                Some(id),
+                ErrorObject::internal_error(format!("result failed to serialise: {e}")),
+            );
+        }
+    }
+    if let Some(state) = result.request_state() {
+        buf.extend_from_slice(br#","requestState":"#);
+        write_str(&mut buf, state);
+    }
+    buf.push(b'}');
+    splice_meta(&mut buf, meta_json);
+    buf.push(b'}');
+    Reply::result(Bytes::from(buf))
+}
+
+/// Writes `s` as a JSON string: copied between quotes when no byte needs escaping, else
+/// through serde_json.
+fn write_str(buf: &mut Vec<u8>, s: &str) {
+    // No early exit, so the check runs over whole vectors of bytes.
+    let plain = s
+        .bytes()
+        .fold(true, |ok, b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    if plain {
+        buf.reserve(s.len() + 2);
+        buf.push(b'"');
+        buf.extend_from_slice(s.as_bytes());
+        buf.push(b'"');
+    } else {
+        // Serialising a string into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *buf, s);
+    }
+}
+
 /// Appends `"_meta":<meta_json>` as the last member of the JSON object that `buf` ends with.
 fn splice_meta(buf: &mut Vec<u8>, meta_json: &[u8]) {
     if buf.last() != Some(&b'}') {
@@ -99,8 +154,8 @@ fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
 mod tests {
     use super::*;
     use mcp_types::{
-        CallToolResult, ContentBlock, Implementation, InputRequests, InputRequiredResult,
-        ResultMeta,
+        CallToolResult, ContentBlock, ElicitRequest, Implementation, InputRequests,
+        RequestedSchema, ResultMeta, StringSchema,
     };
     use serde_json::Value;
     use serde_json::json;
@@ -143,6 +198,34 @@ mod tests {
         check(
             result_reply(&id, &with_meta).body,
             result_reply_with_meta(&id, &plain, &meta_json).body,
+        );
+
+        // The in-place writer of an InputRequiredResult: the same bytes as the serde path,
+        // for every shape it takes (a state that needs escaping included).
+        let requests = InputRequests::default().with(
+            "pick",
+            ElicitRequest::form(
+                "Which \"one\"?\n",
+                RequestedSchema::new().field("id", StringSchema::new(), true),
+            ),
+        );
+        for (requests, state) in [
+            (Some(requests.clone()), Some("v2.k.AAAA-_.BBBB")),
+            (Some(requests.clone()), Some("a \"quoted\"\\ state\u{1}é")),
+            (Some(requests), None),
+            (None, Some("v2.k.x.y")),
+        ] {
+            let plain = InputRequiredResult::new(requests, state.map(str::to_owned)).unwrap();
+            check(
+                result_reply_with_meta(&id, &plain, &meta_json).body,
+                input_required_reply_with_meta(&id, &plain, &meta_json).body,
+            );
+        }
+        let mut extended = InputRequiredResult::new(None, Some("s".into())).unwrap();
+        extended.extra.insert("x-ext".into(), json!(1));
+        check(
+            result_reply_with_meta(&id, &extended, &meta_json).body,
+            input_required_reply_with_meta(&id, &extended, &meta_json).body,
         );
 
         // An empty object gets `_meta` without a stray comma.

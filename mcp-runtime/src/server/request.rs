@@ -156,8 +156,11 @@ impl Server {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
             Ok(result) => {
                 crate::observe::round_issued(target.method);
-                let mut reply =
-                    super::reply::result_reply_with_meta(id, &result, &self.inner.result_meta_json);
+                let mut reply = super::reply::input_required_reply_with_meta(
+                    id,
+                    &result,
+                    &self.inner.result_meta_json,
+                );
                 reply.input_required = true;
                 reply
             }
