@@ -8,9 +8,8 @@ use super::*;
 ///
 /// The wire `requestedSchema` is a function of the field declarations alone
 /// ([`requested_schema`]), so an injective encoding of the declarations binds the schema too.
-/// Every string and list is length-prefixed (LEB128, so a typical form hashes in fewer
-/// SHA-256 blocks than with fixed 8-byte lengths) and every optional value tagged, so no two
-/// field lists share an encoding.
+/// Every string and list is length-prefixed and every optional value tagged, so no two field
+/// lists share an encoding.
 ///
 /// # Errors
 /// Whatever `out` returns.
@@ -19,7 +18,7 @@ pub fn write_fields_binding(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     let mut w = BindingWriter(out);
-    w.bytes(b"fields/v2")?;
+    w.bytes(b"fields/v1")?;
     w.len(fields.len())?;
     for f in fields {
         w.bytes(f.name.as_bytes())?;
@@ -104,8 +103,7 @@ impl BindingWriter<'_> {
     }
 
     fn len(&mut self, n: usize) -> std::io::Result<()> {
-        let mut buf = [0u8; 10];
-        self.0.write_all(leb128(n as u64, &mut buf))
+        self.0.write_all(&(n as u64).to_le_bytes())
     }
 
     fn bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
@@ -140,24 +138,6 @@ impl BindingWriter<'_> {
             self.opt_str(c.title.as_deref())?;
         }
         Ok(())
-    }
-}
-
-/// `n` in unsigned LEB128 (7 bits a byte, low first, high bit set on all but the last byte):
-/// a prefix-free encoding, so a length written this way still ends where it says.
-pub(crate) fn leb128(mut n: u64, buf: &mut [u8; 10]) -> &[u8] {
-    let mut i = 0;
-    loop {
-        // Masked to 7 bits, so the cast keeps every bit.
-        #[allow(clippy::cast_possible_truncation)]
-        let low = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            buf[i] = low;
-            return &buf[..=i];
-        }
-        buf[i] = low | 0x80;
-        i += 1;
     }
 }
 

@@ -6,7 +6,7 @@ use crate::state::ArgDigest;
 
 /// Prefix hashed before a binding (domain separation from argument digests and from any
 /// other SHA-256 of the same bytes; bump the version whenever the layout below changes).
-const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v4\0";
+const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v3\0";
 
 /// Digest binding what was shown under `key`: the method, the key and the request body.
 ///
@@ -14,8 +14,8 @@ const BINDING_DOMAIN: &[u8] = b"mcp-runtime/input-binding/v4\0";
 /// no canonicalisation. It only has to be deterministic for one build (the same schema value
 /// always serializes to the same bytes: struct fields in declaration order, maps in insertion
 /// order) and to change whenever what the client is shown changes, which any change to the
-/// serialized request does. Method and key are length-prefixed (LEB128) so no two
-/// (method, key, body) triples share an input.
+/// serialized request does. Method and key are length-prefixed so no two (method, key, body)
+/// triples share an input.
 pub(crate) fn binding_digest<T: serde::Serialize + ?Sized>(
     method: &str,
     key: &str,
@@ -48,10 +48,7 @@ fn binding_hasher(method: &str, key: &str) -> HashWriter {
     let mut hasher = HashWriter(sha2::Sha256::new());
     hasher.0.update(BINDING_DOMAIN);
     for part in [method, key] {
-        let mut len = [0u8; 10];
-        hasher
-            .0
-            .update(crate::form::leb128(part.len() as u64, &mut len));
+        hasher.0.update((part.len() as u64).to_le_bytes());
         hasher.0.update(part.as_bytes());
     }
     hasher
@@ -90,22 +87,5 @@ mod tests {
         // Length prefixes: moving a byte between method and key changes the digest.
         let null = serde_json::Value::Null;
         assert_ne!(d("ab", "c", &null), d("a", "bc", &null));
-    }
-
-    #[test]
-    fn leb128_lengths_are_prefix_free() {
-        let enc = |n: u64| crate::form::leb128(n, &mut [0; 10]).to_vec();
-        assert_eq!(enc(0), [0]);
-        assert_eq!(enc(127), [0x7f]);
-        assert_eq!(enc(128), [0x80, 0x01]);
-        assert_eq!(enc(300), [0xac, 0x02]);
-        assert_eq!(enc(u64::MAX).len(), 10);
-        assert_eq!(enc(u64::MAX)[9], 0x01);
-        // Only the last byte has the high bit clear, so no encoding is a prefix of another.
-        for n in [0, 1, 127, 128, 16_383, 16_384, u64::MAX] {
-            let e = enc(n);
-            assert!(e[..e.len() - 1].iter().all(|b| b & 0x80 != 0));
-            assert_eq!(e[e.len() - 1] & 0x80, 0);
-        }
     }
 }
