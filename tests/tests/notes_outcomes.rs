@@ -10,10 +10,13 @@
 use std::os::unix::fs::FileTypeExt;
 
 use mcp_runtime::client::{Client, ClientError};
-use mcp_runtime::replay::sqlite::rusqlite;
 use mcp_tests::notes::*;
 use mcp_tests::notes_client;
 use serde_json::Value;
+
+// The runtime's SQLite test fixtures (a commit that fails as a full disk would), shared.
+#[path = "../../mcp-runtime/tests/sqlite_support/mod.rs"]
+mod sqlite_support;
 
 const NOTE: &str = "tps-report-draft.md";
 const CONTENT: &str = "# TPS report (draft)\n";
@@ -112,27 +115,6 @@ fn store_path(fx: &NotesFixture) -> std::path::PathBuf {
     fx.store.strip_prefix("sqlite:").unwrap().into()
 }
 
-/// Makes every `COMMIT` of a claim fail, as a full disk would, deterministically: each new
-/// claim also inserts a row violating a deferred foreign key, which SQLite checks at
-/// `COMMIT` only (the claim's `INSERT` itself succeeds).
-fn break_commits(fx: &NotesFixture) {
-    let conn = rusqlite::Connection::open(store_path(fx)).unwrap();
-    conn.execute_batch(
-        "CREATE TABLE commit_breaker_parent (id INTEGER PRIMARY KEY);
-         CREATE TABLE commit_breaker_child (
-             parent INTEGER REFERENCES commit_breaker_parent (id) DEFERRABLE INITIALLY DEFERRED
-         );
-         CREATE TRIGGER commit_breaker AFTER INSERT ON replay_nonces
-         BEGIN INSERT INTO commit_breaker_child VALUES (1); END;",
-    )
-    .unwrap();
-}
-
-fn repair_commits(fx: &NotesFixture) {
-    let conn = rusqlite::Connection::open(store_path(fx)).unwrap();
-    conn.execute_batch("DROP TRIGGER commit_breaker;").unwrap();
-}
-
 /// A claim whose `COMMIT` fails: the reply says nothing was changed, and nothing was.
 #[tokio::test]
 async fn a_failed_claim_commit_is_reported_truthfully() {
@@ -140,7 +122,7 @@ async fn a_failed_claim_commit_is_reported_truthfully() {
     let args = fx.delete_args("tps report (draft)");
     let s = spawn(&fx, None);
     let state = ask(&s, &args).await;
-    break_commits(&fx);
+    sqlite_support::break_commits(&store_path(&fx));
     let r = answer_delete(&s, &args, choose(NOTE, true), &state).await;
     assert!(r.is_refusal(), "{r:?}");
     let said = r.text();
@@ -150,7 +132,7 @@ async fn a_failed_claim_commit_is_reported_truthfully() {
         "the reply said {said:?} but the note is gone"
     );
     // The store recovers: the confirmation was not used, so it still deletes, once.
-    repair_commits(&fx);
+    sqlite_support::repair_commits(&store_path(&fx));
     let r = answer_delete(&s, &args, choose(NOTE, true), &state).await;
     assert!(r.is_success(), "{r:?}");
     assert!(r.text().contains(NOTE), "{r:?}");
