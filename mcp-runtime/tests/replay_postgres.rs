@@ -228,3 +228,64 @@ async fn unreachable_server_is_a_clear_error() {
     assert!(!message.contains("hunter2"), "{message}");
     assert!(!format!("{err:?}").contains("hunter2"));
 }
+
+/// Schema setup waits for the setup lock only up to its deadline: an instance stuck holding
+/// it (here, an open transaction that took it) makes the others fail with what to check
+/// instead of hanging; once the lock is free, setup goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_setup_gives_up_on_a_held_lock_at_its_deadline() {
+    use mcp_runtime::replay::postgres::deadpool_postgres::{
+        Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
+    };
+    use mcp_runtime::replay::postgres::{SchemaSetupError, setup_schema};
+
+    let t = table("setup_lock");
+    let Some(probe) = store(&t).await else { return };
+    drop(probe);
+    drop_table(&t).await;
+    let lock = format!("mcp-test:{t}");
+
+    let (mut holder, conn) = tokio_postgres::connect(&url(), tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let held = holder.transaction().await.unwrap();
+    held.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
+        .await
+        .unwrap();
+
+    let manager = Manager::from_config(
+        url().parse().unwrap(),
+        tokio_postgres::NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    let pool = Pool::builder(manager)
+        .max_size(2)
+        .runtime(Runtime::Tokio1)
+        .build()
+        .unwrap();
+    let mut client = pool.get().await.unwrap();
+    // The outer bound turns a hang (no deadline) into a failure instead of a stuck test.
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        setup_schema(&mut client, &lock, "SELECT 1", Duration::from_millis(300)),
+    )
+    .await
+    .expect("setup_schema must give up at its own deadline");
+    assert!(matches!(r, Err(SchemaSetupError::TimedOut(_))), "{r:?}");
+    let text = r.unwrap_err().to_string();
+    assert!(
+        text.contains("setup lock") && text.contains("retry"),
+        "{text}"
+    );
+
+    held.rollback().await.unwrap();
+    let mut client = pool.get().await.unwrap();
+    setup_schema(&mut client, &lock, "SELECT 1", Duration::from_secs(5))
+        .await
+        .unwrap();
+    drop(holder);
+    let _ = conn.await;
+}

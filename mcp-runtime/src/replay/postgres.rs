@@ -214,9 +214,10 @@ impl PostgresReplayStore {
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);
                  ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;"
             ),
+            SCHEMA_SETUP_DEADLINE,
         )
         .await
-        .map_err(|(what, e)| ReplayError::backend(NAME, what, e))
+        .map_err(|e| ReplayError::backend(NAME, "setting up the replay table", e))
     }
 
     async fn prune_at(&self, now: SystemTime) -> Result<u64, ReplayError> {
@@ -457,31 +458,63 @@ pub fn describe(e: &tokio_postgres::Error) -> String {
     text
 }
 
+/// How long [`setup_schema`] may take in all, lock wait included, before it gives up.
+pub const SCHEMA_SETUP_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Why [`setup_schema`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaSetupError {
+    /// A step failed in the database.
+    #[error("{step}: {}", describe(source))]
+    Database {
+        /// Which step: starting, locking, creating or committing.
+        step: &'static str,
+        /// The driver's error.
+        source: tokio_postgres::Error,
+    },
+    /// The setup did not finish in time: most likely another instance holds the setup lock
+    /// and is stuck. The transaction is rolled back.
+    #[error(
+        "schema setup took longer than {0:?} (another instance holding the setup lock?); \
+         check the database's sessions (pg_locks) and retry"
+    )]
+    TimedOut(Duration),
+}
+
 /// Runs first-time schema setup (`ddl`, idempotent statements such as `CREATE TABLE IF NOT
-/// EXISTS`) in one transaction under a transaction-scoped advisory lock named by `lock`.
+/// EXISTS`) in one transaction under a transaction-scoped advisory lock named by `lock`,
+/// bounded by `deadline` (normally [`SCHEMA_SETUP_DEADLINE`]).
 ///
 /// Concurrent `CREATE TABLE IF NOT EXISTS` of the same table can still collide in
 /// PostgreSQL's catalog (a unique violation on `pg_type`), so instances starting together
-/// against one database would fail at random; the lock serialises them. On failure, says
-/// which step failed with the driver's error.
+/// against one database would fail at random; the lock serialises them.
+///
+/// # Errors
+/// Which step failed with the driver's error, or the deadline passed.
 pub async fn setup_schema(
     client: &mut deadpool_postgres::Client,
     lock: &str,
     ddl: &str,
-) -> Result<(), (&'static str, tokio_postgres::Error)> {
-    let tx = client
-        .transaction()
+    deadline: Duration,
+) -> Result<(), SchemaSetupError> {
+    let step = |step| move |source| SchemaSetupError::Database { step, source };
+    let setup = async {
+        let tx = client
+            .transaction()
+            .await
+            .map_err(step("starting the setup transaction"))?;
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
+            .await
+            .map_err(step("locking for schema setup"))?;
+        tx.batch_execute(ddl)
+            .await
+            .map_err(step("creating the schema"))?;
+        tx.commit().await.map_err(step("committing schema setup"))
+    };
+    // Dropping the transaction on timeout rolls it back, releasing the lock if it was taken.
+    tokio::time::timeout(deadline, setup)
         .await
-        .map_err(|e| ("starting the setup transaction", e))?;
-    tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
-        .await
-        .map_err(|e| ("locking for schema setup", e))?;
-    tx.batch_execute(ddl)
-        .await
-        .map_err(|e| ("creating the schema", e))?;
-    tx.commit()
-        .await
-        .map_err(|e| ("committing schema setup", e))
+        .map_err(|_| SchemaSetupError::TimedOut(deadline))?
 }
 
 #[cfg(test)]

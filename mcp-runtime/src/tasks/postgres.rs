@@ -107,9 +107,12 @@ impl PostgresTaskStore {
                  );
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_ms\" ON \"{table}\" (expires_ms);"
             ),
+            crate::replay::postgres::SCHEMA_SETUP_DEADLINE,
         )
         .await
-        .map_err(|(what, e)| backend(what)(e))?;
+        .map_err(|e| {
+            TaskStoreError::Backend(format!("PostgreSQL, setting up the tasks table: {e}"))
+        })?;
         Ok(store)
     }
 

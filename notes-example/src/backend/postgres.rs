@@ -79,9 +79,10 @@ impl PostgresNotes {
                      PRIMARY KEY (workspace_uri, id)
                  )"
             ),
+            mcp_runtime::replay::postgres::SCHEMA_SETUP_DEADLINE,
         )
         .await
-        .map_err(|(what, e)| pg_err(what)(e))?;
+        .map_err(|e| NotesError::Backend(format!("PostgreSQL notes: setting up: {e}")))?;
         Ok(notes)
     }
 
