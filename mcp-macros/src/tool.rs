@@ -375,6 +375,11 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
     };
     let await_ = sig.asyncness.map(|_| quote!(.await));
     let scopes = &decl.attrs.scopes;
+    // Only `&mut RequestContext` can register an input request; see `may_request_input`.
+    let may_ask = decl
+        .params
+        .iter()
+        .any(|p| matches!(p, Param::Ctx { mutable: true, .. }));
     let into_result = quote_spanned!(ret_span=> __ms::into_result(__ret));
     let vis = &decl.func.vis;
     let doc = format!(
@@ -431,6 +436,10 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn required_scopes(&self) -> &[&'static str] {
                     &[#(#scopes),*]
+                }
+
+                fn may_request_input(&self) -> bool {
+                    #may_ask
                 }
 
                 fn call<'a>(

@@ -62,6 +62,15 @@ pub trait ToolHandler: Send + Sync + 'static {
         crate::tasks::TaskStart::OnCall
     }
 
+    /// Whether a call may end in an input request (elicitation, sampling, roots): only a
+    /// tool that holds the context mutably can ask (`&mut RequestContext`). When `false`, a
+    /// first call skips hashing its arguments, a digest only a signed `requestState` needs;
+    /// a retry that carries a state is still checked in full. `#[tool]` answers from the
+    /// function's parameters; the default, `true`, is right for any hand-written tool.
+    fn may_request_input(&self) -> bool {
+        true
+    }
+
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
     fn call<'a>(
         &'a self,

@@ -227,3 +227,74 @@ async fn the_names_before_the_rename_still_work() {
     let r: Value = serde_json::from_slice(&reply).unwrap();
     assert_eq!(r["result"]["content"][0]["text"], "carol", "{r}");
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    /// Text to echo back
+    text: String,
+}
+
+/// Echoes its text: it takes no context, so it can never ask for input.
+#[tool(read_only)]
+async fn echo_text(args: EchoArgs) -> String {
+    args.text
+}
+
+/// Reads the context without holding it mutably: it cannot ask for input either.
+#[tool(read_only)]
+async fn whoami_now(ctx: &RequestContext) -> String {
+    ctx.principal().as_str().to_owned()
+}
+
+#[test]
+fn only_a_tool_holding_the_context_mutably_may_request_input() {
+    assert!(notes_delete::default().may_request_input());
+    assert!(!echo_text::default().may_request_input());
+    assert!(!whoami_now::default().may_request_input());
+}
+
+/// A tool that cannot ask skips the argument digest on a first call, but a `requestState`
+/// sent to it is still opened in full: one issued for another tool is refused, not ignored.
+#[tokio::test]
+async fn a_tool_that_cannot_ask_still_refuses_a_state_it_did_not_issue() {
+    let server = Server::builder(Implementation::new("notes", "0.1.0"))
+        .tools(tools![notes_delete, echo_text])
+        .state(Deleted::default())
+        .build()
+        .unwrap();
+    let me = Principal::new("me");
+    let caps = json!({"elicitation": {"form": {}}});
+    let r: Value = serde_json::from_slice(
+        &server
+            .handle_bytes(&body(1, caps.clone(), json!({})), &me)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    let echo = |id: i64, extra: Value| {
+        let mut params = json!({
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": caps},
+            "name": "echo_text",
+            "arguments": {"text": "hi"}
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+        )
+        .unwrap()
+    };
+    let send = async |b: Vec<u8>| -> Value {
+        serde_json::from_slice(&server.handle_bytes(&b, &me).await.unwrap()).unwrap()
+    };
+    let r = send(echo(2, json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "hi", "{r}");
+    let r = send(echo(3, json!({"requestState": state}))).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r.get("result").is_none(), "{r}");
+    let r = send(echo(4, json!({"requestState": "not-a-state"}))).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::Server;
 use super::reply::{error_reply, result_reply};
-use super::request::{RetryParts, Target};
+use super::request::{Needs, RetryParts, Target};
 use crate::handler_error::{HandlerError, HandlerErrorKind};
 use crate::resource::not_found_error;
 use crate::transport::{Reply, RequestScope};
@@ -68,7 +68,7 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            prompt.required_capabilities(),
+            Needs::asking(prompt.required_capabilities()),
             &mut arguments,
             retry,
             meta,
@@ -139,7 +139,7 @@ impl Server {
         let mut bound = JsonObject::new();
         let opened = match self.open_request(
             target,
-            handler.required_capabilities(),
+            Needs::asking(handler.required_capabilities()),
             &mut bound,
             retry,
             meta,

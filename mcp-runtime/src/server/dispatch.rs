@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::reply::{
     cached_reply, error_body, error_reply, result_reply, result_reply_with_meta, serialize_error,
 };
-use super::request::{CallParts, RetryParts, Target};
+use super::request::{CallParts, Needs, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::handler_error::{HandlerErrorKind, settle};
@@ -319,7 +319,10 @@ impl Server {
         };
         match self.open_request(
             target,
-            tool.required_capabilities(),
+            Needs {
+                capabilities: tool.required_capabilities(),
+                may_ask: tool.may_request_input(),
+            },
             &mut arguments,
             retry,
             meta,

@@ -73,6 +73,27 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
 }
 
+/// What the handler about to run needs of its request.
+#[derive(Clone, Copy)]
+pub(super) struct Needs<'a> {
+    /// The client capabilities it requires.
+    pub(super) capabilities: &'a ClientCapabilities,
+    /// Whether it may end in an input request ([`ToolHandler::may_request_input`]
+    /// (crate::tool::ToolHandler::may_request_input)): a first call needs the argument digest
+    /// only then.
+    pub(super) may_ask: bool,
+}
+
+impl<'a> Needs<'a> {
+    /// A handler that may ask for input (prompts, resources, tasks, hand-written tools).
+    pub(super) fn asking(capabilities: &'a ClientCapabilities) -> Self {
+        Self {
+            capabilities,
+            may_ask: true,
+        }
+    }
+}
+
 /// A request context ready to run a handler, and the argument digest its state binds.
 pub(super) struct Opened {
     pub(super) ctx: RequestContext,
@@ -85,19 +106,21 @@ impl Server {
     pub(super) fn open_request(
         &self,
         target: Target<'_>,
-        required: &ClientCapabilities,
+        needs: Needs<'_>,
         args: &mut JsonObject,
         retry: RetryParts,
         meta: RequestMeta,
         rctx: RequestScope,
     ) -> Result<Opened, ErrorObject> {
         let caps = meta.client_capabilities;
-        if let Some(lacking) = required.missing_from(&caps) {
+        if let Some(lacking) = needs.capabilities.missing_from(&caps) {
             return Err(ErrorObject::missing_required_client_capability(&lacking));
         }
         // The argument digest binds a state to its request. Without any capability that can
-        // carry an input request, no state can be issued, so skip hashing on that fast path.
-        let may_ask = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
+        // carry an input request, or from a handler that cannot ask, no state can be issued,
+        // so skip hashing on that fast path. A state that arrives anyway is checked in full.
+        let may_ask = needs.may_ask
+            && (caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some());
         let arg_digest: Option<ArgDigest> =
             (may_ask || retry.request_state.is_some()).then(|| canonical_digest_of_map(args));
         let principal = rctx.principal;

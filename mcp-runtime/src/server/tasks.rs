@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::Server;
 use super::reply::{error_reply, result_reply_with_meta};
-use super::request::{CallParts, RetryParts, Target};
+use super::request::{CallParts, Needs, RetryParts, Target};
 use crate::Principal;
 use crate::context::RequestContext;
 use crate::handler_error::{HandlerError, HandlerErrorKind, settle};
@@ -138,7 +138,7 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            tool.required_capabilities(),
+            Needs::asking(tool.required_capabilities()),
             &mut arguments,
             retry,
             meta,
@@ -537,7 +537,7 @@ impl Server {
         };
         let opened = self.open_request(
             target,
-            tool.required_capabilities(),
+            Needs::asking(tool.required_capabilities()),
             &mut args,
             retry,
             meta,

@@ -98,6 +98,10 @@ impl ToolHandler for TaskTool {
         self.start
     }
 
+    fn may_request_input(&self) -> bool {
+        self.inner.may_request_input()
+    }
+
     fn call<'a>(
         &'a self,
         ctx: &'a mut RequestContext,
