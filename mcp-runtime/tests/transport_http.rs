@@ -800,3 +800,58 @@ async fn keep_alive_connection_serves_several_requests() {
         pending.drain(..head_end + length);
     }
 }
+
+/// The bound server calls the MCP endpoint directly, without the router; it must answer
+/// exactly the paths the router answers when the same server is embedded with `router()`.
+#[tokio::test]
+async fn the_endpoint_answers_its_own_path_the_way_the_router_does() {
+    let bound = start().await;
+    let embedded = {
+        let service = TestService::new();
+        let router = HttpServer::new(
+            service as Arc<dyn McpService>,
+            Arc::new(AllowAnonymous(Principal::new("dev"))),
+        )
+        .router()
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            mcp_runtime::transport::serve_router(
+                listener,
+                router,
+                &HttpConfig::default(),
+                std::future::pending(),
+            )
+            .await
+        });
+        addr
+    };
+    let body = serde_json::to_vec(&request(json!(7), "echo", json!({"x": 1}))).unwrap();
+    let headers = mcp_headers("echo", None);
+    for addr in [bound.addr, embedded] {
+        let seen =
+            async |verb: &str, path: &str| exchange(addr, verb, path, &headers, &body).await.status;
+        // The query is not part of the path.
+        let served = exchange(addr, "POST", "/mcp?trace=1", &headers, &body).await;
+        assert_eq!(served.status, 200, "{addr}");
+        assert_eq!(served.json()["result"]["params"]["x"], 1);
+        assert_eq!(seen("POST", "/mcp/").await, 404, "{addr}: a trailing slash");
+        assert_eq!(
+            seen("POST", "/MCP").await,
+            404,
+            "{addr}: paths are case-sensitive"
+        );
+        assert_eq!(
+            seen("POST", "/mcp/x").await,
+            404,
+            "{addr}: below the endpoint"
+        );
+        assert_eq!(seen("DELETE", "/mcp").await, 405, "{addr}: the verb check");
+        assert_eq!(
+            seen("GET", "/healthz").await,
+            200,
+            "{addr}: the router's own routes"
+        );
+    }
+}

@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use futures::task::AtomicWaker;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HOST};
 use http::{HeaderValue, Request, Response, StatusCode};
@@ -472,10 +473,49 @@ fn refusal(status: StatusCode, message: &str) -> axum::response::Response {
     )
 }
 
-/// hyper's view of one connection's router.
+/// An endpoint the edge calls directly, without the router: the MCP endpoint, whose path is
+/// fixed. Matching the path and axum's per-request layers (extensions, response mapping) cost
+/// about as much as a small JSON-RPC request's own checks, and that endpoint takes nearly
+/// every request.
+pub(super) trait Endpoint: Send + Sync + 'static {
+    /// Answers one request for the endpoint's path.
+    fn serve(
+        self: Arc<Self>,
+        request: Request<Body>,
+    ) -> BoxFuture<'static, axum::response::Response>;
+}
+
+/// What a [`serve_routes`] call serves: one endpoint called directly (if any) and the router
+/// for every other path.
+#[derive(Clone)]
+pub(super) struct Routes {
+    direct: Option<(Arc<str>, Arc<dyn Endpoint>)>,
+    router: Router,
+}
+
+impl Routes {
+    /// `endpoint` answers requests for exactly `path`; `router` answers the rest.
+    pub(super) fn direct(path: &str, endpoint: Arc<dyn Endpoint>, router: Router) -> Self {
+        Self {
+            direct: Some((Arc::from(path), endpoint)),
+            router,
+        }
+    }
+}
+
+impl From<Router> for Routes {
+    fn from(router: Router) -> Self {
+        Self {
+            direct: None,
+            router,
+        }
+    }
+}
+
+/// hyper's view of one connection's routes.
 #[derive(Clone)]
 struct ConnService {
-    router: Router,
+    routes: Routes,
     slot: Arc<Slot>,
 }
 
@@ -506,9 +546,16 @@ impl hyper::service::Service<Request<Incoming>> for ConnService {
                 done,
             })
         });
-        Respond::Routing {
-            future: self.router.clone().oneshot(request),
-            slot: Some(Arc::clone(slot)),
+        let slot = Some(Arc::clone(slot));
+        match &self.routes.direct {
+            Some((path, endpoint)) if request.uri().path() == &**path => Respond::Direct {
+                future: Arc::clone(endpoint).serve(request),
+                slot,
+            },
+            _ => Respond::Routing {
+                future: self.routes.router.clone().oneshot(request),
+                slot,
+            },
         }
     }
 }
@@ -518,6 +565,10 @@ pin_project_lite::pin_project! {
     #[project = RespondProj]
     enum Respond {
         Ready { response: Option<axum::response::Response>, slot: Option<Arc<Slot>> },
+        Direct {
+            future: BoxFuture<'static, axum::response::Response>,
+            slot: Option<Arc<Slot>>,
+        },
         Routing {
             #[pin]
             future: tower::util::Oneshot<Router, Request<Body>>,
@@ -532,6 +583,10 @@ impl Future for Respond {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (response, slot) = match self.project() {
             RespondProj::Ready { response, slot } => (response.take(), slot.take()),
+            RespondProj::Direct { future, slot } => match future.as_mut().poll(cx) {
+                Poll::Ready(response) => (Some(response), slot.take()),
+                Poll::Pending => return Poll::Pending,
+            },
             RespondProj::Routing { future, slot } => match future.poll(cx) {
                 Poll::Ready(Ok(response)) => (Some(response), slot.take()),
                 Poll::Ready(Err(never)) => match never {},
@@ -561,6 +616,16 @@ impl Future for Respond {
 pub async fn serve_router(
     listener: TcpListener,
     router: Router,
+    config: &HttpConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    serve_routes(listener, Routes::from(router), config, shutdown).await
+}
+
+/// [`serve_router`] for [`Routes`]: the same edge, with one endpoint called directly.
+pub(super) async fn serve_routes(
+    listener: TcpListener,
+    routes: Routes,
     config: &HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
@@ -652,7 +717,7 @@ pub async fn serve_router(
         tokio::spawn(connection(
             stream,
             slot,
-            router.clone(),
+            routes.clone(),
             Arc::clone(&builder),
             permit,
         ));
@@ -680,7 +745,7 @@ fn is_connection_error(err: &io::Error) -> bool {
 async fn connection(
     stream: TcpStream,
     slot: Arc<Slot>,
-    router: Router,
+    routes: Routes,
     builder: Arc<http1::Builder>,
     _permit: OwnedSemaphorePermit,
 ) {
@@ -691,7 +756,7 @@ async fn connection(
         slot: Arc::clone(&slot),
     });
     let service = ConnService {
-        router,
+        routes,
         slot: Arc::clone(&slot),
     };
     let conn = builder.serve_connection(io, service);

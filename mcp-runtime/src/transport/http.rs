@@ -64,6 +64,7 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use http::header::ALLOW;
 use http::{HeaderValue, Method, StatusCode};
 use mcp_types::ErrorCode;
@@ -72,6 +73,7 @@ use tokio::net::TcpListener;
 use super::allowlist::OriginAllowlist;
 use super::auth::Authenticator;
 pub use super::edge::{BodyError, read_body, serve_router};
+use super::edge::{Endpoint, Routes, serve_routes};
 use super::envelope::{self, Kind};
 use super::gates::{self, Refusal, json};
 use super::headers;
@@ -142,9 +144,18 @@ impl HttpServer {
     /// Serve the result with [`serve_router`]: the `Host` check, the header, idle and body
     /// deadlines, the connection cap and the body budget live there, not in the router.
     ///
+    /// [`bind`](Self::bind) serves the same routes, but calls the MCP endpoint directly
+    /// rather than through the router (no path matching or axum layers on the hot path);
+    /// the answers are the same either way.
+    ///
     /// # Errors
     /// [`InvalidPath`] when [`HttpConfig::path`] cannot be routed.
     pub fn router(&self) -> Result<Router, InvalidPath> {
+        Ok(self.routes()?.1)
+    }
+
+    /// The MCP endpoint's handler and the whole router (the endpoint included).
+    fn routes(&self) -> Result<(Arc<Shared>, Router), InvalidPath> {
         let path = &self.config.path;
         if !path.starts_with('/') || path.contains(['{', '}', '*']) {
             return Err(InvalidPath(path.clone()));
@@ -164,15 +175,16 @@ impl HttpServer {
         });
         let router = Router::new()
             .route(path, any(handle_mcp))
-            .with_state(shared)
+            .with_state(Arc::clone(&shared))
             .merge(super::health::router(
                 Arc::clone(&self.service),
                 self.checks.clone().into(),
             ));
-        Ok(match &self.routes {
+        let router = match &self.routes {
             Some(routes) => router.merge(routes.clone()),
             None => router,
-        })
+        };
+        Ok((shared, router))
     }
 
     /// Binds [`HttpConfig::bind`].
@@ -180,16 +192,18 @@ impl HttpServer {
     /// # Errors
     /// The bind error, or `InvalidInput` for an invalid path.
     pub async fn bind(self) -> io::Result<BoundHttpServer> {
-        let router = self
-            .router()
+        let (endpoint, router) = self
+            .routes()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         self.config
             .check_limits()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(self.config.bind).await?;
+        // The MCP endpoint is called directly; the router answers every other path.
+        let routes = Routes::direct(&self.config.path, endpoint, router);
         Ok(BoundHttpServer {
             listener,
-            router,
+            routes,
             config: self.config,
             service: self.service,
         })
@@ -199,7 +213,7 @@ impl HttpServer {
 /// A server bound to its address, ready to serve.
 pub struct BoundHttpServer {
     listener: TcpListener,
-    router: Router,
+    routes: Routes,
     config: HttpConfig,
     service: Arc<dyn McpService>,
 }
@@ -237,7 +251,7 @@ impl BoundHttpServer {
             // Open listen streams end with their result instead of being cut at the drain.
             service.shutting_down();
         };
-        serve_router(self.listener, self.router, &self.config, shutdown).await
+        serve_routes(self.listener, self.routes, &self.config, shutdown).await
     }
 }
 
@@ -299,6 +313,12 @@ fn log_rejection(status: StatusCode, started: Instant, reason: &str) {
         latency_us = micros(started),
         "mcp request"
     );
+}
+
+impl Endpoint for Shared {
+    fn serve(self: Arc<Self>, request: Request) -> BoxFuture<'static, Response> {
+        Box::pin(handle_mcp(State(self), request))
+    }
 }
 
 async fn handle_mcp(State(shared): State<Arc<Shared>>, request: Request) -> Response {
