@@ -683,8 +683,11 @@ async fn request(
                 Some(_) => "ok",
                 None => "cancelled",
             };
-            // Once per request, like the modern transport; never params, answers or the session id.
-            tracing::info!(
+            // The request's INFO record is its span (the core's for a forwarded request, the
+            // adapter's own for what it answers itself), so this summary is DEBUG: one INFO
+            // record per request, as on the modern transport. Never params, answers or the
+            // session id.
+            tracing::debug!(
                 target: LOG_TARGET,
                 request_id = %LogSafe(&id),
                 method = %LogSafe(&method),
