@@ -60,11 +60,17 @@ async fn notes_delete(
 }
 
 fn body(id: i64, caps: Value, extra: Value) -> Vec<u8> {
+    call_body(id, "notes_delete", json!({"title": "groc"}), caps, extra)
+}
+
+/// A `tools/call` of `name` with `arguments`, the client capabilities `caps` and the extra
+/// params members `extra` (`requestState`, `inputResponses`).
+fn call_body(id: i64, name: &str, arguments: Value, caps: Value, extra: Value) -> Vec<u8> {
     let mut params = json!({
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": caps},
-        "name": "notes_delete",
-        "arguments": {"title": "groc"}
+        "name": name,
+        "arguments": arguments
     });
     for (k, v) in extra.as_object().unwrap() {
         params[k] = v.clone();
@@ -273,19 +279,7 @@ async fn a_tool_that_cannot_ask_still_refuses_a_state_it_did_not_issue() {
     .unwrap();
     let state = r["result"]["requestState"].as_str().unwrap().to_owned();
     let echo = |id: i64, extra: Value| {
-        let mut params = json!({
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                      "io.modelcontextprotocol/clientCapabilities": caps},
-            "name": "echo_text",
-            "arguments": {"text": "hi"}
-        });
-        for (k, v) in extra.as_object().unwrap() {
-            params[k] = v.clone();
-        }
-        serde_json::to_vec(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
-        )
-        .unwrap()
+        call_body(id, "echo_text", json!({"text": "hi"}), caps.clone(), extra)
     };
     let send = async |b: Vec<u8>| -> Value {
         serde_json::from_slice(&server.handle_bytes(&b, &me).await.unwrap()).unwrap()

@@ -346,7 +346,10 @@ fn a_legacy_request_method_cannot_forge_log_lines() {
     assert_log_escaped(&stderr);
     // One record per request (the server logs at INFO): the request's span, not also an
     // adapter summary line naming the method a second time.
-    let records = stderr.lines().filter(|l| l.contains("admin granted")).count();
+    let records = stderr
+        .lines()
+        .filter(|l| l.contains("admin granted"))
+        .count();
     assert_eq!(records, 1, "{stderr}");
 }
 
