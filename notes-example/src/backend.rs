@@ -318,6 +318,20 @@ fn check_table(table: &str) -> Result<(), NotesError> {
     }
 }
 
+/// `CREATE TABLE IF NOT EXISTS` for the notes table `table` (already checked), the same
+/// columns in every store; `options` follows the column list (SQLite's `WITHOUT ROWID`).
+fn create_notes_table(table: &str, options: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS \"{table}\" (
+             workspace_uri TEXT NOT NULL,
+             id            TEXT NOT NULL,
+             title         TEXT NOT NULL,
+             body          TEXT NOT NULL DEFAULT '',
+             PRIMARY KEY (workspace_uri, id)
+         ){options}"
+    )
+}
+
 fn sorted(mut notes: Vec<Note>) -> Vec<Note> {
     notes.sort_by(|a, b| a.id.cmp(&b.id));
     notes

@@ -14,7 +14,7 @@ use mcp_runtime::replay::postgres::deadpool_postgres::{
 use mcp_runtime::replay::postgres::tokio_postgres;
 use mcp_runtime::scope::WorkspaceUri;
 
-use super::{NoteRecord, NotesBackend, UriGrants, check_table, gone, sorted};
+use super::{NoteRecord, NotesBackend, UriGrants, check_table, create_notes_table, gone, sorted};
 use crate::notes::{Note, NotesError, title_matches};
 
 /// Notes in PostgreSQL, in the database that also holds the replay store.
@@ -70,15 +70,7 @@ impl PostgresNotes {
         mcp_runtime::replay::postgres::setup_schema(
             &mut client,
             &format!("notes-example:{table}"),
-            &format!(
-                "CREATE TABLE IF NOT EXISTS \"{table}\" (
-                     workspace_uri TEXT NOT NULL,
-                     id            TEXT NOT NULL,
-                     title         TEXT NOT NULL,
-                     body          TEXT NOT NULL DEFAULT '',
-                     PRIMARY KEY (workspace_uri, id)
-                 )"
-            ),
+            &create_notes_table(table, ""),
             mcp_runtime::replay::postgres::SCHEMA_SETUP_DEADLINE,
         )
         .await

@@ -10,7 +10,9 @@ use mcp_runtime::replay::sqlite::rusqlite::{self, OptionalExtension};
 use mcp_runtime::replay::{ActionError, SqliteReplayStore};
 use mcp_runtime::scope::WorkspaceUri;
 
-use super::{NoteRecord, NotesBackend, UriGrants, blocking, check_table, gone, sorted};
+use super::{
+    NoteRecord, NotesBackend, UriGrants, blocking, check_table, create_notes_table, gone, sorted,
+};
 use crate::notes::{Note, NotesError, title_matches};
 
 /// Notes in a SQLite file, which also holds the replay store (`--store` is the same file).
@@ -31,15 +33,7 @@ impl SqliteNotes {
         check_table(table)?;
         let path = path.as_ref().to_owned();
         let table = table.to_owned();
-        let create = format!(
-            "CREATE TABLE IF NOT EXISTS \"{table}\" (
-                 workspace_uri TEXT NOT NULL,
-                 id            TEXT NOT NULL,
-                 title         TEXT NOT NULL,
-                 body          TEXT NOT NULL DEFAULT '',
-                 PRIMARY KEY (workspace_uri, id)
-             ) WITHOUT ROWID"
-        );
+        let create = create_notes_table(&table, " WITHOUT ROWID");
         let conn = blocking(move || {
             // Configured like the replay store, which shares this file: servers starting
             // together on a fresh file must all get through the switch to WAL.
