@@ -43,7 +43,7 @@ use mcp_types::{
     ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitAction, ElicitRequest, ElicitResult, ElicitationCapability, ErrorObject, IncludeContext,
     InputRequest, InputResponses, JsonObject, ListRootsRequest, ListRootsResult, LoggingLevel,
-    LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken, Root,
+    LoggingMessageNotificationParams, ProgressNotificationParams, RequestMeta, Root,
     SamplingCapability,
 };
 use serde::Deserialize as _;
@@ -100,9 +100,9 @@ impl StateMap {
 /// MRTR input rounds.
 pub struct RequestContext {
     principal: Principal,
-    capabilities: ClientCapabilities,
-    progress_token: Option<ProgressToken>,
-    log_level: Option<LoggingLevel>,
+    /// The request's `_meta` (capabilities, progress token, log level), kept in the box it
+    /// was read into: at about 1 KiB it is not worth moving.
+    meta: Box<RequestMeta>,
     app_state: Arc<StateMap>,
     notifications: NotificationSink,
     /// The transport's token for this request (see [`RequestContext::cancelled`]).
@@ -136,9 +136,7 @@ impl Default for RequestContext {
 /// The request-scoped parts of a context, as the dispatcher read them from `_meta`.
 pub(crate) struct ContextParts {
     pub(crate) principal: Principal,
-    pub(crate) capabilities: ClientCapabilities,
-    pub(crate) progress_token: Option<ProgressToken>,
-    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) meta: Box<RequestMeta>,
     pub(crate) app_state: Arc<StateMap>,
     pub(crate) notifications: NotificationSink,
     pub(crate) cancel: CancellationToken,
@@ -149,9 +147,7 @@ impl RequestContext {
     pub(crate) fn new(parts: ContextParts) -> Self {
         Self {
             principal: parts.principal,
-            capabilities: parts.capabilities,
-            progress_token: parts.progress_token,
-            log_level: parts.log_level,
+            meta: parts.meta,
             app_state: parts.app_state,
             notifications: parts.notifications,
             cancel: parts.cancel,
@@ -167,9 +163,10 @@ impl RequestContext {
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
-            capabilities: ClientCapabilities::none(),
-            progress_token: None,
-            log_level: None,
+            meta: Box::new(RequestMeta::new(
+                mcp_types::LATEST_PROTOCOL_VERSION,
+                ClientCapabilities::none(),
+            )),
             app_state: Arc::new(StateMap::default()),
             notifications: NotificationSink::discard(),
             cancel: CancellationToken::new(),
@@ -193,7 +190,7 @@ impl RequestContext {
     /// Replaces the client capabilities this context acts under.
     #[must_use]
     pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.capabilities = capabilities;
+        self.meta.client_capabilities = capabilities;
         self
     }
 
@@ -204,7 +201,7 @@ impl RequestContext {
 
     /// The client capabilities declared by *this* request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.capabilities
+        &self.meta.client_capabilities
     }
 
     /// A clone of the application state of type `T` registered with `.state(..)`.
@@ -336,7 +333,7 @@ impl RequestContext {
         message: impl Into<String>,
         choices: &F::Choices,
     ) -> Result<Resolved<Elicitation<F>>, HandlerError> {
-        if !self.capabilities.supports_form() {
+        if !self.meta.client_capabilities.supports_form() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
             ));
@@ -485,7 +482,7 @@ impl RequestContext {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<(ArgDigest, InputRequest), HandlerError> {
-        if !self.capabilities.supports_url() {
+        if !self.meta.client_capabilities.supports_url() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
             ));
@@ -548,7 +545,7 @@ impl RequestContext {
             need.context = Some(JsonObject::new());
         }
         let required = ClientCapabilities::none().with_sampling(need);
-        if let Some(lacking) = required.missing_from(&self.capabilities) {
+        if let Some(lacking) = required.missing_from(&self.meta.client_capabilities) {
             return Err(missing(lacking));
         }
         let digest = binding_digest(mcp_types::METHOD_SAMPLING_CREATE_MESSAGE, key, &params)
@@ -579,7 +576,7 @@ impl RequestContext {
     /// Like [`RequestContext::list_roots`] but returns `Ok(None)` after registering the request
     /// (see [`RequestContext::await_inputs`]).
     pub async fn try_list_roots(&mut self, key: &str) -> Result<Option<Vec<Root>>, HandlerError> {
-        if !self.capabilities.supports_roots() {
+        if !self.meta.client_capabilities.supports_roots() {
             return Err(missing(ClientCapabilities::none().with_roots()));
         }
         let digest = binding_digest(mcp_types::METHOD_ROOTS_LIST, key, &()).map_err(|e| {
@@ -660,7 +657,7 @@ impl RequestContext {
     /// Sends `notifications/progress` when the request carried a `progressToken` (otherwise
     /// does nothing). Returns whether a notification was delivered.
     pub async fn progress(&self, progress: u64, total: Option<u64>, message: Option<&str>) -> bool {
-        let Some(token) = &self.progress_token else {
+        let Some(token) = &self.meta.progress_token else {
             return false;
         };
         let mut params = ProgressNotificationParams::new(
@@ -676,7 +673,7 @@ impl RequestContext {
     /// Sends `notifications/message` when the request set a `logLevel` at or below `level`
     /// (otherwise does nothing). Returns whether a notification was delivered.
     pub async fn log(&self, level: LoggingLevel, data: impl Into<Value>) -> bool {
-        match self.log_level {
+        match self.meta.log_level {
             Some(min) if level >= min => {}
             _ => return false,
         }

@@ -443,19 +443,32 @@ fn split_token(token: &str) -> Result<[&str; 4], StateError> {
             max: MAX_TOKEN_LEN,
         });
     }
-    let mut parts = token.split('.');
-    match (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) {
-        (Some(version), Some(kid), Some(payload), Some(mac), None) => {
-            Ok([version, kid, payload, mac])
-        }
-        _ => Err(StateError::Malformed("expected four dot-separated parts")),
+    const MALFORMED: StateError = StateError::Malformed("expected four dot-separated parts");
+    // Byte scans rather than `split('.')`: the count is one vectorised pass over the token,
+    // and the dots are found from either end, next to the short parts (version, key id, MAC).
+    let bytes = token.as_bytes();
+    if bytes.iter().filter(|&&b| b == b'.').count() != 3 {
+        return Err(MALFORMED);
     }
+    let dot = |from: usize| {
+        bytes[from..]
+            .iter()
+            .position(|&b| b == b'.')
+            .map(|i| from + i)
+    };
+    let (Some(first), Some(last)) = (dot(0), bytes.iter().rposition(|&b| b == b'.')) else {
+        return Err(MALFORMED);
+    };
+    let Some(second) = dot(first + 1) else {
+        return Err(MALFORMED);
+    };
+    // Exactly three dots, so `second < last` and the payload between them has none.
+    Ok([
+        &token[..first],
+        &token[first + 1..second],
+        &token[second + 1..last],
+        &token[last + 1..],
+    ])
 }
 
 /// Whether `version` is a legacy format this build still reads (`false` for the current one).

@@ -324,10 +324,19 @@ impl ToolsCallParams {
     /// # Errors
     /// What [`RequestMeta::from_meta_member`] refuses.
     pub fn take_meta(&mut self) -> Result<RequestMeta, crate::MetaError> {
+        self.take_boxed_meta().map(|meta| *meta)
+    }
+
+    /// [`ToolsCallParams::take_meta`], left in its box: the plain shape was read into one, and
+    /// a `RequestMeta` (about 1 KiB) is cheaper to pass on boxed than to move.
+    ///
+    /// # Errors
+    /// What [`RequestMeta::from_meta_member`] refuses.
+    pub fn take_boxed_meta(&mut self) -> Result<Box<RequestMeta>, crate::MetaError> {
         match std::mem::replace(&mut self.meta, CallMeta::Absent) {
-            CallMeta::Typed { meta, .. } => Ok(*meta),
-            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)),
-            CallMeta::Absent => RequestMeta::from_meta_member(None),
+            CallMeta::Typed { meta, .. } => Ok(meta),
+            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)).map(Box::new),
+            CallMeta::Absent => RequestMeta::from_meta_member(None).map(Box::new),
         }
     }
 }

@@ -24,7 +24,7 @@ impl Server {
         &self,
         id: &RequestId,
         mut params: JsonObject,
-        meta: RequestMeta,
+        meta: Box<RequestMeta>,
         rctx: RequestScope,
     ) -> Reply {
         let name = match params.remove("name") {
@@ -104,7 +104,7 @@ impl Server {
         &self,
         id: &RequestId,
         mut params: JsonObject,
-        meta: RequestMeta,
+        meta: Box<RequestMeta>,
         rctx: RequestScope,
     ) -> Reply {
         let uri = match params.remove("uri") {

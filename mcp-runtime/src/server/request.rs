@@ -109,11 +109,11 @@ impl Server {
         needs: Needs<'_>,
         args: &mut JsonObject,
         retry: RetryParts,
-        meta: RequestMeta,
+        meta: Box<RequestMeta>,
         rctx: RequestScope,
     ) -> Result<Opened, ErrorObject> {
-        let caps = meta.client_capabilities;
-        if let Some(lacking) = needs.capabilities.missing_from(&caps) {
+        let caps = &meta.client_capabilities;
+        if let Some(lacking) = needs.capabilities.missing_from(caps) {
             return Err(ErrorObject::missing_required_client_capability(&lacking));
         }
         // The argument digest binds a state to its request. Without any capability that can
@@ -156,9 +156,7 @@ impl Server {
         };
         let ctx = RequestContext::new(ContextParts {
             principal,
-            capabilities: caps,
-            progress_token: meta.progress_token,
-            log_level: meta.log_level,
+            meta,
             app_state: self.inner.app_state.clone(),
             notifications: rctx.notifications,
             cancel: rctx.cancel,

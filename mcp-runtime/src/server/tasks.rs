@@ -121,7 +121,7 @@ impl Server {
         id: &RequestId,
         tool: Arc<dyn ToolHandler>,
         call: CallParts,
-        mut meta: RequestMeta,
+        mut meta: Box<RequestMeta>,
         principal: Principal,
     ) -> Reply {
         let CallParts {
@@ -156,6 +156,7 @@ impl Server {
             if let Poll::Ready((outcome, mut ctx)) = first {
                 return self
                     .settle_reply(id, outcome, &mut ctx, target, arg_digest)
+                    .reply()
                     .await;
             }
         }
@@ -516,14 +517,14 @@ impl Server {
             record.set_status(TaskStatus::Failed);
             return store.update(record).await.map_err(|e| e.to_error_object());
         };
-        let mut meta = RequestMeta {
+        let mut meta = Box::new(RequestMeta {
             protocol_version: mcp_types::LATEST_PROTOCOL_VERSION.to_owned(),
             client_capabilities: record.capabilities.clone().unwrap_or_default(),
             client_info: None,
             log_level: None,
             progress_token: None,
             extra: JsonObject::new(),
-        };
+        });
         task_progress::with_progress_token(&mut meta);
         let retry = RetryParts {
             input_responses: std::mem::take(&mut record.collected),

@@ -63,8 +63,26 @@ impl ArgDigest {
 
 impl PartialEq for ArgDigest {
     fn eq(&self, other: &Self) -> bool {
-        self.0.ct_eq(&other.0).into()
+        digests_equal(&self.0, &other.0)
     }
+}
+
+/// Constant-time equality of two 32-byte digests or MACs.
+///
+/// Folds the XOR of four 64-bit words and compares the result once: no early exit, and a
+/// quarter of the optimisation barriers of `subtle`'s byte-by-byte slice comparison, which
+/// showed in profiles of the retry leg (several digests and a MAC are compared per request).
+pub(crate) fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let mut diff = 0u64;
+    for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        let word = |c: &[u8]| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            u64::from_ne_bytes(w)
+        };
+        diff |= word(x) ^ word(y);
+    }
+    diff.ct_eq(&0).into()
 }
 
 impl std::hash::Hash for ArgDigest {

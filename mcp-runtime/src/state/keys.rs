@@ -352,8 +352,11 @@ impl StateKeyring {
         let signed_len = token.len() - mac_b64.len() - 1;
         let mut mac = key.mac();
         mac.update(&token.as_bytes()[..signed_len]);
-        mac.verify_slice(&tag[..tag_len])
-            .map_err(|_| StateError::BadSignature)?;
+        let computed: [u8; 32] = mac.finalize().into_bytes().into();
+        let presented: Option<&[u8; 32]> = tag[..tag_len].try_into().ok();
+        if !presented.is_some_and(|tag| super::canonical::digests_equal(&computed, tag)) {
+            return Err(StateError::BadSignature);
+        }
 
         // Authenticated from here on: these bytes were written by a holder of the key.
         // Typical payloads are decoded on the stack; large ones (many answers) on the heap.

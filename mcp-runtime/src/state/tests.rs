@@ -446,6 +446,39 @@ proptest::proptest! {
         }
     }
 
+    /// The token splitter finds exactly what `split('.')` finds, and refuses any other count
+    /// of parts, whatever the text (dots anywhere, empty parts, multi-byte characters).
+    #[test]
+    fn tokens_split_like_split_on_dots(text in "[a.é]{0,12}|\\PC{0,40}") {
+        let reference: Vec<&str> = text.split('.').collect();
+        match split_token(&text) {
+            Ok(parts) => proptest::prop_assert_eq!(parts.to_vec(), reference),
+            Err(e) => {
+                proptest::prop_assert_ne!(reference.len(), 4);
+                proptest::prop_assert_eq!(
+                    e,
+                    StateError::Malformed("expected four dot-separated parts")
+                );
+            }
+        }
+    }
+
+    /// Digest equality is byte equality: equal arrays compare equal, and a change to any one
+    /// byte, in any of the four words, is seen.
+    #[test]
+    fn digests_compare_equal_exactly_when_every_byte_does(
+        a in proptest::prelude::any::<[u8; 32]>(),
+        at in 0usize..32,
+        flip in 1u8..=255,
+    ) {
+        proptest::prop_assert!(canonical::digests_equal(&a, &a));
+        let mut b = a;
+        b[at] ^= flip;
+        proptest::prop_assert!(!canonical::digests_equal(&a, &b));
+        proptest::prop_assert!(!canonical::digests_equal(&b, &a));
+        proptest::prop_assert_ne!(ArgDigest::from_bytes(a), ArgDigest::from_bytes(b));
+    }
+
     /// Payloads survive the binary encoding whatever their strings, rounds, times and maps.
     #[test]
     fn payloads_round_trip_through_the_binary_encoding(
