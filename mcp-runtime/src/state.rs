@@ -443,26 +443,22 @@ fn split_token(token: &str) -> Result<[&str; 4], StateError> {
             max: MAX_TOKEN_LEN,
         });
     }
-    const MALFORMED: StateError = StateError::Malformed("expected four dot-separated parts");
     // Byte scans rather than `split('.')`: the count is one vectorised pass over the token,
-    // and the dots are found from either end, next to the short parts (version, key id, MAC).
+    // and with exactly three dots, the first two are found from the front and the last from
+    // the back, next to the short parts (version, key id, MAC).
     let bytes = token.as_bytes();
-    if bytes.iter().filter(|&&b| b == b'.').count() != 3 {
-        return Err(MALFORMED);
-    }
-    let dot = |from: usize| {
-        bytes[from..]
-            .iter()
-            .position(|&b| b == b'.')
-            .map(|i| from + i)
+    let is_dot = |b: &u8| *b == b'.';
+    let dots = (bytes.iter().filter(|b| is_dot(b)).count() == 3)
+        .then(|| {
+            let first = bytes.iter().position(is_dot)?;
+            let second = first + 1 + bytes[first + 1..].iter().position(is_dot)?;
+            let last = bytes.iter().rposition(is_dot)?;
+            Some((first, second, last))
+        })
+        .flatten();
+    let Some((first, second, last)) = dots else {
+        return Err(StateError::Malformed("expected four dot-separated parts"));
     };
-    let (Some(first), Some(last)) = (dot(0), bytes.iter().rposition(|&b| b == b'.')) else {
-        return Err(MALFORMED);
-    };
-    let Some(second) = dot(first + 1) else {
-        return Err(MALFORMED);
-    };
-    // Exactly three dots, so `second < last` and the payload between them has none.
     Ok([
         &token[..first],
         &token[first + 1..second],

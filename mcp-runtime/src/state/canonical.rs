@@ -69,9 +69,9 @@ impl PartialEq for ArgDigest {
 
 /// Constant-time equality of two 32-byte digests or MACs.
 ///
-/// Folds the XOR of four 64-bit words and compares the result once: no early exit, and a
-/// quarter of the optimisation barriers of `subtle`'s byte-by-byte slice comparison, which
-/// showed in profiles of the retry leg (several digests and a MAC are compared per request).
+/// Folds the XOR of four 64-bit words and compares the result once: no early exit, and one
+/// optimisation barrier where `subtle`'s slice comparison has one per byte, which showed in
+/// profiles of the retry leg (several digests and a MAC are compared per request).
 pub(crate) fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let mut diff = 0u64;
     for (x, y) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
