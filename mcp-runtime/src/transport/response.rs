@@ -128,13 +128,18 @@ fn no_reply(id: &Value) -> Reply {
     )
 }
 
-pub(super) async fn handle_request(
-    shared: &Responder,
+/// Answers a request that passed the gates.
+///
+/// A plain function that does the set-up and returns the waiting part: the future only holds
+/// what the wait needs (the handler, the log, the guard), not the message, the context or the
+/// SSE state it may never build; it sits inside the boxed future of every request.
+pub(super) fn handle_request<'a>(
+    shared: &'a Responder,
     message: Message,
     mut log: RequestLog,
     accept: Accepts,
-    mut deadline: Pin<&mut Sleep>,
-) -> Response {
+    mut deadline: Pin<&'a mut Sleep>,
+) -> impl Future<Output = Response> + Send + 'a {
     let timeout = if log.method == mcp_types::METHOD_SUBSCRIPTIONS_LISTEN {
         // Exempt from the per-request timeout, bounded by its own (the server normally ends
         // the listen earlier, at its maximum listen duration, with a complete result).
@@ -152,74 +157,96 @@ pub(super) async fn handle_request(
     let ctx = RequestScope::new(log.principal.clone(), sink, cancel).with_span(log.span.handoff());
     let service = Arc::clone(&shared.service);
     let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
-
-    let mut sse = SseState {
-        handler: None,
-        rx: None,
-        lazy: None,
-        pending: Vec::new(),
-        reply: None,
+    let stream = SseStart {
         deadline: deadline.deadline(),
         timeout,
         keep_alive: shared.keep_alive,
-        log: None,
-        _guard: guard,
     };
-    if !accept.json {
-        sse.handler = Some(handler);
-        sse.lazy = Some(lazy);
-        sse.log = Some(log);
-        return sse_response(sse);
-    }
+    async move {
+        if !accept.json {
+            return sse_response(stream.state(Some(handler), None, Some(lazy), log, guard));
+        }
 
-    // JSON phase: wait for the reply; switch to SSE on the first notification. The handler is
-    // polled first: one that finishes on its first poll (the common case) never touches the
-    // notification or timer machinery.
-    let mut rx: Option<mpsc::Receiver<Bytes>> = None;
-    loop {
-        tokio::select! {
-            biased;
-            reply = &mut handler => {
-                let reply = reply.unwrap_or_else(|| no_reply(&log.id));
-                // Notifications queued in the same poll that produced the reply still go first.
-                if accept.sse && let Some(mut rx) = rx.take().or_else(|| lazy.try_take())
-                    && let Ok(note) = rx.try_recv()
-                {
-                    sse.pending.push(note);
-                    while let Ok(note) = rx.try_recv() {
+        // JSON phase: wait for the reply; switch to SSE on the first notification. The handler
+        // is polled first: one that finishes on its first poll (the common case) never touches
+        // the notification or timer machinery.
+        let mut rx: Option<mpsc::Receiver<Bytes>> = None;
+        loop {
+            tokio::select! {
+                biased;
+                reply = &mut handler => {
+                    let reply = reply.unwrap_or_else(|| no_reply(&log.id));
+                    // Notifications queued in the same poll that produced the reply still go
+                    // first.
+                    if accept.sse && let Some(mut rx) = rx.take().or_else(|| lazy.try_take())
+                        && let Ok(note) = rx.try_recv()
+                    {
+                        let mut sse = stream.state(None, None, None, log, guard);
                         sse.pending.push(note);
+                        while let Ok(note) = rx.try_recv() {
+                            sse.pending.push(note);
+                        }
+                        sse.reply = Some(reply);
+                        return sse_response(sse);
                     }
-                    sse.reply = Some(reply);
-                    sse.log = Some(log);
-                    return sse_response(sse);
-                }
-                let status = reply.http_status();
-                log.answered(status, &reply);
-                drop(sse);
-                return json(status, reply.body);
-            },
-            opened = lazy.opened(), if rx.is_none() => {
-                if accept.sse {
-                    sse.handler = Some(handler);
-                    sse.rx = Some(opened);
-                    sse.log = Some(log);
-                    return sse_response(sse);
-                }
-                // JSON only: the client cannot receive notifications; drain and drop them.
-                rx = Some(opened);
-            },
-            note = async { rx.as_mut()?.recv().await }, if rx.is_some() => {
-                if note.is_none() {
-                    // Every sender is gone; `opened` never fires twice, so this stays quiet.
-                    rx = None;
-                }
-            },
-            () = deadline.as_mut() => {
-                drop(handler);
-                let reply = timeout_reply(&log.id, timeout);
-                log.timed_out(StatusCode::OK);
-                return json(StatusCode::OK, reply.body);
-            },
+                    let status = reply.http_status();
+                    log.answered(status, &reply);
+                    drop(guard);
+                    return json(status, reply.body);
+                },
+                opened = lazy.opened(), if rx.is_none() => {
+                    if accept.sse {
+                        return sse_response(stream.state(Some(handler), Some(opened), None, log, guard));
+                    }
+                    // JSON only: the client cannot receive notifications; drain and drop them.
+                    rx = Some(opened);
+                },
+                note = async { rx.as_mut()?.recv().await }, if rx.is_some() => {
+                    if note.is_none() {
+                        // Every sender is gone; `opened` never fires twice, so this stays quiet.
+                        rx = None;
+                    }
+                },
+                () = deadline.as_mut() => {
+                    drop(handler);
+                    let reply = timeout_reply(&log.id, timeout);
+                    log.timed_out(StatusCode::OK);
+                    return json(StatusCode::OK, reply.body);
+                },
+            }
+        }
+    }
+}
+
+/// What an SSE response needs besides the request's own parts, fixed when the request starts.
+#[derive(Clone, Copy)]
+struct SseStart {
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+    keep_alive: Duration,
+}
+
+impl SseStart {
+    /// The state of an SSE response that starts now.
+    fn state(
+        self,
+        handler: Option<HandlerFuture>,
+        rx: Option<mpsc::Receiver<Bytes>>,
+        lazy: Option<LazyReceiver>,
+        log: RequestLog,
+        guard: DropGuard,
+    ) -> SseState {
+        SseState {
+            handler,
+            rx,
+            lazy,
+            pending: Vec::new(),
+            reply: None,
+            deadline: self.deadline,
+            timeout: self.timeout,
+            keep_alive: self.keep_alive,
+            log: Some(log),
+            _guard: guard,
         }
     }
 }
