@@ -72,6 +72,16 @@ pub(crate) fn classify(value: &Value) -> Kind<'_> {
     }
 }
 
+/// The `-32600` response to a message that is JSON but not a JSON-RPC message (`reason` says
+/// what is wrong with it), the same on every transport.
+pub(crate) fn invalid_request_body(id: Option<&Value>, reason: &str) -> Bytes {
+    error_body(
+        id,
+        ErrorCode::InvalidRequest,
+        &format!("Invalid Request: {reason}"),
+    )
+}
+
 /// Builds one serialized JSON-RPC error response. The `id` member is omitted when `id` is `None`
 /// or not a legal id, because this revision's schema does not allow `"id": null`.
 pub(crate) fn error_body(id: Option<&Value>, code: ErrorCode, message: &str) -> Bytes {

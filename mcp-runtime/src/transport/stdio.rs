@@ -194,11 +194,7 @@ async fn dispatch(
     };
     let (id, method) = match message.kind() {
         Kind::Invalid { id, reason } => {
-            let body = envelope::error_body(
-                id,
-                ErrorCode::InvalidRequest,
-                &format!("Invalid Request: {reason}"),
-            );
+            let body = envelope::invalid_request_body(id, reason);
             let _ = tx.send(body).await;
             return;
         }
