@@ -517,14 +517,10 @@ impl Server {
             record.set_status(TaskStatus::Failed);
             return store.update(record).await.map_err(|e| e.to_error_object());
         };
-        let mut meta = Box::new(RequestMeta {
-            protocol_version: mcp_types::LATEST_PROTOCOL_VERSION.to_owned(),
-            client_capabilities: record.capabilities.clone().unwrap_or_default(),
-            client_info: None,
-            log_level: None,
-            progress_token: None,
-            extra: JsonObject::new(),
-        });
+        let mut meta = Box::new(RequestMeta::new(
+            mcp_types::LATEST_PROTOCOL_VERSION,
+            record.capabilities.clone().unwrap_or_default(),
+        ));
         task_progress::with_progress_token(&mut meta);
         let retry = RetryParts {
             input_responses: std::mem::take(&mut record.collected),
