@@ -503,6 +503,7 @@ fn form_impls(
     choices: &Choices,
 ) -> TokenStream {
     let specs = code.iter().map(|c| &c.spec);
+    let field_count = code.len();
     let inits = code.iter().map(|c| &c.init);
     let contents = code.iter().map(|c| &c.content);
     let field_items = code.iter().map(|c| &c.items);
@@ -517,9 +518,11 @@ fn form_impls(
         const _: () = {
             #(#field_items)*
 
+            // An array, not a `Vec`: built on every leg that asks (three times on a retry), and
+            // a slice of it is all the helpers take.
             #[allow(unused_variables)]
-            fn __mcp_form_fields(__choices: &#choices_ty) -> ::std::vec::Vec<#f::FieldSpec<'_>> {
-                ::std::vec![ #(#specs),* ]
+            fn __mcp_form_fields(__choices: &#choices_ty) -> [#f::FieldSpec<'_>; #field_count] {
+                [ #(#specs),* ]
             }
             impl #f::ElicitForm for #name {
                 type Choices = #choices_ty;

@@ -185,6 +185,66 @@ fn tools_call<'de, D: Deserializer<'de>>(d: D) -> Result<(), D::Error> {
     exactly(d, crate::METHOD_TOOLS_CALL)
 }
 
+/// How many plain `_meta` texts each thread remembers (see [`plain_meta`]).
+const META_MEMO_ENTRIES: usize = 4;
+/// The longest `_meta` text remembered: a plain one is a version and a few capabilities.
+const META_MEMO_MAX_BYTES: usize = 1024;
+
+/// A plain `_meta` text already read on this thread, with what it read to.
+struct MetaMemo {
+    text: Box<str>,
+    meta: RequestMeta,
+    depth: usize,
+}
+
+thread_local! {
+    /// The last plain `_meta` texts read on this thread, oldest replaced first.
+    static META_MEMO: std::cell::RefCell<([Option<MetaMemo>; META_MEMO_ENTRIES], usize)> =
+        const { std::cell::RefCell::new(([const { None }; META_MEMO_ENTRIES], 0)) };
+}
+
+/// Reads the plain `_meta` shape (`None`: another shape, for the general path).
+///
+/// A client sends the same `_meta` text on every request, and reading it into a
+/// `RequestMeta` (a large struct of nested capability maps) costs more than the rest of the
+/// envelope. So the last few texts read on this thread are remembered with their result, and
+/// the same bytes give a clone of it. The result is a function of the bytes alone (nothing
+/// else goes in), so a remembered answer is exactly the one a fresh read would give; the
+/// memo is bounded in entries and in text length.
+fn plain_meta(raw: &str) -> Option<(Box<RequestMeta>, usize)> {
+    let hit = META_MEMO.with_borrow(|(entries, _)| {
+        entries
+            .iter()
+            .flatten()
+            .find(|e| *e.text == *raw)
+            .map(|e| (Box::new(e.meta.clone()), e.depth))
+    });
+    if hit.is_some() {
+        return hit;
+    }
+    let plain = serde_json::from_str::<PlainMeta>(raw).ok()?;
+    let meta = RequestMeta {
+        protocol_version: plain.protocol_version,
+        client_capabilities: plain.client_capabilities,
+        client_info: None,
+        log_level: None,
+        progress_token: None,
+        extra: JsonObject::new(),
+    };
+    let depth = nesting(raw.as_bytes());
+    if raw.len() <= META_MEMO_MAX_BYTES {
+        META_MEMO.with_borrow_mut(|(entries, next)| {
+            entries[*next] = Some(MetaMemo {
+                text: raw.into(),
+                meta: meta.clone(),
+                depth,
+            });
+            *next = (*next + 1) % META_MEMO_ENTRIES;
+        });
+    }
+    Some((Box::new(meta), depth))
+}
+
 impl ToolsCall {
     /// Reads `raw` as a well-formed `tools/call` request, or `None` (parse the whole tree
     /// instead: the message is not a plain `tools/call`, or it is malformed).
@@ -210,19 +270,9 @@ impl ToolsCall {
                 request_state: p.request_state,
                 meta: match p.meta {
                     None => CallMeta::Absent,
-                    Some(raw) => match serde_json::from_str::<PlainMeta>(raw.get()) {
-                        Ok(plain) => CallMeta::Typed {
-                            meta: Box::new(RequestMeta {
-                                protocol_version: plain.protocol_version,
-                                client_capabilities: plain.client_capabilities,
-                                client_info: None,
-                                log_level: None,
-                                progress_token: None,
-                                extra: JsonObject::new(),
-                            }),
-                            depth: nesting(raw.get().as_bytes()),
-                        },
-                        Err(_) => CallMeta::Tree(parse(raw)?),
+                    Some(raw) => match plain_meta(raw.get()) {
+                        Some((meta, depth)) => CallMeta::Typed { meta, depth },
+                        None => CallMeta::Tree(parse(raw)?),
                     },
                 },
             },

@@ -308,6 +308,39 @@ proptest! {
     fn parse_message_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
         let _ = parse_message(&bytes);
     }
+
+    /// `ToolsCall::read` remembers the last few `_meta` texts per thread: whether a text is
+    /// read fresh, remembered, or was pushed out by others since, the request's `_meta` and
+    /// depth are exactly what the general path reads from the parsed tree.
+    #[test]
+    fn a_tools_call_meta_reads_like_the_tree_whether_remembered_or_not(
+        metas in prop::collection::vec(
+            (prop_oneof![Just("2026-07-28".to_owned()), "[0-9a-z-]{0,12}"], client_capabilities()),
+            1..8,
+        ),
+        order in prop::collection::vec(any::<prop::sample::Index>(), 1..24),
+    ) {
+        for pick in order {
+            let (version, caps) = &metas[pick.index(metas.len())];
+            let meta = json!({
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": caps,
+            });
+            let message = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "t", "_meta": meta}});
+            let text = serde_json::to_string(&message).unwrap();
+            let mut call = ToolsCall::read(text.as_bytes()).expect("a plain tools/call");
+            for max in 0..8 {
+                prop_assert_eq!(
+                    call.exceeds_depth(max),
+                    mcp_types::depth::value_depth_exceeds(&message, max),
+                    "depth limit {}", max
+                );
+            }
+            let expected = RequestMeta::from_meta_member(Some(&meta)).unwrap();
+            prop_assert_eq!(call.params.take_meta().unwrap(), expected);
+        }
+    }
 }
 
 fn merge(into: &mut Value, from: &Value) {

@@ -188,10 +188,18 @@ impl Server {
     /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
     /// the checks [`Server::dispatch`] makes on the tree of the same message, in the same
     /// order (depth, `_meta`, tools offered), then the one [`Server::call_tool`].
-    async fn dispatch_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Option<Reply> {
+    ///
+    /// Not an `async fn`: the depth check and the observer's start run before the future is
+    /// made, and the future (allocated once per request) holds only the call's parts, not
+    /// the boxed message and context beside them.
+    fn dispatch_call<'a>(
+        &'a self,
+        call: Box<ToolsCall>,
+        mut rctx: RequestScope,
+    ) -> BoxFuture<'a, Option<Reply>> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
-            return Some(too_deep(max_depth));
+            return Box::pin(std::future::ready(Some(too_deep(max_depth))));
         }
         let ToolsCall {
             request_id: id,
@@ -206,20 +214,22 @@ impl Server {
             || Some(params.name.as_str()),
             adopted,
         );
-        let work = async {
-            let meta = match checked_meta(&id, params.take_boxed_meta()) {
-                Ok(meta) => meta,
-                Err(reply) => return reply,
+        Box::pin(async move {
+            let work = async {
+                let meta = match checked_meta(&id, params.take_boxed_meta()) {
+                    Ok(meta) => meta,
+                    Err(reply) => return reply,
+                };
+                if !self.inner.offered.tools {
+                    return error_reply(
+                        Some(&id),
+                        ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
+                    );
+                }
+                self.call_tool(&id, params, meta, rctx).await
             };
-            if !self.inner.offered.tools {
-                return error_reply(
-                    Some(&id),
-                    ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
-                );
-            }
-            self.call_tool(&id, params, meta, rctx).await
-        };
-        Some(observer.run(work).await)
+            Some(observer.run(work).await)
+        })
     }
 
     /// Runs one `tools/call`, however its params were read.
@@ -539,24 +549,24 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
 
 impl McpService for Server {
     fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>> {
-        Box::pin(async move {
-            // The transport parsed the message already (serde_json caps nesting at 128 while
-            // parsing): check the size, then the depth limit on the parsed tree, which is far
-            // cheaper than rescanning every byte of the raw message.
-            let limits = self.inner.limits;
-            if message.raw().len() > limits.max_message_bytes {
-                return self.check_raw(message.raw());
-            }
-            match message.into_body() {
-                Body::Call(call) => self.dispatch_call(call, ctx).await,
-                Body::Tree(value) => {
-                    if value_depth_exceeds(&value, limits.max_depth) {
-                        return Some(too_deep(limits.max_depth));
-                    }
-                    self.dispatch(value, ctx).await
+        // The transport parsed the message already (serde_json caps nesting at 128 while
+        // parsing): check the size, then the depth limit on the parsed tree, which is far
+        // cheaper than rescanning every byte of the raw message. Checked before the future is
+        // made, so that a request's one boxed future is the dispatch itself, not a wrapper
+        // holding the message beside it.
+        let limits = self.inner.limits;
+        if message.raw().len() > limits.max_message_bytes {
+            return Box::pin(std::future::ready(self.check_raw(message.raw())));
+        }
+        match message.into_body() {
+            Body::Call(call) => self.dispatch_call(call, ctx),
+            Body::Tree(value) => {
+                if value_depth_exceeds(&value, limits.max_depth) {
+                    return Box::pin(std::future::ready(Some(too_deep(limits.max_depth))));
                 }
+                Box::pin(self.dispatch(value, ctx))
             }
-        })
+        }
     }
 
     fn param_headers(&self, tool: &str) -> &[crate::transport::ParamHeader] {
