@@ -103,6 +103,19 @@ pub async fn read_body(
     max_bytes: usize,
     timeout: Duration,
 ) -> Result<Bytes, BodyError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    read_body_until(body, headers, max_bytes, deadline, timeout).await
+}
+
+/// [`read_body`] against a deadline the caller already computed (`timeout` is what the error
+/// reports): a request's clock is read once, when it starts, not again for each timer.
+pub(crate) async fn read_body_until(
+    body: Body,
+    headers: &HeaderMap,
+    max_bytes: usize,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<Bytes, BodyError> {
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -110,7 +123,7 @@ pub async fn read_body(
     if declared.is_some_and(|len| len > max_bytes as u64) {
         return Err(BodyError::TooLarge { limit: max_bytes });
     }
-    match tokio::time::timeout(timeout, Limited::new(body, max_bytes).collect()).await {
+    match tokio::time::timeout_at(deadline, Limited::new(body, max_bytes).collect()).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(err)) => Err(BodyError::classify(&*err, max_bytes)),
         Err(_) => Err(BodyError::TimedOut { after: timeout }),

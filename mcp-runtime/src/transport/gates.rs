@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::allowlist::OriginAllowlist;
 use super::auth::{AuthRejection, Authenticator, Grant, challenge};
-use super::body::{BodyError, read_body};
+use super::body::{BodyError, read_body_until};
 use super::envelope;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -167,7 +167,26 @@ pub(crate) async fn body(
     limit: usize,
     timeout: Duration,
 ) -> Result<Bytes, Refusal> {
-    read_body(body, headers, limit, timeout)
+    body_until(
+        body,
+        headers,
+        limit,
+        tokio::time::Instant::now() + timeout,
+        timeout,
+    )
+    .await
+}
+
+/// [`body`] against a deadline computed from the request's start (no clock read of its own);
+/// `timeout` is the allowance the refusal reports.
+pub(crate) async fn body_until(
+    body: Body,
+    headers: &HeaderMap,
+    limit: usize,
+    deadline: tokio::time::Instant,
+    timeout: Duration,
+) -> Result<Bytes, Refusal> {
+    read_body_until(body, headers, limit, deadline, timeout)
         .await
         .map_err(|err| {
             let reason = match err {

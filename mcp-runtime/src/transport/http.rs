@@ -343,7 +343,10 @@ fn serve_mcp(
     body: Body,
 ) -> impl Future<Output = Response> + Send {
     async move {
-        let started = Instant::now();
+        // Tokio's clock (the same as `Instant::now()` unless a test paused time), so that the
+        // request's timers below count from this one reading.
+        let start = tokio::time::Instant::now();
+        let started = start.into_std();
 
         // 1. Origin (DNS-rebinding defence), before anything else.
         if let Err(refusal) = gates::check_origin(&shared.origins, &parts.headers) {
@@ -369,10 +372,18 @@ fn serve_mcp(
         // 4. The body: bounded in size, due within the body deadline (and the request's), and,
         // under `serve_router`, charged to the server-wide budget. One timer covers the whole
         // request; it is only registered with the runtime if something actually has to wait on it.
-        let deadline = tokio::time::sleep(shared.responder.request_timeout);
+        // Both deadlines count from `start`: no further clock reads.
+        let deadline = tokio::time::sleep_until(start + shared.responder.request_timeout);
         tokio::pin!(deadline);
         let body_timeout = shared.body_timeout.min(shared.responder.request_timeout);
-        let raw = match gates::body(body, &parts.headers, shared.max_body_bytes, body_timeout).await
+        let raw = match gates::body_until(
+            body,
+            &parts.headers,
+            shared.max_body_bytes,
+            start + body_timeout,
+            body_timeout,
+        )
+        .await
         {
             Ok(raw) => raw,
             Err(refusal) => return refused(refusal, started),
