@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
@@ -49,7 +50,11 @@ impl Server {
             return self.check_raw(bytes);
         }
         if let Some(call) = ToolsCall::read(bytes) {
-            return self.dispatch_call(Box::new(call), ctx).await;
+            return match self.start_call(Box::new(call), ctx) {
+                Routed::Call(job) => self.run_call(job).await,
+                Routed::Ready(reply) => reply,
+                Routed::Tree(value, ctx) => self.dispatch(value, ctx).await,
+            };
         }
         // Parse first (serde_json bounds its own recursion at 128 levels), then check the depth
         // limit on the tree: far cheaper than a byte-by-byte prescan of every message. Only a
@@ -185,25 +190,16 @@ impl Server {
         }
     }
 
-    /// Dispatches a `tools/call` request that was read into its parts ([`ToolsCall::read`]):
-    /// the checks [`Server::dispatch`] makes on the tree of the same message, in the same
-    /// order (depth, `_meta`, tools offered), then the one [`Server::call_tool`].
-    ///
-    /// Not an `async fn`: the depth check and the observer's start run before the future is
-    /// made, and the future (allocated once per request) holds only the call's parts, not
-    /// the boxed message and context beside them.
-    fn dispatch_call<'a>(
-        &'a self,
-        call: Box<ToolsCall>,
-        mut rctx: RequestScope,
-    ) -> BoxFuture<'a, Option<Reply>> {
+    /// The synchronous start of a `tools/call` read into its parts ([`ToolsCall::read`]): the
+    /// depth check and the observer's start. [`Server::run_call`] does the rest.
+    fn start_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Routed {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
-            return Box::pin(std::future::ready(Some(too_deep(max_depth))));
+            return Routed::Ready(Some(too_deep(max_depth)));
         }
         let ToolsCall {
             request_id: id,
-            mut params,
+            params,
             ..
         } = *call;
         let adopted = rctx.take_span();
@@ -214,22 +210,59 @@ impl Server {
             || Some(params.name.as_str()),
             adopted,
         );
-        Box::pin(async move {
-            let work = async {
-                let meta = match checked_meta(&id, params.take_boxed_meta()) {
-                    Ok(meta) => meta,
-                    Err(reply) => return reply,
-                };
-                if !self.inner.offered.tools {
-                    return error_reply(
-                        Some(&id),
-                        ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
-                    );
-                }
-                self.call_tool(&id, params, meta, rctx).await
-            };
-            Some(observer.run(work).await)
+        Routed::Call(CallJob {
+            id,
+            params,
+            rctx,
+            observer,
         })
+    }
+
+    /// Dispatches a started `tools/call`: the checks [`Server::dispatch`] makes on the tree of
+    /// the same message, in the same order (depth, `_meta`, tools offered), then the one
+    /// [`Server::call_tool`].
+    async fn run_call(&self, job: CallJob) -> Option<Reply> {
+        let CallJob {
+            id,
+            mut params,
+            rctx,
+            observer,
+        } = job;
+        let work = async {
+            let meta = match checked_meta(&id, params.take_boxed_meta()) {
+                Ok(meta) => meta,
+                Err(reply) => return reply,
+            };
+            if !self.inner.offered.tools {
+                return error_reply(
+                    Some(&id),
+                    ErrorObject::method_not_found(mcp_types::METHOD_TOOLS_CALL),
+                );
+            }
+            self.call_tool(&id, params, meta, rctx).await
+        };
+        Some(observer.run(work).await)
+    }
+
+    /// What to do with a message a transport parsed, decided before any future is made: the
+    /// size and depth limits, and the start of a read `tools/call`.
+    fn route(&self, message: Message, ctx: RequestScope) -> Routed {
+        // The transport parsed the message already (serde_json caps nesting at 128 while
+        // parsing): check the size, then the depth limit on the parsed tree, which is far
+        // cheaper than rescanning every byte of the raw message.
+        let limits = self.inner.limits;
+        if message.raw().len() > limits.max_message_bytes {
+            return Routed::Ready(self.check_raw(message.raw()));
+        }
+        match message.into_body() {
+            Body::Call(call) => self.start_call(call, ctx),
+            Body::Tree(value) => {
+                if value_depth_exceeds(&value, limits.max_depth) {
+                    return Routed::Ready(Some(too_deep(limits.max_depth)));
+                }
+                Routed::Tree(value, ctx)
+            }
+        }
     }
 
     /// Runs one `tools/call`, however its params were read.
@@ -548,24 +581,25 @@ fn meta_reply(id: &RequestId, e: &MetaError) -> Reply {
 }
 
 impl McpService for Server {
+    // Both check the limits and start a read call before the future is made, so that a
+    // request's one boxed future is the dispatch itself, not a wrapper holding the message.
     fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>> {
-        // The transport parsed the message already (serde_json caps nesting at 128 while
-        // parsing): check the size, then the depth limit on the parsed tree, which is far
-        // cheaper than rescanning every byte of the raw message. Checked before the future is
-        // made, so that a request's one boxed future is the dispatch itself, not a wrapper
-        // holding the message beside it.
-        let limits = self.inner.limits;
-        if message.raw().len() > limits.max_message_bytes {
-            return Box::pin(std::future::ready(self.check_raw(message.raw())));
+        match self.route(message, ctx) {
+            Routed::Ready(reply) => Box::pin(std::future::ready(reply)),
+            Routed::Call(job) => Box::pin(self.run_call(job)),
+            Routed::Tree(value, ctx) => Box::pin(self.dispatch(value, ctx)),
         }
-        match message.into_body() {
-            Body::Call(call) => self.dispatch_call(call, ctx),
-            Body::Tree(value) => {
-                if value_depth_exceeds(&value, limits.max_depth) {
-                    return Box::pin(std::future::ready(Some(too_deep(limits.max_depth))));
-                }
-                Box::pin(self.dispatch(value, ctx))
-            }
+    }
+
+    fn handle_owned(
+        self: Arc<Self>,
+        message: Message,
+        ctx: RequestScope,
+    ) -> BoxFuture<'static, Option<Reply>> {
+        match self.route(message, ctx) {
+            Routed::Ready(reply) => Box::pin(std::future::ready(reply)),
+            Routed::Call(job) => Box::pin(async move { self.run_call(job).await }),
+            Routed::Tree(value, ctx) => Box::pin(async move { self.dispatch(value, ctx).await }),
         }
     }
 
@@ -596,6 +630,26 @@ impl McpService for Server {
     fn shutting_down(&self) {
         self.close_listens();
     }
+}
+
+/// What [`Server::route`] decided for a message.
+// Returned and taken apart at once; boxing the call would add the allocation this avoids.
+#[allow(clippy::large_enum_variant)]
+enum Routed {
+    /// Answered already (a limit was exceeded), or accepted without an answer.
+    Ready(Option<Reply>),
+    /// A `tools/call` read into its parts, started.
+    Call(CallJob),
+    /// Any other message, as a tree.
+    Tree(Value, RequestScope),
+}
+
+/// A started `tools/call` ([`Server::start_call`]), for [`Server::run_call`].
+struct CallJob {
+    id: RequestId,
+    params: ToolsCallParams,
+    rctx: RequestScope,
+    observer: RequestObserver,
 }
 
 fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObject) -> Reply {

@@ -155,8 +155,7 @@ pub(super) fn handle_request<'a>(
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
     let ctx = RequestScope::new(log.principal.clone(), sink, cancel).with_span(log.span.handoff());
-    let service = Arc::clone(&shared.service);
-    let mut handler: HandlerFuture = Box::pin(async move { service.handle(message, ctx).await });
+    let mut handler: HandlerFuture = Arc::clone(&shared.service).handle_owned(message, ctx);
     let stream = SseStart {
         deadline: deadline.deadline(),
         timeout,
