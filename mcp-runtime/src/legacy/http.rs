@@ -269,7 +269,9 @@ fn refuse(status: StatusCode, id: Option<&Value>, code: ErrorCode, message: &str
 
 async fn read_body(inner: &Inner, headers: &HeaderMap, body: Body) -> Result<Bytes, Response> {
     let limit = inner.config.max_body_bytes;
-    gates::body(body, headers, limit, inner.config.request_timeout)
+    let timeout = inner.config.request_timeout;
+    let deadline = tokio::time::Instant::now() + timeout;
+    gates::body_until(body, headers, limit, deadline, timeout)
         .await
         .map_err(refused)
 }

@@ -159,26 +159,9 @@ pub(crate) fn check_scopes(
     Err(refusal)
 }
 
-/// Reads the body within `limit` bytes and `timeout`, charged to the server-wide budget under
-/// [`super::serve_router`].
-pub(crate) async fn body(
-    body: Body,
-    headers: &HeaderMap,
-    limit: usize,
-    timeout: Duration,
-) -> Result<Bytes, Refusal> {
-    body_until(
-        body,
-        headers,
-        limit,
-        tokio::time::Instant::now() + timeout,
-        timeout,
-    )
-    .await
-}
-
-/// [`body`] against a deadline computed from the request's start (no clock read of its own);
-/// `timeout` is the allowance the refusal reports.
+/// Reads the body within `limit` bytes and by `deadline` (computed by the caller from the
+/// request's start: no clock read here), charged to the server-wide budget under
+/// [`super::serve_router`]; `timeout` is the allowance the refusal reports.
 pub(crate) async fn body_until(
     body: Body,
     headers: &HeaderMap,
