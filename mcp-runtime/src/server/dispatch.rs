@@ -51,9 +51,8 @@ impl Server {
         }
         if let Some(call) = ToolsCall::read(bytes) {
             return match self.start_call(Box::new(call), ctx) {
-                Routed::Call(job) => self.run_call(job).await,
-                Routed::Ready(reply) => reply,
-                Routed::Tree(value, ctx) => self.dispatch(value, ctx).await,
+                Ok(job) => self.run_call(job).await,
+                Err(reply) => Some(reply),
             };
         }
         // Parse first (serde_json bounds its own recursion at 128 levels), then check the depth
@@ -191,11 +190,12 @@ impl Server {
     }
 
     /// The synchronous start of a `tools/call` read into its parts ([`ToolsCall::read`]): the
-    /// depth check and the observer's start. [`Server::run_call`] does the rest.
-    fn start_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Routed {
+    /// depth check (the reply when it fails) and the observer's start. [`Server::run_call`]
+    /// does the rest.
+    fn start_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Result<CallJob, Reply> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
-            return Routed::Ready(Some(too_deep(max_depth)));
+            return Err(too_deep(max_depth));
         }
         let ToolsCall {
             request_id: id,
@@ -210,7 +210,7 @@ impl Server {
             || Some(params.name.as_str()),
             adopted,
         );
-        Routed::Call(CallJob {
+        Ok(CallJob {
             id,
             params,
             rctx,
@@ -218,8 +218,8 @@ impl Server {
         })
     }
 
-    /// Dispatches a started `tools/call`: the checks [`Server::dispatch`] makes on the tree of
-    /// the same message, in the same order (depth, `_meta`, tools offered), then the one
+    /// Dispatches a started `tools/call`: the rest of the checks [`Server::dispatch`] makes on
+    /// the tree of the same message, in the same order (`_meta`, tools offered), then the one
     /// [`Server::call_tool`].
     async fn run_call(&self, job: CallJob) -> Option<Reply> {
         let CallJob {
@@ -255,7 +255,10 @@ impl Server {
             return Routed::Ready(self.check_raw(message.raw()));
         }
         match message.into_body() {
-            Body::Call(call) => self.start_call(call, ctx),
+            Body::Call(call) => match self.start_call(call, ctx) {
+                Ok(job) => Routed::Call(job),
+                Err(reply) => Routed::Ready(Some(reply)),
+            },
             Body::Tree(value) => {
                 if value_depth_exceeds(&value, limits.max_depth) {
                     return Routed::Ready(Some(too_deep(limits.max_depth)));
