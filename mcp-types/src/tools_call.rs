@@ -223,14 +223,7 @@ fn plain_meta(raw: &str) -> Option<(Box<RequestMeta>, usize)> {
         return hit;
     }
     let plain = serde_json::from_str::<PlainMeta>(raw).ok()?;
-    let meta = RequestMeta {
-        protocol_version: plain.protocol_version,
-        client_capabilities: plain.client_capabilities,
-        client_info: None,
-        log_level: None,
-        progress_token: None,
-        extra: JsonObject::new(),
-    };
+    let meta = RequestMeta::new(plain.protocol_version, plain.client_capabilities);
     let depth = nesting(raw.as_bytes());
     if raw.len() <= META_MEMO_MAX_BYTES {
         META_MEMO.with_borrow_mut(|(entries, next)| {
