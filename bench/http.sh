@@ -33,9 +33,13 @@
 #        OUR_ALLOC=system     bench-server's allocator: system (the fair default: rmcp-notes uses the
 #                             system allocator) or mimalloc (the `mimalloc` feature of mcp-bench)
 #        NO_BUILD=1           skip both builds (use existing binaries; the allocator is checked)
-#        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) in the echo
-#                             rounds and print its line under the table: the HTTP stack's own
-#                             cost and tail latency on this machine, in the same run
+#        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) on the echo
+#                             request in every round, next to ours, and print its line (from
+#                             the echo rounds) under the table: the HTTP stack's own cost and
+#                             tail latency on this machine, in the same run. Each case's CPU
+#                             ratio over the floor is the median of its per-round ratios, each
+#                             against the floor round run beside it, so a machine that drifts
+#                             between one case's minutes and another's does not skew it
 #        FLOOR_PORT=8789
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
@@ -165,12 +169,16 @@ for c in $CONNS; do
       round=$((round + 1))
       # Alternate which server is loaded first, so drift on a shared machine hits both.
       if [ $((round % 2)) -eq 1 ]; then order="ours rmcp"; else order="rmcp ours"; fi
-      # The floor server only answers echo.
-      [ -n "$FLOOR" ] && [ "$k" = echo ] && order="$order floor"
+      # The floor runs beside ours in every case's rounds (always on echo, the one request
+      # it answers): its figure for case k, round r is RES[floor,k,c,r].
+      if [ -n "$FLOOR" ]; then
+        if [ $((round % 2)) -eq 1 ]; then order="floor $order"; else order="$order floor"; fi
+      fi
       for s in $order; do
         port_var=${s^^}_PORT; [ "$s" = ours ] && port_var=OUR_PORT
-        RES[$s,$k,$c,$r]=$(run_one "$s" "${!port_var}" "$k" "$c")
-        echo "  $s $k c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
+        load=$k; [ "$s" = floor ] && load=echo
+        RES[$s,$k,$c,$r]=$(run_one "$s" "${!port_var}" "$load" "$c")
+        echo "  $s $load c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
       done
     done
   done
@@ -221,13 +229,17 @@ if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
       "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" >>"$TSV"
   done
-  # Issue 22's yardstick: each case's CPU per request over the floor's, same concurrency.
+  # Issue 22's yardstick: each case's CPU per request over the floor's, same concurrency:
+  # the median over rounds of ours / the floor round run beside it.
   echo >>"$MD"
   for c in $CONNS; do
-    f_cpu=$(col floor echo "$c" 3)
-    line="CPU per request over the floor's at c=$c:"
+    line="CPU per request over the floor's at c=$c (median of per-round ratios):"
     for k in $CASES; do
-      line+=$(awk -v a="$(col ours "$k" "$c" 3)" -v b="$f_cpu" -v k="$k" 'BEGIN {printf " %s %.2fx", k, (b > 0 ? a / b : 0)}')
+      ratio=$(for r in $(seq "$ROUNDS"); do
+        awk -v a="$(awk '{print $3}' <<<"${RES[ours,$k,$c,$r]}")" -v b="$(awk '{print $3}' <<<"${RES[floor,$k,$c,$r]}")" \
+          'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
+      done | median)
+      line+=$(awk -v x="$ratio" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
     done
     echo "$line"
     echo "$line  " >>"$MD"
