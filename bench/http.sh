@@ -229,6 +229,8 @@ if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
       "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" >>"$TSV"
   done
+fi
+if [ -n "$FLOOR" ]; then
   # Issue 22's yardstick: each case's CPU per request over the floor's, same concurrency:
   # the median over rounds of ours / the floor round run beside it.
   echo >>"$MD"
