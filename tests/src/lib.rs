@@ -96,8 +96,10 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
     let deadline = Instant::now() + RESPONSE_TIMEOUT;
     loop {
         let stderr = server.stderr();
+        // Whole once the `/` after it has arrived: stderr comes in chunks, and a line cut
+        // after half the port would parse as another port.
         if let Some(rest) = stderr.split("listening on http://").nth(1)
-            && let Some(addr) = rest.split('/').next()
+            && let Some((addr, _)) = rest.split_once('/')
             && let Ok(addr) = addr.parse()
         {
             return Ok((server, addr));

@@ -240,8 +240,15 @@ impl Served {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let text = stderr.lock().unwrap().clone();
-            if let Some(rest) = text.split("listening on http://").nth(1) {
-                let addr = rest.split('/').next().unwrap().parse().unwrap();
+            // The address is whole once the `/` after it has arrived: stderr comes in
+            // chunks, and a line cut after "127.0.0." (or after half the port) must not be
+            // read as the address.
+            if let Some(rest) = text.split("listening on http://").nth(1)
+                && let Some((addr, _)) = rest.split_once('/')
+            {
+                let addr = addr
+                    .parse()
+                    .unwrap_or_else(|e| panic!("unreadable address {addr:?} ({e}): {text}"));
                 return Self {
                     child,
                     addr,
