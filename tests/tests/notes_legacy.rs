@@ -70,10 +70,17 @@ fn a_stdio_request_method_cannot_forge_log_lines() {
     let forged = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
     let r = s.request(forged, json!({})).unwrap();
     assert!(r["error"].is_object(), "{r}");
-    // The request is logged after its response is written: wait (bounded) for the record.
+    // The request is logged after its response is written: wait (bounded) for the whole
+    // record (its line ended: stderr arrives in chunks, and a forged line cut off before it
+    // arrives would pass unseen).
+    let logged = |stderr: &str| {
+        stderr
+            .split_once("stdio request")
+            .is_some_and(|(_, rest)| rest.contains('\n'))
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     let mut stderr = s.stderr();
-    while !stderr.contains("stdio request") && std::time::Instant::now() < deadline {
+    while !logged(&stderr) && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
         stderr = s.stderr();
     }
