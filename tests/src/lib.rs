@@ -96,12 +96,7 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
     let deadline = Instant::now() + RESPONSE_TIMEOUT;
     loop {
         let stderr = server.stderr();
-        // Whole once the `/` after it has arrived: stderr comes in chunks, and a line cut
-        // after half the port would parse as another port.
-        if let Some(rest) = stderr.split("listening on http://").nth(1)
-            && let Some((addr, _)) = rest.split_once('/')
-            && let Ok(addr) = addr.parse()
-        {
+        if let Some(addr) = listening_address(&stderr) {
             return Ok((server, addr));
         }
         if Instant::now() >= deadline {
@@ -109,6 +104,15 @@ pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Erro
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// The address in a server's `listening on http://ADDR/...` line, once that much of the line
+/// has arrived. The address is whole only when the `/` after it is there: stderr comes in
+/// chunks, and a line cut after half the port would parse as another port.
+pub fn listening_address(stderr: &str) -> Option<SocketAddr> {
+    let rest = stderr.split("listening on http://").nth(1)?;
+    let (addr, _) = rest.split_once('/')?;
+    addr.parse().ok()
 }
 
 /// `notes-example ARGS...` (which include `serve --stdio`) behind the typed client, with
@@ -481,5 +485,28 @@ fn dechunk(mut rest: &str) -> Result<String, Error> {
         }
         out.push_str(after.get(..size).ok_or("short chunk")?);
         rest = after.get(size + 2..).ok_or("short chunk")?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listening_address;
+
+    #[test]
+    fn an_address_is_read_only_once_its_line_has_got_past_it() {
+        let line = "notes-example: listening on http://127.0.0.1:43817/mcp\n";
+        // Every cut of the line before the `/`: no address yet (a cut after "127.0.0.1:43"
+        // would otherwise read as port 43).
+        for cut in 0..line.find("/mcp").unwrap_or(0) {
+            assert_eq!(listening_address(&line[..cut]), None, "{:?}", &line[..cut]);
+        }
+        assert_eq!(
+            listening_address(&line[..line.len() - 4]),
+            Some("127.0.0.1:43817".parse().unwrap())
+        );
+        assert_eq!(
+            listening_address(line),
+            Some("127.0.0.1:43817".parse().unwrap())
+        );
     }
 }
