@@ -307,12 +307,19 @@ fn one_http_server_serves_both_eras_on_the_real_binary() {
 /// A client-chosen string that would forge a log line (and recolour a terminal) if logged raw.
 const FORGED: &str = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
 
-/// Waits (bounded) until the server's stderr contains `needle`; returns all of stderr.
+/// Waits (bounded) until the server's stderr holds a whole line (ended: stderr arrives in
+/// chunks) with `needle` that is about the forged method; returns all of stderr. Other records
+/// may carry `needle` too (the session's `initialize` also ends in "mcp request finished"), so
+/// the needle alone could end the wait before the record under test is written.
 fn stderr_once_logged(server: &StdioServer, needle: &str) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let stderr = server.stderr();
-        if stderr.contains(needle) || Instant::now() > deadline {
+        let ended = stderr.rsplit_once('\n').map_or("", |(whole, _)| whole);
+        let logged = ended
+            .lines()
+            .any(|l| l.contains(needle) && l.contains("admin granted"));
+        if logged || Instant::now() > deadline {
             return stderr;
         }
         std::thread::sleep(Duration::from_millis(20));
