@@ -257,6 +257,8 @@ struct Plan {
     declares: Vec<TokenStream>,
     extractions: Vec<TokenStream>,
     call_args: Vec<TokenStream>,
+    /// The variable each extraction binds, in order.
+    vars: Vec<syn::Ident>,
 }
 
 impl Plan {
@@ -265,6 +267,7 @@ impl Plan {
         self.items.push(items);
         self.declares.push(declare);
         self.extractions.push(extraction);
+        self.vars.push(var.clone());
     }
 }
 
@@ -373,7 +376,6 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
         syn::ReturnType::Type(_, ty) => ty.span(),
         syn::ReturnType::Default => ident.span(),
     };
-    let await_ = sig.asyncness.map(|_| quote!(.await));
     let scopes = &decl.attrs.scopes;
     // Only `&mut RequestContext` can register an input request; see `may_request_input`.
     let may_ask = decl
@@ -390,8 +392,27 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
         items,
         extractions,
         call_args,
+        vars,
         ..
     } = &plan;
+    // The parameters are extracted before the future is made, and an async function's own
+    // future is made then too and mapped, not awaited in an `async` block (which would hold
+    // it twice): the boxed future holds that future alone, not also the arguments tree, the
+    // extraction state and a second copy of every parameter. It is allocated once per call,
+    // and past 1 KiB the system allocator leaves its fast path. (The runtime catches a panic
+    // in this synchronous part as it does in the future.)
+    let body = if sig.asyncness.is_some() {
+        quote! {
+            ::std::boxed::Box::pin(__ms::map_future(#ident(#(#call_args),*), |__ret| #into_result))
+        }
+    } else {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                let __ret = #ident(#(#call_args),*);
+                #into_result
+            })
+        }
+    };
 
     Ok(quote! {
         #[doc = #doc]
@@ -447,15 +468,23 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
                     ctx: &'a mut __ms::RequestContext,
                     args: __ms::mcp_types::JsonObject,
                 ) -> __ms::BoxFuture<'a, ::core::result::Result<__ms::mcp_types::CallToolResult, __ms::HandlerError>> {
-                    ::std::boxed::Box::pin(async move {
-                        let __s = __tool_static();
+                    let __s = __tool_static();
+                    let __extracted = (|| {
                         __s.check()?;
                         let mut __call = __ms::ToolCall::new(&*ctx, args, &__s.expected);
                         #(#extractions)*
                         __call.finish()?;
-                        let __ret = #ident(#(#call_args),*) #await_;
-                        #into_result
-                    })
+                        ::core::result::Result::Ok::<_, __ms::HandlerError>((#(#vars,)*))
+                    })();
+                    let (#(#vars,)*) = match __extracted {
+                        ::core::result::Result::Ok(__vars) => __vars,
+                        ::core::result::Result::Err(__e) => {
+                            return ::std::boxed::Box::pin(::core::future::ready(
+                                ::core::result::Result::Err(__e),
+                            ));
+                        }
+                    };
+                    #body
                 }
             }
         };

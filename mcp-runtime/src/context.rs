@@ -100,9 +100,10 @@ impl StateMap {
 /// MRTR input rounds.
 pub struct RequestContext {
     principal: Principal,
-    /// The request's `_meta` (capabilities, progress token, log level), kept in the box it
-    /// was read into: at about 1 KiB it is not worth moving.
-    meta: Box<RequestMeta>,
+    /// The request's `_meta` (capabilities, progress token, log level), shared with the
+    /// reader that read it (at about 1 KiB it is not worth copying per request); a change
+    /// makes this context's own copy.
+    meta: Arc<RequestMeta>,
     app_state: Arc<StateMap>,
     notifications: NotificationSink,
     /// The transport's token for this request (see [`RequestContext::cancelled`]).
@@ -136,7 +137,7 @@ impl Default for RequestContext {
 /// The request-scoped parts of a context, as the dispatcher read them from `_meta`.
 pub(crate) struct ContextParts {
     pub(crate) principal: Principal,
-    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) meta: Arc<RequestMeta>,
     pub(crate) app_state: Arc<StateMap>,
     pub(crate) notifications: NotificationSink,
     pub(crate) cancel: CancellationToken,
@@ -163,7 +164,7 @@ impl RequestContext {
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
-            meta: Box::new(RequestMeta::new(
+            meta: Arc::new(RequestMeta::new(
                 mcp_types::LATEST_PROTOCOL_VERSION,
                 ClientCapabilities::none(),
             )),
@@ -190,7 +191,7 @@ impl RequestContext {
     /// Replaces the client capabilities this context acts under.
     #[must_use]
     pub fn with_capabilities(mut self, capabilities: ClientCapabilities) -> Self {
-        self.meta.client_capabilities = capabilities;
+        Arc::make_mut(&mut self.meta).client_capabilities = capabilities;
         self
     }
 
@@ -225,34 +226,40 @@ impl RequestContext {
     /// retry. Propagate the error with `?`: on a first pass it is the input-required signal.
     ///
     /// Needs form-mode elicitation in this request's capabilities (else `-32021`).
-    pub async fn elicit<F: ElicitForm>(
+    pub fn elicit<F: ElicitForm>(
         &mut self,
         key: &str,
         message: impl Into<String>,
         choices: F::Choices,
-    ) -> Result<Elicitation<F>, HandlerError> {
-        match self.try_elicit::<F>(key, message, choices).await? {
-            Some(answer) => Ok(answer),
-            None => Err(HandlerError::input_required()),
-        }
+    ) -> impl Future<Output = Result<Elicitation<F>, HandlerError>> {
+        // Not an `async fn` (nor is `try_elicit`): this future sits inside every asking tool's,
+        // and an `async fn` stores its arguments beside the copies it works on. Mapped rather
+        // than awaited in an `async` block, which would hold `try_elicit`'s future twice.
+        futures::FutureExt::map(self.try_elicit::<F>(key, message, choices), |answer| {
+            answer?.ok_or_else(HandlerError::input_required)
+        })
     }
 
     /// Like [`RequestContext::elicit`], but registers the request and returns `Ok(None)` when the
     /// answer is not there yet, so several inputs can be asked in one round. Call
     /// [`RequestContext::await_inputs`] after registering them all.
-    pub async fn try_elicit<F: ElicitForm>(
+    #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
+    pub fn try_elicit<F: ElicitForm>(
         &mut self,
         key: &str,
         message: impl Into<String>,
         choices: F::Choices,
-    ) -> Result<Option<Elicitation<F>>, HandlerError> {
-        match self.resolve_elicit::<F>(key, message, &choices)? {
-            Resolved::Ready(answer) => Ok(Some(answer)),
-            Resolved::Pending => Ok(None),
-            Resolved::Claim(answer, record) => {
-                self.mrtr.take(&self.principal, key, record).await?;
-                Ok(Some(answer))
-            }
+    ) -> impl Future<Output = Result<Option<Elicitation<F>>, HandlerError>> {
+        async move {
+            // Taken apart before the await, so only the answer and the claim's future live
+            // across it (a `match` on the result would keep its temporaries there too).
+            let (answer, record) = match self.resolve_elicit::<F>(key, message, &choices)? {
+                Resolved::Ready(answer) => return Ok(Some(answer)),
+                Resolved::Pending => return Ok(None),
+                Resolved::Claim(answer, record) => (answer, record),
+            };
+            self.mrtr.take(&self.principal, key, record).await?;
+            Ok(Some(answer))
         }
     }
 

@@ -166,15 +166,20 @@ impl Mrtr {
     }
 
     /// Claims this retry's state (once per pass) and records the answer taken under `key`.
-    pub(crate) async fn take(
+    ///
+    /// Not an `async fn`, which would store its arguments twice in every asking tool's future.
+    #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
+    pub(crate) fn take(
         &mut self,
         principal: &crate::Principal,
         key: &str,
         answer: FreshAnswer,
-    ) -> Result<(), HandlerError> {
-        self.claim(principal).await?;
-        self.record_fresh(key, answer);
-        Ok(())
+    ) -> impl Future<Output = Result<(), HandlerError>> {
+        async move {
+            self.claim(principal).await?;
+            self.record_fresh(key, answer);
+            Ok(())
+        }
     }
 
     /// The retry's response under `key` (`null` when absent).

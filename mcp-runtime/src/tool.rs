@@ -72,11 +72,33 @@ pub trait ToolHandler: Send + Sync + 'static {
     }
 
     /// Runs the tool. `args` is `params.arguments` (an empty object when absent).
+    ///
+    /// Work may start here, before the future is made (`#[tool]` extracts the parameters
+    /// here, so the boxed future holds only the function's own): the runtime catches a panic
+    /// in this call as it does in the future.
     fn call<'a>(
         &'a self,
         ctx: &'a mut RequestContext,
         args: JsonObject,
     ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>>;
+}
+
+/// What one run of a tool ended with: its result, or the panic it raised.
+pub(crate) type CallOutcome = std::thread::Result<Result<CallToolResult, HandlerError>>;
+
+/// Runs `tool` with every panic caught, in [`ToolHandler::call`] itself and while its future
+/// runs, so that a panicking tool fails its call and not the connection or the task.
+pub(crate) fn call_caught<'a>(
+    tool: &'a dyn ToolHandler,
+    ctx: &'a mut RequestContext,
+    args: JsonObject,
+) -> impl std::future::Future<Output = CallOutcome> + Send + 'a {
+    use futures::FutureExt as _;
+    use std::panic::AssertUnwindSafe;
+    match std::panic::catch_unwind(AssertUnwindSafe(move || tool.call(ctx, args))) {
+        Ok(future) => futures::future::Either::Left(AssertUnwindSafe(future).catch_unwind()),
+        Err(panic) => futures::future::Either::Right(std::future::ready(Err(panic))),
+    }
 }
 
 /// Converts what a tool function returns into a `CallToolResult`.

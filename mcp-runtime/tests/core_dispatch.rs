@@ -426,15 +426,45 @@ impl ToolHandler for PanicTool {
     }
 }
 
+/// Panics in `call` itself, before it makes a future (`#[tool]` extracts parameters there).
+struct PanicOnCallTool(mcp_types::Tool, mcp_types::ClientCapabilities);
+
+impl Default for PanicOnCallTool {
+    fn default() -> Self {
+        Self(
+            mcp_types::Tool::new("boom-now", mcp_types::InputSchema::empty_object()),
+            mcp_types::ClientCapabilities::none(),
+        )
+    }
+}
+
+impl ToolHandler for PanicOnCallTool {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut mcp_runtime::context::RequestContext,
+        _args: mcp_types::JsonObject,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
+        panic!("tool bug before its future")
+    }
+}
+
 #[tokio::test]
 async fn a_panicking_tool_is_32603_and_the_server_keeps_serving() {
     let s = Server::builder(Implementation::new("t", "1"))
-        .tools(tools![PanicTool, PlainTool])
+        .tools(tools![PanicTool, PanicOnCallTool, PlainTool])
         .build()
         .unwrap();
-    let r = send(&s, &call(1, "boom", json!({}), json!({}))).await;
-    assert_eq!(r["error"]["code"], -32603, "{r}");
-    let r = send(&s, &call(2, "plain", json!({"text": "ok"}), json!({}))).await;
+    for (id, name) in [(1, "boom"), (2, "boom-now")] {
+        let r = send(&s, &call(id, name, json!({}), json!({}))).await;
+        assert_eq!(r["error"]["code"], -32603, "{name}: {r}");
+    }
+    let r = send(&s, &call(3, "plain", json!({"text": "ok"}), json!({}))).await;
     assert_eq!(r["result"]["content"][0]["text"], "ok");
 }
 

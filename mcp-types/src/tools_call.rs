@@ -37,6 +37,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
@@ -87,8 +88,9 @@ pub enum CallMeta {
     /// The plain shape (exactly a string `protocolVersion` and an object
     /// `clientCapabilities`), read straight into its type; `depth` is its nesting depth.
     Typed {
-        /// The request's `_meta`.
-        meta: Box<RequestMeta>,
+        /// The request's `_meta`, shared: a client sends the same `_meta` on every request,
+        /// and one read serves them all (see [`ToolsCall::read`]).
+        meta: Arc<RequestMeta>,
         /// How deep its arrays and objects nest (for the depth limit).
         depth: usize,
     },
@@ -193,7 +195,7 @@ const META_MEMO_MAX_BYTES: usize = 1024;
 /// A plain `_meta` text already read on this thread, with what it read to.
 struct MetaMemo {
     text: Box<str>,
-    meta: RequestMeta,
+    meta: Arc<RequestMeta>,
     depth: usize,
 }
 
@@ -208,34 +210,38 @@ thread_local! {
 /// A client sends the same `_meta` text on every request, and reading it into a
 /// `RequestMeta` (a large struct of nested capability maps) costs more than the rest of the
 /// envelope. So the last few texts read on this thread are remembered with their result, and
-/// the same bytes give a clone of it. The result is a function of the bytes alone (nothing
-/// else goes in), so a remembered answer is exactly the one a fresh read would give; the
-/// memo is bounded in entries and in text length.
-fn plain_meta(raw: &str) -> Option<(Box<RequestMeta>, usize)> {
+/// the same bytes share it (a reference count, no copy of the ~1 KiB struct). The result is a
+/// function of the bytes alone (nothing else goes in), so a remembered answer is exactly the
+/// one a fresh read would give; the memo is bounded in entries and in text length. A reader
+/// that changes its copy gets its own ([`Arc::make_mut`]); the remembered one never changes.
+fn plain_meta(raw: &str) -> Option<(Arc<RequestMeta>, usize)> {
     let hit = META_MEMO.with_borrow(|(entries, _)| {
         entries
             .iter()
             .flatten()
             .find(|e| *e.text == *raw)
-            .map(|e| (Box::new(e.meta.clone()), e.depth))
+            .map(|e| (Arc::clone(&e.meta), e.depth))
     });
     if hit.is_some() {
         return hit;
     }
     let plain = serde_json::from_str::<PlainMeta>(raw).ok()?;
-    let meta = RequestMeta::new(plain.protocol_version, plain.client_capabilities);
+    let meta = Arc::new(RequestMeta::new(
+        plain.protocol_version,
+        plain.client_capabilities,
+    ));
     let depth = nesting(raw.as_bytes());
     if raw.len() <= META_MEMO_MAX_BYTES {
         META_MEMO.with_borrow_mut(|(entries, next)| {
             entries[*next] = Some(MetaMemo {
                 text: raw.into(),
-                meta: meta.clone(),
+                meta: Arc::clone(&meta),
                 depth,
             });
             *next = (*next + 1) % META_MEMO_ENTRIES;
         });
     }
-    Some((Box::new(meta), depth))
+    Some((meta, depth))
 }
 
 impl ToolsCall {
@@ -367,19 +373,20 @@ impl ToolsCallParams {
     /// # Errors
     /// What [`RequestMeta::from_meta_member`] refuses.
     pub fn take_meta(&mut self) -> Result<RequestMeta, crate::MetaError> {
-        self.take_boxed_meta().map(|meta| *meta)
+        self.take_shared_meta().map(Arc::unwrap_or_clone)
     }
 
-    /// [`ToolsCallParams::take_meta`], left in its box: the plain shape was read into one, and
-    /// a `RequestMeta` (about 1 KiB) is cheaper to pass on boxed than to move.
+    /// [`ToolsCallParams::take_meta`], shared: the plain shape is read once per distinct
+    /// `_meta` text on a thread and shared by every request that sends it, so taking it is a
+    /// reference count, not a copy of a `RequestMeta` (about 1 KiB).
     ///
     /// # Errors
     /// What [`RequestMeta::from_meta_member`] refuses.
-    pub fn take_boxed_meta(&mut self) -> Result<Box<RequestMeta>, crate::MetaError> {
+    pub fn take_shared_meta(&mut self) -> Result<Arc<RequestMeta>, crate::MetaError> {
         match std::mem::replace(&mut self.meta, CallMeta::Absent) {
             CallMeta::Typed { meta, .. } => Ok(meta),
-            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)).map(Box::new),
-            CallMeta::Absent => RequestMeta::from_meta_member(None).map(Box::new),
+            CallMeta::Tree(meta) => RequestMeta::from_meta_member(Some(&meta)).map(Arc::new),
+            CallMeta::Absent => RequestMeta::from_meta_member(None).map(Arc::new),
         }
     }
 }

@@ -530,3 +530,54 @@ fn build_refuses_two_arguments_types() {
         "{err}"
     );
 }
+
+/// Which note, asked the way the reference server asks it.
+#[derive(Debug, mcp_runtime::prelude::ElicitForm)]
+struct PickNote {
+    /// Which note to delete
+    #[form(title = "Note", choices)]
+    note_id: String,
+    /// Yes, delete it
+    confirm: bool,
+}
+
+/// Asks which note, then reports the choice.
+#[tool(destructive, requires(form_elicitation))]
+async fn pick_note(ctx: &mut RequestContext, args: DeleteArgs) -> Result<String, HandlerError> {
+    let choices = PickNote::choices().note_id([
+        ("note-1".to_owned(), format!("{} (note-1)", args.title)),
+        ("note-2".to_owned(), format!("{} (note-2)", args.title)),
+    ]);
+    match ctx
+        .elicit::<PickNote>(
+            "pick",
+            format!("Which note in {}?", args.workspace_uri),
+            choices,
+        )
+        .await?
+    {
+        mcp_runtime::prelude::Elicitation::Accepted(pick) => Ok(pick.note_id),
+        _ => Ok("nothing picked".to_owned()),
+    }
+}
+
+/// The future `#[tool]` boxes is allocated on every call: it holds the function's own future
+/// and nothing beside it (not the arguments tree, not a second copy of the parameters), and
+/// an asking tool's stays under 1 KiB, where the system allocator keeps its fast path.
+#[tokio::test]
+async fn an_asking_tool_boxes_only_its_own_future() {
+    let mut ctx = RequestContext::detached(Principal::new("p")).with_capabilities(
+        ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
+    );
+    let args = json!({"workspaceUri": "file:///w", "title": "TPS"});
+    let serde_json::Value::Object(args) = args else {
+        unreachable!()
+    };
+    let tool = pick_note {};
+    let future = tool.call(&mut ctx, args);
+    let size = std::mem::size_of_val(&*future);
+    assert!(size <= 1024, "an asking tool's future is {size} bytes");
+    // And it still asks: a first call ends in the input-required signal.
+    let outcome = future.await;
+    assert!(outcome.is_err(), "a first call asks, it does not answer");
+}

@@ -417,6 +417,14 @@ pub fn context_ref<T: ContextParam + ?Sized>(ctx: &RequestContext) -> &T {
     T::from_ref(ctx)
 }
 
+/// `future`, its output mapped by `f`, in place: what `#[tool]` boxes for an async function.
+pub fn map_future<F: Future, T>(
+    future: F,
+    f: impl FnOnce(F::Output) -> T,
+) -> impl Future<Output = T> {
+    futures::FutureExt::map(future, f)
+}
+
 /// Converts a tool function's return value.
 pub fn into_result<R: ToolReturn>(r: R) -> Result<CallToolResult, HandlerError> {
     r.into_call_tool_result()

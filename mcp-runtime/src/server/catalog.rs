@@ -1,6 +1,7 @@
 //! `prompts/get`, `resources/read` and `completion/complete`.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt as _;
 use mcp_types::{
@@ -24,7 +25,7 @@ impl Server {
         &self,
         id: &RequestId,
         mut params: JsonObject,
-        meta: Box<RequestMeta>,
+        meta: Arc<RequestMeta>,
         rctx: RequestScope,
     ) -> Reply {
         let name = match params.remove("name") {
@@ -104,7 +105,7 @@ impl Server {
         &self,
         id: &RequestId,
         mut params: JsonObject,
-        meta: Box<RequestMeta>,
+        meta: Arc<RequestMeta>,
         rctx: RequestScope,
     ) -> Reply {
         let uri = match params.remove("uri") {

@@ -2,6 +2,7 @@
 //! `resources/read`): capability checks, opening a retry's sealed state bound to method +
 //! target + arguments, building the request context, and answering the input-required signal.
 
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use mcp_types::{ClientCapabilities, ErrorObject, InputResponses, JsonObject, RequestMeta};
@@ -109,7 +110,7 @@ impl Server {
         needs: Needs<'_>,
         args: &mut JsonObject,
         retry: RetryParts,
-        meta: Box<RequestMeta>,
+        meta: Arc<RequestMeta>,
         rctx: RequestScope,
     ) -> Result<Opened, ErrorObject> {
         let caps = &meta.client_capabilities;

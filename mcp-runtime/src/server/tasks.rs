@@ -3,16 +3,14 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use futures::FutureExt as _;
 use mcp_types::{
-    CallToolResult, ClientCapabilities, CreateTaskResult, ErrorObject, InputResponses, JsonObject,
-    RequestId, RequestMeta, TASKS_EXTENSION, TaskStatus,
+    ClientCapabilities, CreateTaskResult, ErrorObject, InputResponses, JsonObject, RequestId,
+    RequestMeta, TASKS_EXTENSION, TaskStatus,
 };
 use serde_json::Value;
 
@@ -21,7 +19,7 @@ use super::reply::{error_reply, result_reply_with_meta};
 use super::request::{CallParts, Needs, RetryParts, Target};
 use crate::Principal;
 use crate::context::RequestContext;
-use crate::handler_error::{HandlerError, HandlerErrorKind, settle};
+use crate::handler_error::{HandlerErrorKind, settle};
 use crate::state::ArgDigest;
 use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
 use crate::tool::ToolHandler;
@@ -76,14 +74,12 @@ impl Tasks {
 /// One run of a handler, owning what it borrows; yields the outcome and the context (whose
 /// registered input requests become the next round).
 type Pass = Pin<Box<dyn Future<Output = (PassOutcome, RequestContext)> + Send>>;
-type PassOutcome = std::thread::Result<Result<CallToolResult, HandlerError>>;
+type PassOutcome = crate::tool::CallOutcome;
 
 fn pass(tool: Arc<dyn ToolHandler>, mut ctx: RequestContext, args: JsonObject) -> Pass {
     Box::pin(async move {
         // A panicking tool fails its task instead of the process.
-        let outcome = AssertUnwindSafe(tool.call(&mut ctx, args))
-            .catch_unwind()
-            .await;
+        let outcome = crate::tool::call_caught(&*tool, &mut ctx, args).await;
         (outcome, ctx)
     })
 }
@@ -121,7 +117,7 @@ impl Server {
         id: &RequestId,
         tool: Arc<dyn ToolHandler>,
         call: CallParts,
-        mut meta: Box<RequestMeta>,
+        mut meta: Arc<RequestMeta>,
         principal: Principal,
     ) -> Reply {
         let CallParts {
@@ -130,7 +126,7 @@ impl Server {
             retry,
         } = call;
         let capabilities = meta.client_capabilities.clone();
-        task_progress::with_progress_token(&mut meta);
+        task_progress::with_progress_token(Arc::make_mut(&mut meta));
         let wiring = Wiring::new(principal.clone());
         let target = Target {
             method: mcp_types::METHOD_TOOLS_CALL,
@@ -517,11 +513,12 @@ impl Server {
             record.set_status(TaskStatus::Failed);
             return store.update(record).await.map_err(|e| e.to_error_object());
         };
-        let mut meta = Box::new(RequestMeta::new(
+        let mut meta = RequestMeta::new(
             mcp_types::LATEST_PROTOCOL_VERSION,
             record.capabilities.clone().unwrap_or_default(),
-        ));
+        );
         task_progress::with_progress_token(&mut meta);
+        let meta = Arc::new(meta);
         let retry = RetryParts {
             input_responses: std::mem::take(&mut record.collected),
             request_state: record.resume_state.take(),
