@@ -399,65 +399,49 @@ proptest! {
     }
 }
 
-struct PanicTool(mcp_types::Tool, mcp_types::ClientCapabilities);
+/// A tool that panics while it runs: in its future (`boom`), or in `call` itself before it
+/// makes one (`boom-now`; `#[tool]` extracts its parameters there).
+struct PanicTool {
+    tool: mcp_types::Tool,
+    caps: mcp_types::ClientCapabilities,
+    before_future: bool,
+}
 
-impl Default for PanicTool {
-    fn default() -> Self {
-        Self(
-            mcp_types::Tool::new("boom", mcp_types::InputSchema::empty_object()),
-            mcp_types::ClientCapabilities::none(),
-        )
+impl PanicTool {
+    fn new(name: &str, before_future: bool) -> Self {
+        Self {
+            tool: mcp_types::Tool::new(name, mcp_types::InputSchema::empty_object()),
+            caps: mcp_types::ClientCapabilities::none(),
+            before_future,
+        }
     }
 }
 
 impl ToolHandler for PanicTool {
     fn descriptor(&self) -> &mcp_types::Tool {
-        &self.0
+        &self.tool
     }
     fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
-        &self.1
+        &self.caps
     }
     fn call<'a>(
         &'a self,
         _ctx: &'a mut mcp_runtime::context::RequestContext,
         _args: mcp_types::JsonObject,
     ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
+        assert!(!self.before_future, "tool bug before its future");
         Box::pin(async { panic!("tool bug") })
-    }
-}
-
-/// Panics in `call` itself, before it makes a future (`#[tool]` extracts parameters there).
-struct PanicOnCallTool(mcp_types::Tool, mcp_types::ClientCapabilities);
-
-impl Default for PanicOnCallTool {
-    fn default() -> Self {
-        Self(
-            mcp_types::Tool::new("boom-now", mcp_types::InputSchema::empty_object()),
-            mcp_types::ClientCapabilities::none(),
-        )
-    }
-}
-
-impl ToolHandler for PanicOnCallTool {
-    fn descriptor(&self) -> &mcp_types::Tool {
-        &self.0
-    }
-    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
-        &self.1
-    }
-    fn call<'a>(
-        &'a self,
-        _ctx: &'a mut mcp_runtime::context::RequestContext,
-        _args: mcp_types::JsonObject,
-    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
-        panic!("tool bug before its future")
     }
 }
 
 #[tokio::test]
 async fn a_panicking_tool_is_32603_and_the_server_keeps_serving() {
     let s = Server::builder(Implementation::new("t", "1"))
-        .tools(tools![PanicTool, PanicOnCallTool, PlainTool])
+        .tools(
+            tools![PlainTool]
+                .with(PanicTool::new("boom", false))
+                .with(PanicTool::new("boom-now", true)),
+        )
         .build()
         .unwrap();
     for (id, name) in [(1, "boom"), (2, "boom-now")] {
