@@ -168,7 +168,7 @@ impl Mrtr {
     /// Claims this retry's state (once per pass) and records the answer taken under `key`.
     ///
     /// Not an `async fn`, which would store its arguments twice in every asking tool's future.
-    #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
+    #[allow(clippy::manual_async_fn)] // see above
     pub(crate) fn take(
         &mut self,
         principal: &crate::Principal,

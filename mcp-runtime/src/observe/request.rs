@@ -198,17 +198,17 @@ impl RequestObserver {
         }
     }
 
-    /// Runs `work` inside the span and records its reply.
-    ///
-    /// A combinator, not an `async fn`: an `async fn` would keep `work` twice (once as its
-    /// argument, once as the awaited future), and every request's future, allocated and copied
-    /// once per request, would carry both. A disabled span costs a branch per poll.
     /// Runs `work` in the request's span: the synchronous part of a request, before its
     /// future (which [`RequestObserver::run`] runs in the span) is made.
     pub(crate) fn in_span<R>(&self, work: impl FnOnce() -> R) -> R {
         self.span.in_scope(work)
     }
 
+    /// Runs `work` inside the span and records its reply.
+    ///
+    /// A combinator, not an `async fn`: an `async fn` would keep `work` twice (once as its
+    /// argument, once as the awaited future), and every request's future, allocated and copied
+    /// once per request, would carry both. A disabled span costs a branch per poll.
     pub(crate) fn run<F>(mut self, work: F) -> impl Future<Output = Reply> + use<F>
     where
         F: Future<Output = Reply>,

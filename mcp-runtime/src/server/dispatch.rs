@@ -146,7 +146,6 @@ impl Server {
         params: JsonObject,
         rctx: RequestScope,
     ) -> impl Future<Output = Reply> + Send + 'static {
-        // An `async` block rather than an `async fn`, which would store its arguments twice.
         async move {
             let (this, id, method) = (&server, &id, method.as_str());
             // Read onto the stack: most methods only check it. It is shared (`Arc`) where it is
