@@ -28,23 +28,10 @@ LIBC=$(ldd "$bin" | awk '/libc\.so/ {print $3}')
 perf probe -q -d 'probe_libc:mcpalloc' 2>/dev/null || true
 perf probe -q -x "$LIBC" -a 'mcpalloc=malloc size=%di:u64'
 
-taskset -c 0 "$bin" "127.0.0.1:$PORT" 2>/dev/null &
-pid=$!
-for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.1; done
-case "$CASE" in
-  call_first) args=(tools/call notes_delete "$BODIES/call_first.json" input_required) ;;
-  call_retry)
-    state=$(curl -sS --max-time 10 -H 'Content-Type: application/json' \
-      -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
-      -H 'Mcp-Method: tools/call' -H 'Mcp-Name: notes_delete' --data-binary @"$BODIES/call_first.json" \
-      "http://127.0.0.1:$PORT/mcp" | sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p')
-    [ -n "$state" ] || { echo "no requestState" >&2; exit 1; }
-    sed "s|__REQUEST_STATE__|$state|" "$BODIES/call_retry_template.json" >"$TMP/retry.json"
-    args=(tools/call notes_delete "$TMP/retry.json" '"complete"') ;;
-  echo|floor) args=(tools/call echo "$BODIES/echo.json" '"complete"') ;;
-  tools_list) args=(tools/list - "$BODIES/tools_list.json" '"tools"') ;;
-  *) echo "unknown case $CASE" >&2; exit 2 ;;
-esac
+# shellcheck source=case.sh
+. "$HERE/case.sh"
+start_server "$bin"
+case_args "$CASE"
 python3 "$DRIVE" "$PORT" "${args[@]}" 200 2 >/dev/null
 
 # count: every malloc with its size, no stacks (cheap); callers: the large ones, with stacks
