@@ -93,17 +93,20 @@ pub fn notes_binary() -> Result<PathBuf, Error> {
 /// [`RESPONSE_TIMEOUT`].
 pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Error> {
     let server = StdioServer::spawn(&notes_binary()?, args)?;
-    let deadline = Instant::now() + RESPONSE_TIMEOUT;
-    loop {
-        let stderr = server.stderr();
-        if let Some(addr) = listening_address(&stderr) {
-            return Ok((server, addr));
-        }
-        if Instant::now() >= deadline {
-            return Err(format!("notes-example did not start listening: {stderr}").into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let stderr = server.stderr_when(RESPONSE_TIMEOUT, |e| listening_address(e).is_some());
+    match listening_address(&stderr) {
+        Some(addr) => Ok((server, addr)),
+        None => Err(format!("notes-example did not start listening: {stderr}").into()),
     }
+}
+
+/// The lines of a server's stderr that have ended: stderr arrives in chunks, and the last line
+/// may be cut anywhere, before the part a test is about.
+pub fn ended_lines(stderr: &str) -> std::str::Lines<'_> {
+    stderr
+        .rsplit_once('\n')
+        .map_or("", |(ended, _)| ended)
+        .lines()
 }
 
 /// The address in a server's `listening on http://ADDR/...` line, once that much of the line
@@ -274,6 +277,19 @@ impl StdioServer {
     /// What the server wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Waits until `done` holds for what the server wrote to stderr, or `timeout` passed;
+    /// returns that stderr either way (the caller's assertions say what was missing).
+    pub fn stderr_when(&self, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stderr = self.stderr();
+            if done(&stderr) || Instant::now() >= deadline {
+                return stderr;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// Writes one raw line (a newline is appended).
@@ -491,6 +507,17 @@ fn dechunk(mut rest: &str) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::listening_address;
+
+    #[test]
+    fn only_ended_lines_are_read() {
+        let stderr = "first record\nsecond rec";
+        assert_eq!(
+            super::ended_lines(stderr).collect::<Vec<_>>(),
+            ["first record"]
+        );
+        assert_eq!(super::ended_lines("cut before any newline").count(), 0);
+        assert_eq!(super::ended_lines("a\nb\n").collect::<Vec<_>>(), ["a", "b"]);
+    }
 
     #[test]
     fn an_address_is_read_only_once_its_line_has_got_past_it() {

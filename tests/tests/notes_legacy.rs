@@ -70,20 +70,14 @@ fn a_stdio_request_method_cannot_forge_log_lines() {
     let forged = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
     let r = s.request(forged, json!({})).unwrap();
     assert!(r["error"].is_object(), "{r}");
-    // The request is logged after its response is written: wait (bounded) for the whole
+    // The request is logged after its response is written: wait (bounded) for its whole
     // record (its line ended: stderr arrives in chunks, and a forged line cut off before it
-    // arrives would pass unseen).
-    let logged = |stderr: &str| {
-        stderr
-            .split_once("stdio request")
-            .is_some_and(|(_, rest)| rest.contains('\n'))
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let mut stderr = s.stderr();
-    while !logged(&stderr) && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-        stderr = s.stderr();
-    }
+    // arrives would pass unseen). The record is the request span's "mcp request finished"
+    // with the method escaped in it.
+    let stderr = s.stderr_when(Duration::from_secs(10), |e| {
+        mcp_tests::ended_lines(e)
+            .any(|l| l.contains("mcp request finished") && l.contains("admin granted"))
+    });
     assert!(
         !stderr.lines().any(|l| l.starts_with("2026-01-01T00:00:00")),
         "a forged log line appeared:\n{stderr}"

@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_tests::notes::*;
 use mcp_tests::{StdioServer, call_params, form_caps, http_post, spawn_notes_http};
@@ -307,23 +307,14 @@ fn one_http_server_serves_both_eras_on_the_real_binary() {
 /// A client-chosen string that would forge a log line (and recolour a terminal) if logged raw.
 const FORGED: &str = "x\n2026-01-01T00:00:00.000000Z  INFO forged: admin granted\r\x1b[31m";
 
-/// Waits (bounded) until the server's stderr holds a whole line (ended: stderr arrives in
-/// chunks) with `needle` that is about the forged method; returns all of stderr. Other records
-/// may carry `needle` too (the session's `initialize` also ends in "mcp request finished"), so
-/// the needle alone could end the wait before the record under test is written.
+/// Waits (bounded) until the server's stderr holds an ended line with `needle` that is about
+/// the forged method; returns all of stderr. Other records may carry `needle` too (the
+/// session's `initialize` also ends in "mcp request finished"), so the needle alone could end
+/// the wait before the record under test is written.
 fn stderr_once_logged(server: &StdioServer, needle: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let stderr = server.stderr();
-        let ended = stderr.rsplit_once('\n').map_or("", |(whole, _)| whole);
-        let logged = ended
-            .lines()
-            .any(|l| l.contains(needle) && l.contains("admin granted"));
-        if logged || Instant::now() > deadline {
-            return stderr;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.stderr_when(Duration::from_secs(10), |e| {
+        mcp_tests::ended_lines(e).any(|l| l.contains(needle) && l.contains("admin granted"))
+    })
 }
 
 /// No forged line, no raw carriage return or escape; the value is there, escaped.
