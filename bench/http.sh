@@ -39,7 +39,10 @@
 #                             tail latency on this machine, in the same run. Each case's CPU
 #                             ratio over the floor is the median of its per-round ratios, each
 #                             against the floor round run beside it, so a machine that drifts
-#                             between one case's minutes and another's does not skew it
+#                             between one case's minutes and another's does not skew it. Two
+#                             more lines read the machine itself: the floor's req/s over
+#                             rmcp's (the most any server on this HTTP stack can reach over
+#                             rmcp here) and each server's kernel CPU per request
 #        FLOOR_PORT=8789
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
@@ -136,16 +139,16 @@ if [ -n "$FLOOR" ]; then
   echo "floor: pid $PID_floor ($(head -1 "$TMP/floor.log"))" >&2
 fi
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system CPU, in clock ticks
+ticks() { awk '{print $14 + $15, $15}' "/proc/$1/stat"; } # user + system CPU, system CPU, in clock ticks
 
-run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr"
-  local pid_var="PID_$1" out err t1 t2
-  t1=$(ticks "${!pid_var}")
+run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr sys_us"
+  local pid_var="PID_$1" out err t1 t2 k1 k2
+  read -r t1 k1 < <(ticks "${!pid_var}")
   out=$(SERVER_PID=${!pid_var} CONNS=$4 CASES=$3 bash "$KIT/perf-load.sh" "http://127.0.0.1:$2/mcp" 2>"$TMP/err") || {
     echo "perf-load failed for $1 $3 c=$4:" >&2; cat "$TMP/err" >&2; exit 1; }
-  t2=$(ticks "${!pid_var}")
+  read -r t2 k2 < <(ticks "${!pid_var}")
   err=$(cat "$TMP/err")
-  local rps p99 cpu n non2xx sockerr
+  local rps p99 cpu sys n non2xx sockerr
   read -r _ rps _ p99 <<<"$out"
   # Server CPU per request to 0.1 us (the kit rounds to whole microseconds, too coarse for
   # ratios near 10 us): ticks over the whole call (its few probe requests are noise) over
@@ -153,10 +156,14 @@ run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr"
   n=$(sed -n 's/.* n=\([0-9]*\) .*/\1/p' <<<"$err")
   cpu=$(awk -v d=$((t2 - t1)) -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { if (n > 0) printf "%.1f", d * 1000000 / hz / n; else print "?" }')
+  # The kernel's share of it (system time: on loopback mostly TCP, both ends' receive path
+  # and waking the peer), which no server code above the socket can remove.
+  sys=$(awk -v d=$((k2 - k1)) -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { if (n > 0) printf "%.1f", d * 1000000 / hz / n; else print "?" }')
   non2xx=$(sed -n 's/.*non2xx=\([0-9]*\).*/\1/p' <<<"$err")
   sockerr=$(sed -n 's/.*sockerr=\([0-9]*\).*/\1/p' <<<"$err")
   grep -q 'non2xx=0 sockerr=0' <<<"$err" || echo "warning: $1 $3 c=$4: $err" >&2
-  echo "$rps $p99 ${cpu:-?} ${non2xx:-?} ${sockerr:-?}"
+  echo "$rps $p99 ${cpu:-?} ${non2xx:-?} ${sockerr:-?} ${sys:-?}"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -195,7 +202,7 @@ errs() { # errs SERVER CASE CONC -> "non2xx/sockerr", summed over rounds
 }
 mkdir -p "$RESULTS"
 TSV=$RESULTS/http.tsv MD=$RESULTS/http.md
-printf 'server\tcase\tconc\trps\tp99_ms\tcpu_us\tnon2xx\tsockerr\n' >"$TSV"
+printf 'server\tcase\tconc\trps\tp99_ms\tcpu_us\tnon2xx\tsockerr\tsys_us\n' >"$TSV"
 {
   echo "| case | conc | ours req/s | rmcp req/s | ratio | ours p99 | rmcp p99 | ours CPU/req | rmcp CPU/req | ours errors | rmcp errors | ours peak RSS | rmcp peak RSS |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -214,8 +221,8 @@ for c in $CONNS; do
     printf '| %s | %s | %s | %s | %s | %s ms | %s ms | %s us | %s us | %s | %s | %s MB | %s MB |\n' \
       "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$o_err" "$r_err" "$RSS_OURS" "$RSS_RMCP" >>"$MD"
     for s in ours rmcp; do
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$(col "$s" "$k" "$c" 1)" "$(col "$s" "$k" "$c" 2)" \
-        "$(col "$s" "$k" "$c" 3)" "$(errs "$s" "$k" "$c" | tr '/' '\t')" >>"$TSV"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$(col "$s" "$k" "$c" 1)" "$(col "$s" "$k" "$c" 2)" \
+        "$(col "$s" "$k" "$c" 3)" "$(errs "$s" "$k" "$c" | tr '/' '\t')" "$(col "$s" "$k" "$c" 6)" >>"$TSV"
     done
   done
 done
@@ -226,8 +233,8 @@ if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
       "$(col floor echo "$c" 2)" "-" "$(col floor echo "$c" 3)" "-" "$f_err"
     printf '| floor: bare axum, echo | %s | %s | | | %s ms | | %s us | | %s | | | |\n' \
       "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" "$(col floor echo "$c" 3)" "$f_err" >>"$MD"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
-      "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" >>"$TSV"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
+      "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" "$(col floor echo "$c" 6)" >>"$TSV"
   done
 fi
 if [ -n "$FLOOR" ]; then
@@ -242,6 +249,25 @@ if [ -n "$FLOOR" ]; then
           'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
       done | median)
       line+=$(awk -v x="$ratio" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
+    done
+    echo "$line"
+    echo "$line  " >>"$MD"
+    # What 'N x rmcp' can mean on this machine: the floor's own req/s over rmcp's, round by
+    # round. A server that cost exactly what the HTTP stack alone costs would reach this and
+    # no more, so a goal above it is out of reach here whatever the MCP layer does.
+    line="Floor req/s over rmcp's at c=$c (median of per-round ratios; the ceiling for any server on this stack here):"
+    for k in $CASES; do
+      ratio=$(for r in $(seq "$ROUNDS"); do
+        awk -v a="$(awk '{print $1}' <<<"${RES[floor,$k,$c,$r]}")" -v b="$(awk '{print $1}' <<<"${RES[rmcp,$k,$c,$r]}")" \
+          'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
+      done | median)
+      line+=$(awk -v x="$ratio" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
+    done
+    echo "$line"
+    echo "$line  " >>"$MD"
+    line="Kernel (system) CPU per request at c=$c, us, ours/rmcp/floor (medians over rounds):"
+    for k in $CASES; do
+      line+=" $k $(col ours "$k" "$c" 6)/$(col rmcp "$k" "$c" 6)/$(col floor "$k" "$c" 6)"
     done
     echo "$line"
     echo "$line  " >>"$MD"

@@ -199,6 +199,12 @@ impl Mrtr {
 
     /// Registers an input request of this pass, with the digest of what it shows.
     pub(crate) fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
+        if self.pending.0.is_empty() {
+            // Most passes ask one thing. Left to itself the map reserves room for four
+            // requests of some 450 bytes each: one allocation of over 1 KiB per first leg,
+            // which misses glibc's per-thread cache and consolidates its fast bins.
+            self.pending.0.reserve_exact(1);
+        }
         self.pending.insert(key.to_owned(), request);
         self.pending_bindings.insert(key.to_owned(), digest);
     }
@@ -254,4 +260,34 @@ pub(crate) fn refused(why: &str) -> HandlerError {
     HandlerError::protocol(ErrorObject::invalid_params(format!(
         "requestState is invalid: {why}; restart the call without requestState and inputResponses"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::MemoryReplayStore;
+    use mcp_types::{ElicitRequest, RequestedSchema, StringSchema};
+
+    fn request() -> InputRequest {
+        ElicitRequest::form(
+            "Which one?",
+            RequestedSchema::new().field("id", StringSchema::new(), true),
+        )
+        .into()
+    }
+
+    #[test]
+    fn one_pending_request_reserves_room_for_one() {
+        // One request per pass is the common case: the map must not reserve room for more
+        // (four requests would take one allocation of over 1 KiB per first leg).
+        let mut mrtr = Mrtr::first(Arc::new(MemoryReplayStore::new(16)));
+        mrtr.register("pick", ArgDigest::from_bytes([7; 32]), request());
+        assert_eq!(mrtr.pending.0.capacity(), 1);
+        // A second request still fits, however the map grows.
+        mrtr.register("confirm", ArgDigest::from_bytes([8; 32]), request());
+        assert_eq!(
+            mrtr.pending.0.keys().collect::<Vec<_>>(),
+            ["pick", "confirm"]
+        );
+    }
 }
