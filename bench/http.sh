@@ -237,32 +237,29 @@ if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
       "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" "$(col floor echo "$c" 6)" >>"$TSV"
   done
 fi
+ratios() { # ratios A B FIELD CONC -> " case 1.23x ..." per case: the median over rounds of
+  # A's FIELD over B's, each pair from the same round (so drift between rounds cancels)
+  local k r x out=""
+  for k in $CASES; do
+    x=$(for r in $(seq "$ROUNDS"); do
+      awk -v a="$(awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$4,$r]}")" \
+        -v b="$(awk -v i="$3" '{print $i}' <<<"${RES[$2,$k,$4,$r]}")" 'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
+    done | median)
+    out+=$(awk -v x="$x" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
+  done
+  echo "$out"
+}
 if [ -n "$FLOOR" ]; then
-  # Issue 22's yardstick: each case's CPU per request over the floor's, same concurrency:
-  # the median over rounds of ours / the floor round run beside it.
   echo >>"$MD"
   for c in $CONNS; do
-    line="CPU per request over the floor's at c=$c (median of per-round ratios):"
-    for k in $CASES; do
-      ratio=$(for r in $(seq "$ROUNDS"); do
-        awk -v a="$(awk '{print $3}' <<<"${RES[ours,$k,$c,$r]}")" -v b="$(awk '{print $3}' <<<"${RES[floor,$k,$c,$r]}")" \
-          'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
-      done | median)
-      line+=$(awk -v x="$ratio" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
-    done
+    # Issue 22's yardstick: each case's CPU per request over the floor round run beside it.
+    line="CPU per request over the floor's at c=$c (median of per-round ratios):$(ratios ours floor 3 "$c")"
     echo "$line"
     echo "$line  " >>"$MD"
-    # What 'N x rmcp' can mean on this machine: the floor's own req/s over rmcp's, round by
-    # round. A server that cost exactly what the HTTP stack alone costs would reach this and
-    # no more, so a goal above it is out of reach here whatever the MCP layer does.
-    line="Floor req/s over rmcp's at c=$c (median of per-round ratios; the ceiling for any server on this stack here):"
-    for k in $CASES; do
-      ratio=$(for r in $(seq "$ROUNDS"); do
-        awk -v a="$(awk '{print $1}' <<<"${RES[floor,$k,$c,$r]}")" -v b="$(awk '{print $1}' <<<"${RES[rmcp,$k,$c,$r]}")" \
-          'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
-      done | median)
-      line+=$(awk -v x="$ratio" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
-    done
+    # What 'N x rmcp' can mean on this machine: the floor's own req/s over rmcp's. A server
+    # that cost exactly what the HTTP stack alone costs would reach this and no more, so a
+    # goal above it is out of reach here whatever the MCP layer does.
+    line="Floor req/s over rmcp's at c=$c (median of per-round ratios; the ceiling for any server on this stack here):$(ratios floor rmcp 1 "$c")"
     echo "$line"
     echo "$line  " >>"$MD"
     line="Kernel (system) CPU per request at c=$c, us, ours/rmcp/floor (medians over rounds):"
