@@ -21,15 +21,13 @@ DRIVE=$ROOT/bench/callgrind/drive.py
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; perf probe -q -d "probe_libc:mcpalloc" 2>/dev/null || true; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
 
-bin=$BIN_DIR/bench-server
-[ "$CASE" = floor ] && bin=$BIN_DIR/bare-axum
-[ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
+# shellcheck source=case.sh
+. "$HERE/case.sh"
+server_bin "$CASE"
 LIBC=$(ldd "$bin" | awk '/libc\.so/ {print $3}')
 perf probe -q -d 'probe_libc:mcpalloc' 2>/dev/null || true
 perf probe -q -x "$LIBC" -a 'mcpalloc=malloc size=%di:u64'
 
-# shellcheck source=case.sh
-. "$HERE/case.sh"
 start_server "$bin"
 case_args "$CASE"
 python3 "$DRIVE" "$PORT" "${args[@]}" 200 2 >/dev/null

@@ -1,11 +1,19 @@
-# Sourced by copies.sh and allocs.sh: start one benchmark server and name one case's request.
+# Sourced by copies.sh, allocs.sh and syscalls.sh: start one benchmark server and name one case's request.
 #
+# server_bin CASE       sets $bin to the binary under $BIN_DIR that serves CASE (bare-axum for
+#                       floor, bench-server otherwise), or exits if it is not built
 # start_server BIN      starts BIN on 127.0.0.1:$PORT pinned to core 0 (sets $pid) and waits
 #                       for its port
 # case_args CASE        sets $args to drive.py's METHOD NAME BODY EXPECT for CASE (tools_list,
 #                       call_first, call_retry, echo; floor: echo for bare-axum); call_retry
 #                       captures a fresh requestState into $TMP/retry.json first
-# Needs $PORT, $BODIES and $TMP set by the caller.
+# Needs $BIN_DIR, $PORT, $BODIES and $TMP set by the caller.
+
+server_bin() {
+  bin=$BIN_DIR/bench-server
+  [ "$1" = floor ] && bin=$BIN_DIR/bare-axum
+  [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
+}
 
 start_server() {
   taskset -c 0 "$1" "127.0.0.1:$PORT" 2>/dev/null &

@@ -24,11 +24,10 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
 
-bin=$BIN_DIR/bench-server; load=$CASE
-[ "$CASE" = floor ] && { bin=$BIN_DIR/bare-axum; load=echo; }
-[ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
 # shellcheck source=case.sh
 . "$HERE/case.sh"
+server_bin "$CASE"
+load=$CASE; [ "$CASE" = floor ] && load=echo
 start_server "$bin"
 
 drive() { # drive SECONDS -> the kit's summary on stderr in $TMP/load.err
