@@ -57,8 +57,8 @@ pub use crate::mrtr::REPLAYED_META_KEY;
 use crate::mrtr::{FreshAnswer, Lookup, Sealing, binding_digest, form_binding_digest, refused};
 use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
+use crate::service::{CancellationToken, NotificationSink};
 use crate::state::{ArgDigest, CorrelationId};
-use crate::transport::{CancellationToken, NotificationSink};
 
 mod cancellation;
 

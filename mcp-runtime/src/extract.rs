@@ -38,8 +38,8 @@ use mcp_types::JsonObject;
 use crate::Principal;
 use crate::context::RequestContext;
 use crate::resource::ResourceUri;
+use crate::service::CancellationToken;
 use crate::tool::{HandlerError, State, StateNeed};
-use crate::transport::CancellationToken;
 
 /// What a handler parameter extractor sees of the call: a tool call, a prompt get or a
 /// resource read.

@@ -54,6 +54,7 @@ pub mod sandbox;
 #[cfg(feature = "scope")]
 pub mod scope;
 pub mod server;
+pub mod service;
 pub mod state;
 pub mod tasks;
 pub mod tool;

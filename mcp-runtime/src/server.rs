@@ -42,9 +42,9 @@ use mcp_types::{CacheScope, Implementation, ResultMeta};
 use crate::context::StateMap;
 use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
+use crate::service::ParamHeader;
 use crate::state::{KeyError, StateKeyring};
 use crate::tasks::TaskStore;
-use crate::transport::ParamHeader;
 
 pub use limits::Limits;
 pub use listen::{MAX_LISTEN_TASKS, MAX_LISTENS_PER_PRINCIPAL, STORE_POLL};
@@ -60,7 +60,7 @@ pub struct Server {
 
 /// A server as the transports hold it, so that everything taking
 /// `impl Into<Arc<dyn McpService>>` (the 2025-11-25 adapter) takes a [`Server`] as it is.
-impl From<Server> for Arc<dyn crate::transport::McpService> {
+impl From<Server> for Arc<dyn crate::service::McpService> {
     fn from(server: Server) -> Self {
         Arc::new(server)
     }

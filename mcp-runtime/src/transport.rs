@@ -1,7 +1,9 @@
 //! Transports: how MCP messages reach the server core and how its answers get back.
 //!
-//! - [`service`]: the seam every transport drives, [`McpService`], and what flows through it
-//!   ([`Message`], [`RequestScope`], [`Reply`]).
+//! Every transport drives the seam in [`crate::service`]: it authenticates a message's sender
+//! into a [`Grant`](crate::service::Grant) and hands both to an
+//! [`McpService`](crate::service::McpService), which enforces every policy itself.
+//!
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
 //! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
 //!   [`auth`]entication, `Origin` checks and header/body validation.
@@ -18,7 +20,6 @@ pub mod auth;
 mod body;
 #[cfg(feature = "http")]
 pub mod edge;
-pub(crate) mod envelope;
 #[cfg(feature = "http")]
 pub(crate) mod gates;
 #[cfg(feature = "http")]
@@ -31,23 +32,17 @@ pub mod http;
 mod http_config;
 #[cfg(feature = "oauth")]
 pub mod oauth;
-mod param_header;
 #[cfg(feature = "http")]
 mod response;
-pub mod service;
 pub mod stdio;
 
 #[cfg(feature = "http")]
 pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
 pub use auth::{
-    AllowAnonymous, AuthFileError, AuthFuture, AuthRejection, Authenticator, BearerTokens, Grant,
+    AllowAnonymous, AuthFileError, AuthFuture, AuthRejection, Authenticator, BearerTokens,
 };
 #[cfg(feature = "http")]
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]
 pub use http::{BoundHttpServer, HttpConfig, HttpServer};
-pub use service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, ParamHeader,
-    ReadinessCheck, Reply, ReplyKind, RequestScope,
-};
 pub use stdio::StdioConfig;

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use mcp_runtime::client::{Client, ClientError, HttpTransport, InProcess, StdioTransport};
 use mcp_runtime::prelude::*;
+use mcp_runtime::service::McpService;
 use mcp_runtime::transport::stdio::{StdioConfig, serve};
-use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer, McpService};
+use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
 use tokio::sync::mpsc;
 
 /// The client's deadline in the timeout tests: long enough for the tool to start on a busy

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{
+use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };
 use serde_json::{Value, json};

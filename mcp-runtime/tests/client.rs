@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use mcp_runtime::client::{Client, ClientError, HttpTransport, InProcess, InputHandlers};
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer, McpService};
+use mcp_runtime::service::McpService;
+use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
 use mcp_types::{
     ClientCapabilities, ElicitContentValue, ElicitRequestFormParams, ElicitResult,
     ElicitationCapability, ErrorCode,

@@ -5,7 +5,7 @@ mod core_support;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{
+use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
 };
 use proptest::prelude::*;
@@ -360,7 +360,7 @@ async fn progress_and_log_notifications_follow_meta() {
 
 #[tokio::test]
 async fn service_seam_answers_like_handle_bytes() {
-    use mcp_runtime::transport::{McpService, Message};
+    use mcp_runtime::service::{McpService, Message};
     let s = server();
     let body = call(1, "plain", json!({"text": "hi"}), json!({}));
     let msg = Message::parse(bytes::Bytes::from(body.clone())).unwrap();
@@ -484,7 +484,7 @@ impl ToolHandler for HeaderTool {
 
 #[test]
 fn x_mcp_header_rules_reach_the_transport_and_bad_ones_fail_the_build() {
-    use mcp_runtime::transport::{McpService, ParamHeader};
+    use mcp_runtime::service::{McpService, ParamHeader};
     let ok = HeaderTool::with_schema(json!({"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
         "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}

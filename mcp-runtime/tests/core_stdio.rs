@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::{McpService, StdioConfig, stdio};
+use mcp_runtime::service::McpService;
+use mcp_runtime::transport::{StdioConfig, stdio};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

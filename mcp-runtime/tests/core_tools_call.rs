@@ -8,10 +8,10 @@ mod core_support;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
-use mcp_runtime::state::{StateKey, StateKeyring};
-use mcp_runtime::transport::{
+use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };
+use mcp_runtime::state::{StateKey, StateKeyring};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::McpService;
+use mcp_runtime::service::McpService;
 
 #[derive(Deserialize, JsonSchema)]
 struct NoArgs {}

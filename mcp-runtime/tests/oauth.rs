@@ -17,8 +17,9 @@ use base64::Engine as _;
 use jsonwebtoken::jwk::{Jwk, JwkSet, KeyAlgorithm};
 use jsonwebtoken::{Algorithm, EncodingKey, Header, encode, get_current_timestamp};
 use mcp_runtime::prelude::*;
+use mcp_runtime::service::McpService;
 use mcp_runtime::transport::oauth::{OAuthConfig, ResourceServer, principal_for};
-use mcp_runtime::transport::{HttpConfig, HttpServer, McpService};
+use mcp_runtime::transport::{HttpConfig, HttpServer};
 use serde_json::{Value, json};
 use transport_support::{HttpResponse, VERSION, exchange, request};
 

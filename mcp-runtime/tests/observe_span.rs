@@ -246,7 +246,7 @@ async fn an_http_request_makes_exactly_one_info_record() {
 #[tokio::test]
 async fn the_legacy_adapters_own_answers_get_the_request_span() {
     use mcp_runtime::legacy::LegacySession;
-    use mcp_runtime::transport::{CancellationToken, McpService};
+    use mcp_runtime::service::{CancellationToken, McpService};
 
     let (capture, _guard) = Capture::install();
 

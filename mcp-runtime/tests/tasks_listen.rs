@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use core_support::{call, meta, request};
 use mcp_runtime::prelude::*;
+use mcp_runtime::service::McpService;
 use mcp_runtime::tasks::{MemoryTaskStore, TaskStore};
-use mcp_runtime::transport::{McpService, StdioConfig, stdio};
+use mcp_runtime::transport::{StdioConfig, stdio};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::sync::Semaphore;

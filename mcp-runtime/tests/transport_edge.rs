@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::Principal;
+use mcp_runtime::service::McpService;
 use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HostAllowlist, HttpConfig, HttpServer, McpService,
+    AllowAnonymous, Authenticator, BearerTokens, HostAllowlist, HttpConfig, HttpServer,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

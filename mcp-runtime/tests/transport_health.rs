@@ -13,7 +13,8 @@ use mcp_runtime::prelude::*;
 use mcp_runtime::replay::{
     ClaimOutcome, DuringWork, MemoryReplayStore, Nonce, ReplayError, ReplayStore,
 };
-use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer, McpService};
+use mcp_runtime::service::McpService;
+use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
 use serde_json::Value;
 use transport_support::exchange;
 

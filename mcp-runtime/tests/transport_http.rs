@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_runtime::Principal;
-use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService,
-};
+use mcp_runtime::service::McpService;
+use mcp_runtime::transport::{AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use transport_support::{TestService, VERSION, exchange, read_response, request, send_raw};

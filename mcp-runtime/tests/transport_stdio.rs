@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::Principal;
-use mcp_runtime::transport::McpService;
+use mcp_runtime::service::McpService;
 use mcp_runtime::transport::stdio::{StdioConfig, serve};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};

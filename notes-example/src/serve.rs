@@ -12,10 +12,11 @@ use mcp_runtime::legacy::http::{LegacyHttp, LegacyHttpConfig};
 use mcp_runtime::replay::open_store;
 use mcp_runtime::sandbox::{self, SandboxStatus};
 use mcp_runtime::scope::ScopePolicy;
+use mcp_runtime::service::McpService;
 use mcp_runtime::state::StateKeyring;
 use mcp_runtime::transport::oauth::{OAuthConfig, ResourceServer, principal_for};
 use mcp_runtime::transport::{
-    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, McpService, serve_router,
+    AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer, serve_router,
 };
 
 use crate::backend::{NotesSpec, NotesStore, UriGrants};

@@ -14,10 +14,9 @@ use mcp_runtime::Principal;
 use mcp_runtime::client::ClientError;
 use mcp_runtime::replay::MemoryReplayStore;
 use mcp_runtime::scope::ScopePolicy;
+use mcp_runtime::service::McpService;
 use mcp_runtime::state::StateKeyring;
-use mcp_runtime::transport::{
-    Authenticator, BearerTokens, HttpServer, McpService, OriginAllowlist,
-};
+use mcp_runtime::transport::{Authenticator, BearerTokens, HttpServer, OriginAllowlist};
 use mcp_types::{ClientCapabilities, ElicitationCapability, ErrorCode};
 use notes_example::connect::{self, ExportConnect};
 use notes_example::notes::Notes;

@@ -11,7 +11,7 @@ use mcp_types::RequestId;
 use serde_json::Value;
 
 use super::ClientError;
-use crate::transport::{CancellationToken, NotificationSink, RequestScope};
+use crate::service::{CancellationToken, NotificationSink, RequestScope};
 use crate::{Principal, Server};
 
 /// One outgoing message and what an HTTP transport mirrors into headers.

@@ -11,7 +11,7 @@
 //! token.
 
 use super::RequestContext;
-use crate::transport::CancellationToken;
+use crate::service::CancellationToken;
 
 impl RequestContext {
     /// Completes once this request is over: cancelled by the client, timed out, or answered.

@@ -80,11 +80,10 @@ use super::LEGACY_PROTOCOL_VERSION;
 use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
 use crate::Principal;
 use crate::log_safe::LogSafe;
-use crate::transport::envelope;
+use crate::service::envelope;
+use crate::service::{CancellationToken, Grant, McpService};
 use crate::transport::gates::{self, Refusal};
-use crate::transport::{
-    Authenticator, CancellationToken, Grant, HttpConfig, McpService, OriginAllowlist,
-};
+use crate::transport::{Authenticator, HttpConfig, OriginAllowlist};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
 

@@ -40,10 +40,10 @@
 //! # Layering
 //!
 //! The adapter reaches the core only through the service seam,
-//! [`McpService`](crate::transport::McpService) (as the modern transports do): it forwards
-//! each request as a [`Message`](crate::transport::Message) to
-//! [`McpService::handle`](crate::transport::McpService::handle) and asks
-//! [`McpService::required_scopes`](crate::transport::McpService::required_scopes) for the
+//! [`McpService`](crate::service::McpService) (as the modern transports do): it forwards
+//! each request as a [`Message`](crate::service::Message) to
+//! [`McpService::handle`](crate::service::McpService::handle) and asks
+//! [`McpService::required_scopes`](crate::service::McpService::required_scopes) for the
 //! OAuth check, so it serves a [`Server`](crate::Server) or any wrapper around one. A
 //! forwarded message therefore passes the core's own size and depth limits, like a modern one.
 //!

@@ -18,7 +18,7 @@ use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
 use crate::Principal;
 use crate::log_safe::LogSafe;
 use crate::observe::RequestObserver;
-use crate::transport::{
+use crate::service::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
 };
 

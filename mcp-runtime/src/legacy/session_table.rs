@@ -10,7 +10,7 @@ use base64::Engine as _;
 
 use super::session::LegacySession;
 use crate::Principal;
-use crate::transport::CancellationToken;
+use crate::service::CancellationToken;
 
 /// One live session and its HTTP bookkeeping.
 pub(super) struct Entry {

@@ -13,8 +13,8 @@ use tokio::task::JoinSet;
 
 use super::session::{Delivery, LegacySession, SessionLimits, error_response};
 use crate::Principal;
+use crate::service::{CancellationToken, McpService};
 use crate::transport::stdio::{StdioConfig, serve};
-use crate::transport::{CancellationToken, McpService};
 
 /// Which revision a stdio process speaks, decided by its first message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

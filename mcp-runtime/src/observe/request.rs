@@ -12,7 +12,7 @@ use tracing::field::{Empty, display};
 use super::{REQUEST_TARGET, micros};
 use crate::Principal;
 use crate::log_safe::LogSafe;
-use crate::transport::{Reply, ReplyKind};
+use crate::service::{Reply, ReplyKind};
 
 /// Numbers requests within the process (only when a subscriber records spans).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -74,7 +74,7 @@ fn reply_outcome(reply: &Reply) -> (&'static str, Option<i64>) {
 /// The request span of a transport that knows more than the core about how a request ended
 /// (Streamable HTTP: the status it answered with, a timeout, a client gone), so that one
 /// request still makes one record. The transport opens it, hands it to the core through
-/// [`RequestScope`](crate::transport::RequestScope) (the core's [`RequestObserver`] adopts it:
+/// [`RequestScope`](crate::service::RequestScope) (the core's [`RequestObserver`] adopts it:
 /// it records the target, refusal and round into it but neither outcome nor closing event),
 /// and closes it with [`TransportSpan::close`]. A service that ignores the hand-off (one of
 /// your own) still gets its requests recorded once, by the transport.

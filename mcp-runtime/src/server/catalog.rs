@@ -15,7 +15,7 @@ use super::reply::{error_reply, result_reply};
 use super::request::{Needs, RetryParts, Target};
 use crate::handler_error::{HandlerError, HandlerErrorKind};
 use crate::resource::not_found_error;
-use crate::transport::{Reply, RequestScope};
+use crate::service::{Reply, RequestScope};
 
 /// The spec caps a completion at 100 values.
 const MAX_COMPLETION_VALUES: usize = 100;

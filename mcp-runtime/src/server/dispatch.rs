@@ -22,8 +22,8 @@ use crate::Principal;
 use crate::handler_error::{HandlerErrorKind, settle};
 use crate::members::member;
 use crate::observe::RequestObserver;
-use crate::transport::service::Body;
-use crate::transport::{
+use crate::service::Body;
+use crate::service::{
     CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
 };
 
@@ -646,7 +646,7 @@ impl McpService for Server {
         }
     }
 
-    fn param_headers(&self, tool: &str) -> &[crate::transport::ParamHeader] {
+    fn param_headers(&self, tool: &str) -> &[crate::service::ParamHeader] {
         self.inner
             .param_headers
             .get(tool)
@@ -659,13 +659,13 @@ impl McpService for Server {
             .required(&self.inner.resources, method, name)
     }
 
-    fn readiness(&self) -> BoxFuture<'_, Vec<crate::transport::ReadinessCheck>> {
+    fn readiness(&self) -> BoxFuture<'_, Vec<crate::service::ReadinessCheck>> {
         Box::pin(async move {
             let store = self.inner.store.ping().await.map_err(|e| e.to_string());
             vec![
-                crate::transport::ReadinessCheck::new("replay_store", store),
+                crate::service::ReadinessCheck::new("replay_store", store),
                 // Keys are loaded when the server is built; a running server has them.
-                crate::transport::ReadinessCheck::new("state_keys", Ok(())),
+                crate::service::ReadinessCheck::new("state_keys", Ok(())),
             ]
         })
     }

@@ -26,7 +26,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Server;
 use super::reply::{error_reply, result_reply};
-use crate::transport::{Reply, RequestScope};
+use crate::service::{Reply, RequestScope};
 
 /// Most task ids one `subscriptions/listen` may name (more is `-32602`).
 pub const MAX_LISTEN_TASKS: usize = 64;

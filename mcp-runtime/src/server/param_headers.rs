@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use mcp_types::param_header_rules;
 
 use crate::router::ToolRouter;
-use crate::transport::ParamHeader;
+use crate::service::ParamHeader;
 
 /// Collects every tool's rules; fails on a rule the spec forbids (clients would drop the tool).
 pub(super) fn collect(router: &ToolRouter) -> Result<HashMap<String, Vec<ParamHeader>>, String> {

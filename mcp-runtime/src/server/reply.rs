@@ -9,7 +9,7 @@ use bytes::Bytes;
 use mcp_types::{ErrorObject, InputRequiredResult, JsonRpcErrorResponse, RequestId};
 use serde::Serialize;
 
-use crate::transport::Reply;
+use crate::service::Reply;
 
 const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 

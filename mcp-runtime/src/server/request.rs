@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::{Server, mrtr};
 use crate::context::{ContextParts, Mrtr, RequestContext};
+use crate::service::{Reply, RequestScope};
 use crate::state::{ArgDigest, Expectation, canonical_digest};
-use crate::transport::{Reply, RequestScope};
 
 /// A `tools/call` taken apart: what a task run needs of it.
 pub(super) struct CallParts {

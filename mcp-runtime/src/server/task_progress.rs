@@ -10,8 +10,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::Principal;
+use crate::service::{CancellationToken, NotificationSink, RequestScope};
 use crate::tasks::{TaskStore, now_ms};
-use crate::transport::{CancellationToken, NotificationSink, RequestScope};
 
 /// Notifications a pass may queue before its `progress` calls wait for the store.
 const QUEUE: usize = 32;

@@ -20,10 +20,10 @@ use super::request::{CallParts, Needs, RetryParts, Target};
 use crate::Principal;
 use crate::context::RequestContext;
 use crate::handler_error::{HandlerErrorKind, settle};
+use crate::service::{CancellationToken, Reply};
 use crate::state::ArgDigest;
 use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
 use crate::tool::ToolHandler;
-use crate::transport::{CancellationToken, Reply};
 
 use super::task_progress::{self, CANCEL_GRACE, Wiring};
 use super::task_watch::{Announcing, ListenCounts};

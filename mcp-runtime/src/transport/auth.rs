@@ -36,6 +36,7 @@ use sha2::{Digest, Sha256};
 use subtle::{Choice, ConstantTimeEq};
 
 use crate::Principal;
+use crate::service::{AuthScheme, Grant};
 
 /// The shortest bearer token [`BearerTokens`] accepts.
 pub const MIN_TOKEN_LEN: usize = 32;
@@ -52,40 +53,6 @@ pub enum AuthRejection {
     /// The credentials are ambiguous: more than one `Authorization` header. Refused rather than
     /// guessing which one a proxy or the client meant.
     Malformed,
-}
-
-/// What an authenticated request may do: who it runs as and, for schemes that have them, the
-/// OAuth scopes its credentials grant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
-    /// Who the request runs as.
-    pub principal: Principal,
-    /// The scopes granted, or `None` for a scheme without scopes (static tokens, anonymous),
-    /// whose requests pass every scope requirement.
-    pub scopes: Option<Vec<String>>,
-}
-
-impl From<Principal> for Grant {
-    fn from(principal: Principal) -> Self {
-        Self {
-            principal,
-            scopes: None,
-        }
-    }
-}
-
-impl Grant {
-    /// The scopes of `required` this grant lacks (none for a scheme without scopes).
-    pub fn missing<'a>(&self, required: &'a [String]) -> Vec<&'a str> {
-        match &self.scopes {
-            None => Vec::new(),
-            Some(granted) => required
-                .iter()
-                .filter(|need| !granted.iter().any(|g| g == *need))
-                .map(String::as_str)
-                .collect(),
-        }
-    }
 }
 
 /// A boxed future, as [`Authenticator::authenticate_grant`] returns.
@@ -112,8 +79,15 @@ pub trait Authenticator: Send + Sync + 'static {
     /// [`AuthRejection`] when the request must be refused with 401.
     fn authenticate_grant<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a> {
         Box::pin(std::future::ready(
-            self.authenticate(headers).map(Grant::from),
+            self.authenticate(headers)
+                .map(|principal| Grant::unscoped(principal, self.scheme())),
         ))
+    }
+
+    /// How this scheme authenticates, recorded in every [`Grant`] it hands out. Default:
+    /// [`AuthScheme::Custom`].
+    fn scheme(&self) -> AuthScheme {
+        AuthScheme::Custom
     }
 
     /// Extra auth-params every `WWW-Authenticate: Bearer` challenge of this scheme carries,
@@ -155,6 +129,10 @@ pub struct AllowAnonymous(pub Principal);
 impl Authenticator for AllowAnonymous {
     fn authenticate(&self, _headers: &HeaderMap) -> Result<Principal, AuthRejection> {
         Ok(self.0.clone())
+    }
+
+    fn scheme(&self) -> AuthScheme {
+        AuthScheme::Anonymous
     }
 }
 
@@ -422,6 +400,10 @@ impl Authenticator for BearerTokens {
     fn authenticate(&self, headers: &HeaderMap) -> Result<Principal, AuthRejection> {
         let token = bearer(headers)?;
         self.lookup(token).ok_or(AuthRejection::InvalidToken)
+    }
+
+    fn scheme(&self) -> AuthScheme {
+        AuthScheme::BearerToken
     }
 }
 

@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_types::ErrorCode;
 
-use super::envelope;
+use crate::service::envelope;
 
 /// Why reading a request body failed; [`BodyError::status`] is the HTTP answer to give.
 #[derive(Debug, thiserror::Error)]

@@ -58,8 +58,8 @@ use tower::ServiceExt as _;
 use super::allowlist::HostAllowlist;
 pub use super::body::{BodyError, read_body};
 use super::body::{BodyTimedOut, BudgetSpent};
-use super::envelope;
 use super::http_config::HttpConfig;
+use crate::service::envelope;
 
 const LOG_TARGET: &str = "mcp_runtime::transport::edge";
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");

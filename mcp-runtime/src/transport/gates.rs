@@ -15,9 +15,10 @@ use serde_json::Value;
 use std::time::Duration;
 
 use super::allowlist::OriginAllowlist;
-use super::auth::{AuthRejection, Authenticator, Grant, challenge};
+use super::auth::{AuthRejection, Authenticator, challenge};
 use super::body::{BodyError, read_body_until};
-use super::envelope;
+use crate::service::Grant;
+use crate::service::envelope;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 

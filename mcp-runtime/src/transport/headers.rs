@@ -13,9 +13,9 @@ use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
-use super::param_header::ParamHeader;
-use super::service::Message;
 use crate::members::member_of;
+use crate::service::Message;
+use crate::service::ParamHeader;
 use mcp_types::ToolsCall;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");

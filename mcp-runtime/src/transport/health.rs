@@ -22,7 +22,7 @@ use http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use super::response::LOG_TARGET;
-use super::service::{McpService, ReadinessCheck};
+use crate::service::{McpService, ReadinessCheck};
 
 /// How long one readiness check may take before it counts as failed.
 pub const READINESS_TIMEOUT: Duration = Duration::from_secs(2);

@@ -75,16 +75,16 @@ use super::allowlist::OriginAllowlist;
 use super::auth::Authenticator;
 pub use super::edge::{BodyError, read_body, serve_router};
 use super::edge::{Endpoint, Routes, serve_routes};
-use super::envelope::{self, Kind};
 use super::gates::{self, Refusal, json};
 use super::headers;
 pub use super::http_config::{HttpConfig, InvalidLimit};
 use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros};
-use super::service::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
-};
 use crate::Principal;
 use crate::log_safe::LogSafe;
+use crate::service::envelope::{self, Kind};
+use crate::service::{
+    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
+};
 
 /// An invalid [`HttpConfig::path`].
 #[derive(Debug, thiserror::Error)]

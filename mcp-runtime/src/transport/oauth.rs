@@ -37,7 +37,7 @@
 //! only reads them.
 //!
 //! ```no_run
-//! # async fn run(service: std::sync::Arc<dyn mcp_runtime::transport::McpService>) -> std::io::Result<()> {
+//! # async fn run(service: std::sync::Arc<dyn mcp_runtime::service::McpService>) -> std::io::Result<()> {
 //! use mcp_runtime::transport::HttpServer;
 //! use mcp_runtime::transport::oauth::{OAuthConfig, ResourceServer};
 //!
@@ -67,9 +67,10 @@ use std::time::Duration;
 use http::HeaderMap;
 pub use jsonwebtoken::Algorithm;
 
-use super::auth::{AuthFuture, AuthRejection, Authenticator, Grant, bearer};
+use super::auth::{AuthFuture, AuthRejection, Authenticator, bearer};
 use super::http::HttpServer;
 use crate::Principal;
+use crate::service::Grant;
 
 const LOG_TARGET: &str = "mcp_runtime::transport::oauth";
 
@@ -353,6 +354,10 @@ impl Authenticator for ResourceServer {
 
     fn challenge_params(&self) -> Option<&str> {
         Some(&self.inner.challenge)
+    }
+
+    fn scheme(&self) -> crate::service::AuthScheme {
+        crate::service::AuthScheme::OAuth
     }
 }
 

@@ -18,13 +18,13 @@ use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
-use super::envelope;
 use super::gates::{Accepts, json, sse_event};
-use super::service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, RequestScope,
-};
 use crate::Principal;
 use crate::observe::TransportSpan;
+use crate::service::envelope;
+use crate::service::{
+    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, RequestScope,
+};
 
 /// The HTTP transport's log target: requests refused before the service, and notifications
 /// (a request the service answers is recorded by its request span, see

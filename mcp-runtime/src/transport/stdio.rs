@@ -24,12 +24,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use super::envelope::{self, Kind};
-use super::service::{
-    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
-};
 use crate::Principal;
 use crate::log_safe::LogSafe;
+use crate::service::envelope::{self, Kind};
+use crate::service::{
+    CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
+};
 
 /// Tunables for [`serve`].
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use mcp_runtime::transport::{McpService, Message, ParamHeader, Reply, RequestScope};
+use mcp_runtime::service::{McpService, Message, ParamHeader, Reply, RequestScope};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

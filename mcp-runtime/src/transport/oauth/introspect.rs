@@ -5,7 +5,8 @@ use serde::Deserialize;
 
 use super::keys::KeyCache;
 use super::{LOG_TARGET, OAuthConfig, principal_for};
-use crate::transport::auth::{AuthRejection, Grant};
+use crate::service::{AuthScheme, Grant};
+use crate::transport::auth::AuthRejection;
 
 #[derive(Deserialize)]
 struct Answer {
@@ -101,5 +102,6 @@ pub(super) async fn introspect(
     Ok(Grant {
         principal: principal_for(&config.issuer, &sub),
         scopes: Some(scopes),
+        scheme: AuthScheme::OAuth,
     })
 }

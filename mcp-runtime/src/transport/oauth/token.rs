@@ -7,7 +7,8 @@ use serde::Deserialize;
 
 use super::keys::KeyCache;
 use super::{LOG_TARGET, OAuthConfig, principal_for};
-use crate::transport::auth::{AuthRejection, Grant};
+use crate::service::{AuthScheme, Grant};
+use crate::transport::auth::AuthRejection;
 
 /// Larger tokens are refused unread (a JWT access token is a few KiB at most).
 const MAX_TOKEN_BYTES: usize = 16 * 1024;
@@ -97,5 +98,6 @@ pub(super) async fn verify(
     Ok(Grant {
         principal: principal_for(&claims.iss, &claims.sub),
         scopes: Some(scopes),
+        scheme: AuthScheme::OAuth,
     })
 }

@@ -1,0 +1,112 @@
+//! The seam between the transports and the server core: [`McpService`], and what flows
+//! through it.
+//!
+//! This module sits below both the handler API and the transports: the transports
+//! (`crate::transport`, the 2025-11-25 adapter, the typed client's in-process harness) and the
+//! core depend on it, never on each other. A transport frames and authenticates one JSON-RPC
+//! [`Message`], then hands it to the service with a [`RequestScope`] carrying the
+//! [`Grant`] it authenticated (who sent it, which scopes its credentials hold, by which
+//! scheme). The service enforces every policy itself (versions, capabilities, scopes) and
+//! answers with at most one [`Reply`]; the notifications a request emits while it runs
+//! (progress, log) go through its [`NotificationSink`] and end up on that request's own stream
+//! (the SSE response on HTTP, stdout on stdio).
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+pub use tokio_util::sync::CancellationToken;
+
+pub(crate) mod envelope;
+mod grant;
+mod message;
+mod notifications;
+mod param_header;
+mod reply;
+mod scope;
+
+pub use grant::{AuthScheme, Grant};
+pub(crate) use message::Body;
+pub use message::Message;
+pub use notifications::{LazyReceiver, NotificationSink};
+pub use param_header::ParamHeader;
+pub use reply::{Reply, ReplyKind};
+pub use scope::RequestScope;
+
+/// The server core as the transports see it.
+///
+/// Object safe: transports hold an `Arc<dyn McpService>`.
+pub trait McpService: Send + Sync + 'static {
+    /// Handles one JSON-RPC request or notification sent by `ctx.principal`.
+    ///
+    /// The transport has already checked that `message` is a JSON object with `jsonrpc: "2.0"`
+    /// and a string `method` (and, on HTTP, that the headers match the body); requests have a
+    /// string or integer `id`.
+    ///
+    /// - For a request, return `Some(reply)` carrying the response with the request's id.
+    ///   (A transport answers `-32603` if a live request yields `None`.)
+    /// - For a notification, return `None` to accept it (HTTP answers 202). Returning
+    ///   `Some(error reply without id)` rejects it: HTTP sends that body with a 4xx status,
+    ///   stdio sends nothing, because nothing may answer a notification there.
+    ///
+    /// Notifications the request emits while it runs go to `ctx.notifications`. The future may
+    /// be dropped at any await point (cancellation, client disconnect, timeout).
+    fn handle<'a>(&'a self, message: Message, ctx: RequestScope) -> BoxFuture<'a, Option<Reply>>;
+
+    /// [`McpService::handle`] for a transport that keeps the request's future beyond a borrow
+    /// of the service (the HTTP transport, whose response body may stream it): the future owns
+    /// the service's `Arc`. Default: `handle` inside a future that holds the `Arc`. Override it
+    /// to build that future directly, one allocation (and one future layer) less per request.
+    fn handle_owned(
+        self: Arc<Self>,
+        message: Message,
+        ctx: RequestScope,
+    ) -> BoxFuture<'static, Option<Reply>> {
+        Box::pin(async move { self.handle(message, ctx).await })
+    }
+
+    /// Header rules a `tools/call` of `tool` must satisfy (its `x-mcp-header` properties, which
+    /// become `Mcp-Param-*` headers on HTTP). Default: none.
+    fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
+        &[]
+    }
+
+    /// OAuth scopes a request of `method` naming `name` (the tool or prompt name, or the
+    /// resource URI of `resources/read`) requires; a transport refuses a token lacking any of
+    /// them (HTTP 403 `insufficient_scope`). Default: none.
+    fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
+        &[]
+    }
+
+    /// Checks what the service needs to answer requests, for readiness probes (the HTTP
+    /// transport's `/readyz`): each check's name and, when it failed, why. The transport
+    /// bounds the wait. Default: nothing to check. [`Server`](crate::Server) checks its replay
+    /// store ([`ReplayStore::ping`](crate::replay::ReplayStore::ping)) and its state keys.
+    fn readiness(&self) -> BoxFuture<'_, Vec<ReadinessCheck>> {
+        Box::pin(async { Vec::new() })
+    }
+
+    /// The transport stops taking requests (stdio input ended, HTTP shutdown began) and
+    /// lets the in-flight ones finish: end long-lived streams (`subscriptions/listen`) with
+    /// their final result now, rather than have them cut off at the grace limit. Default:
+    /// nothing.
+    fn shutting_down(&self) {}
+}
+
+/// The result of one readiness check ([`McpService::readiness`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadinessCheck {
+    /// What was checked, e.g. `replay_store` (shown in `/readyz`).
+    pub name: String,
+    /// Why it is not ready; `None` when it is. Logged, not shown to the prober.
+    pub error: Option<String>,
+}
+
+impl ReadinessCheck {
+    /// A check named `name` with `result`.
+    pub fn new(name: impl Into<String>, result: Result<(), String>) -> Self {
+        Self {
+            name: name.into(),
+            error: result.err(),
+        }
+    }
+}
