@@ -103,7 +103,7 @@ pub use transport::{InProcess, Outgoing, Transport};
 
 use mcp_types::ParamHeaderRule as HeaderRule;
 
-use crate::{Principal, Server};
+use crate::Server;
 
 /// Configures a [`Client`].
 #[derive(Debug)]
@@ -262,10 +262,12 @@ impl Client {
         }
     }
 
-    /// A client of `server` in this process, authenticated as `principal`, with the default
-    /// settings (form and URL elicitation declared, no handlers): the test harness.
-    pub fn in_process(server: Server, principal: Principal) -> Client {
-        Self::builder(InProcess::new(server, principal)).build()
+    /// A client of `server` in this process, authenticated as `grant` (a plain [`Principal`](crate::Principal)
+    /// is a local grant without scopes; [`Grant::scoped`](crate::service::Grant::scoped)
+    /// tests what a token with those scopes may do), with the default settings (form and URL
+    /// elicitation declared, no handlers): the test harness.
+    pub fn in_process(server: Server, grant: impl Into<crate::service::Grant>) -> Client {
+        Self::builder(InProcess::new(server, grant)).build()
     }
 
     /// The `_meta` sent with every request through this handle.

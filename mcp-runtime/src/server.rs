@@ -131,6 +131,15 @@ pub enum BuildError {
     /// a string).
     #[error("{0}")]
     Declaration(String),
+    /// The server accepts scoped credentials ([`ServerBuilder::scoped_authorization`]) but
+    /// these tools, prompts or resources declare neither scopes nor public access.
+    #[error(
+        "the server accepts scoped credentials (scoped_authorization), so every tool, prompt \
+         and resource must declare its OAuth scopes or be declared public; these declare \
+         neither: {}",
+        .0.join("; ")
+    )]
+    Unscoped(Vec<String>),
     /// A tool extracts `State<T>` of a type never registered with `.state(..)`.
     #[error(
         "tool `{tool}` takes `State<{type_name}>`, but no state of that type was registered; \

@@ -70,11 +70,20 @@ pub trait McpService: Send + Sync + 'static {
         &[]
     }
 
-    /// OAuth scopes a request of `method` naming `name` (the tool or prompt name, or the
-    /// resource URI of `resources/read`) requires; a transport refuses a token lacking any of
-    /// them (HTTP 403 `insufficient_scope`). Default: none.
-    fn required_scopes(&self, _method: &str, _name: &str) -> &[String] {
-        &[]
+    /// Whether `grant` may make the request `method` with `params` (its `name` or `uri`
+    /// target), by the service's own policy: `None` when it may, else the refusal
+    /// ([`Reply::forbidden`]). [`McpService::handle`] enforces the same verdict itself on
+    /// every request; a transport asks beforehand only to answer a refusal in its own shape
+    /// before it commits to a response (the 2025-11-25 adapter's 403, before its session is
+    /// touched). Default: every request is allowed.
+    fn authorize(
+        &self,
+        _grant: &Grant,
+        _id: &mcp_types::RequestId,
+        _method: &str,
+        _params: &mcp_types::JsonObject,
+    ) -> Option<Reply> {
+        None
     }
 
     /// Checks what the service needs to answer requests, for readiness probes (the HTTP

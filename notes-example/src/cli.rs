@@ -195,8 +195,8 @@ request runs as the default principal.
 
 OAuth (--http with --oauth-issuer URL): clients send access tokens (JWTs) the authorization \
 server issued for --resource (default: the public URL + /mcp); they are checked against the \
-issuer's published keys, audience, expiry and scopes (notes:read lists and reads, notes:write \
-deletes). A request runs as the token's issuer + subject: --workspace SUBJECT=DIR grants DIR to \
+issuer's published keys, audience, expiry and scopes (notes:read lists, reads and exports; \
+deleting needs notes:read and notes:write). A request runs as the token's issuer + subject: --workspace SUBJECT=DIR grants DIR to \
 the subject SUBJECT. Clients discover the issuer at /.well-known/oauth-protected-resource.
 
 HTTP limits: headers within --header-timeout-secs (10), bodies within --body-timeout-secs (30), \

@@ -241,11 +241,16 @@ pub fn build_server_with(
         ],
     )
     .resources(resources![note])
-    // Over HTTP with --oauth-issuer, tokens need these scopes (403 insufficient_scope
-    // otherwise); stdio and --auth-file tokens carry no scopes and are not restricted.
+    // Every tool and resource declares its scopes, and the build fails if one does not:
+    // an OAuth token (--oauth-issuer) is held to them on every transport (403
+    // insufficient_scope over HTTP); stdio and --auth-file tokens carry no scopes and are
+    // not restricted. notes_delete shows the matching notes' titles before it deletes, so it
+    // needs to read as well as write.
+    .scoped_authorization()
     .tool_scopes("notes_list", [SCOPE_READ])
-    .tool_scopes("notes_delete", [SCOPE_WRITE])
+    .tool_scopes("notes_delete", [SCOPE_READ, SCOPE_WRITE])
     .tool_scopes("notes_connect_export", [SCOPE_READ])
+    .tool_scopes("notes_export", [SCOPE_READ])
     .resource_scopes("file://{+path}", [SCOPE_READ])
     .state::<NotesStore>(notes.into())
     .state(connect)

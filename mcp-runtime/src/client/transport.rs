@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::ClientError;
 use crate::service::{CancellationToken, NotificationSink, RequestScope};
-use crate::{Principal, Server};
+use crate::Server;
+use crate::service::Grant;
 
 /// One outgoing message and what an HTTP transport mirrors into headers.
 #[derive(Debug, Clone)]
@@ -76,14 +77,17 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
 #[derive(Debug, Clone)]
 pub struct InProcess {
     server: Server,
-    principal: Principal,
+    grant: Grant,
 }
 
 impl InProcess {
-    /// Talks to `server` as the authenticated `principal` (what a real transport would have
+    /// Talks to `server` under `grant` (what a real transport would have
     /// established from a token or the local user).
-    pub fn new(server: Server, principal: Principal) -> Self {
-        Self { server, principal }
+    pub fn new(server: Server, grant: impl Into<Grant>) -> Self {
+        Self {
+            server,
+            grant: grant.into(),
+        }
     }
 }
 
@@ -96,7 +100,7 @@ impl Transport for InProcess {
             // work sees the cancellation.
             let _over = cancel.clone().drop_guard();
             let ctx =
-                RequestScope::new(self.principal.clone(), NotificationSink::discard(), cancel);
+                RequestScope::new(self.grant.clone(), NotificationSink::discard(), cancel);
             match self.server.handle_raw(&message.body, ctx).await {
                 None => Ok(Value::Null),
                 Some(reply) => {

@@ -281,25 +281,20 @@ fn refused(refusal: Refusal) -> Response {
     refusal.into_response()
 }
 
-/// 403 `insufficient_scope` when the credentials lack a scope the named tool, prompt or
-/// resource requires (the same rule as the modern transport's).
-fn insufficient_scope(
+/// The core's refusal of a request its grant may not make ([`McpService::authorize`]), as
+/// the modern transport sends it: 403 with an `insufficient_scope` challenge. Asked before a
+/// session is touched; the core enforces the same verdict on the forwarded request anyway.
+fn forbidden(
     inner: &Inner,
     grant: &Grant,
     method: &str,
     params: &JsonObject,
     id: &Value,
 ) -> Option<Response> {
-    let field = if method == "resources/read" {
-        "uri"
-    } else {
-        "name"
-    };
-    let name = params.get(field).and_then(Value::as_str)?;
-    let required = inner.service.required_scopes(method, name);
-    gates::check_scopes(&*inner.auth, grant, required, Some(id))
-        .err()
-        .map(refused)
+    let id = RequestId::from_value(id)?;
+    let reply = inner.service.authorize(grant, &id, method, params)?;
+    tracing::info!(target: LOG_TARGET, status = 403, reason = "insufficient scope", "legacy request refused");
+    Some(gates::forbidden(&*inner.auth, reply))
 }
 
 fn session_header(headers: &HeaderMap) -> Option<&str> {
@@ -426,14 +421,14 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
         }
     };
     if let Kind::Request { id, method, params } = &kind
-        && let Some(response) = insufficient_scope(inner, &grant, method, params, id)
+        && let Some(response) = forbidden(inner, &grant, method, params, id)
     {
         return response;
     }
     let Some(sid) = session_header(&parts.headers) else {
         return match kind {
             Kind::Request { id, method, params } if method == "initialize" => {
-                open_session(inner, principal, id, params).await
+                open_session(inner, grant, id, params).await
             }
             Kind::Request { id, .. } => refuse(
                 StatusCode::BAD_REQUEST,
@@ -494,7 +489,7 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
             StatusCode::ACCEPTED.into_response()
         }
         Kind::Request { id, method, params } => {
-            request(inner, entry, &parts.headers, id, method, params).await
+            request(inner, entry, &parts.headers, grant, id, method, params).await
         }
     }
 }
@@ -544,7 +539,7 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
 
 async fn open_session(
     inner: &Arc<Inner>,
-    principal: Principal,
+    grant: Grant,
     id: Value,
     params: JsonObject,
 ) -> Response {
@@ -564,7 +559,7 @@ async fn open_session(
     };
     let session = LegacySession::with_limits(
         Arc::clone(&inner.service),
-        principal.clone(),
+        grant.clone(),
         tx.clone(),
         limits,
     );
@@ -606,7 +601,7 @@ async fn open_session(
             per_principal: inner.config.max_sessions_per_principal,
             total: inner.config.max_sessions,
         };
-        if !make_room(&mut sessions, &principal, caps) {
+        if !make_room(&mut sessions, &grant.principal, caps) {
             let mut response = refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 Some(&id),
@@ -620,7 +615,7 @@ async fn open_session(
         }
         sessions.insert(sid, entry);
     }
-    tracing::info!(target: LOG_TARGET, principal = %LogSafe(&principal), "2025-11-25 session opened");
+    tracing::info!(target: LOG_TARGET, principal = %LogSafe(&grant.principal), "2025-11-25 session opened");
     let mut response = gates::json(StatusCode::OK, reply);
     response.headers_mut().insert(MCP_SESSION_ID, header);
     response
@@ -640,6 +635,7 @@ async fn request(
     inner: &Arc<Inner>,
     entry: Arc<Entry>,
     headers: &HeaderMap,
+    grant: Grant,
     id: Value,
     method: String,
     params: JsonObject,
@@ -677,7 +673,7 @@ async fn request(
             let handled = tokio::select! {
                 biased;
                 () = cancel.cancelled() => None,
-                r = session.handle_request_via(&rpc_id, &method, params, cancel.clone(), &tx) => Some(r),
+                r = session.handle_request_granted(&grant, &rpc_id, &method, params, cancel.clone(), &tx) => Some(r),
             };
             let outcome = match &handled {
                 Some(reply) if reply_is_error(reply) => "error",

@@ -19,7 +19,7 @@ use crate::Principal;
 use crate::log_safe::LogSafe;
 use crate::observe::RequestObserver;
 use crate::service::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
+    CancellationToken, Grant, McpService, Message, NotificationSink, Reply, RequestScope,
 };
 
 /// A response the client sent to one of our requests: `Ok(result)` or `Err(error object)`.
@@ -95,7 +95,9 @@ struct Expired {
 pub struct LegacySession {
     /// The modern core, reached only through the service seam.
     service: Arc<dyn McpService>,
-    principal: Principal,
+    /// What the session was opened under; each request may bring its own (HTTP: each POST
+    /// is authenticated anew, see [`LegacySession::handle_request_granted`]).
+    grant: Grant,
     out: mpsc::Sender<Bytes>,
     /// The client's capabilities from `initialize`, modern-shaped; `None` before it.
     client_caps: Mutex<Option<Value>>,
@@ -113,7 +115,7 @@ pub struct LegacySession {
 impl std::fmt::Debug for LegacySession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LegacySession")
-            .field("principal", &self.principal)
+            .field("principal", &self.grant.principal)
             .field("initialized", &self.initialized.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
@@ -137,29 +139,30 @@ impl From<Failure> for AskFailure {
 }
 
 impl LegacySession {
-    /// A session for `principal` (the transport's authenticated identity, never
-    /// `clientInfo`) that writes outgoing messages to `out`, with [`SessionLimits::default`].
+    /// A session for `grant` (the transport's authenticated identity, never `clientInfo`; a
+    /// plain [`Principal`] is a local, unscoped grant) that writes outgoing messages to `out`,
+    /// with [`SessionLimits::default`].
     ///
     /// `service` is the modern core: a [`Server`](crate::Server), or any
     /// `Arc<dyn McpService>` (e.g. a wrapper around one).
     pub fn new(
         service: impl Into<Arc<dyn McpService>>,
-        principal: Principal,
+        grant: impl Into<Grant>,
         out: mpsc::Sender<Bytes>,
     ) -> Arc<Self> {
-        Self::with_limits(service, principal, out, SessionLimits::default())
+        Self::with_limits(service, grant, out, SessionLimits::default())
     }
 
     /// Like [`LegacySession::new`], with explicit time limits.
     pub fn with_limits(
         service: impl Into<Arc<dyn McpService>>,
-        principal: Principal,
+        grant: impl Into<Grant>,
         out: mpsc::Sender<Bytes>,
         limits: SessionLimits,
     ) -> Arc<Self> {
         Arc::new(Self {
             service: service.into(),
-            principal,
+            grant: grant.into(),
             out,
             client_caps: Mutex::new(None),
             log_level: Mutex::new(None),
@@ -204,16 +207,32 @@ impl LegacySession {
         cancel: CancellationToken,
         out: &mpsc::Sender<Bytes>,
     ) -> Bytes {
+        self.handle_request_granted(&self.grant, id, method, params, cancel, out)
+            .await
+    }
+
+    /// Like [`LegacySession::handle_request_via`], under `grant` rather than the session's
+    /// own: what this request's credentials allow (the principal must be the session's).
+    /// The core authorizes the forwarded request against it.
+    pub async fn handle_request_granted(
+        &self,
+        grant: &Grant,
+        id: &RequestId,
+        method: &str,
+        params: JsonObject,
+        cancel: CancellationToken,
+        out: &mpsc::Sender<Bytes>,
+    ) -> Bytes {
         if self.answers_itself(method) {
             // Not forwarded, so no core span: the adapter's own answer gets the same one.
-            let observer = RequestObserver::start(method, id, &self.principal, || None, None);
+            let observer = RequestObserver::start(method, id, &self.grant.principal, || None, None);
             let work = async {
                 let outcome = self.answer_own(method, params, out).await;
                 own_reply(id, outcome)
             };
             return observer.run(work).await.body;
         }
-        let outcome = self.forward(id, method, params, &cancel, out).await;
+        let outcome = self.forward(grant, id, method, params, &cancel, out).await;
         match outcome {
             Ok(result) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "result": result})),
             Err(error) => response_bytes(&json!({"jsonrpc": "2.0", "id": id, "error": error})),
@@ -315,7 +334,7 @@ impl LegacySession {
 
     /// The principal this session was opened for (HTTP binds its session id to it).
     pub fn principal(&self) -> &Principal {
-        &self.principal
+        &self.grant.principal
     }
 
     /// Fails every request of ours still waiting (the client went away).
@@ -357,6 +376,7 @@ impl LegacySession {
         // Capabilities, instructions and serverInfo come from the core's own discover result.
         let discover = self
             .dispatch_once(
+                &self.grant,
                 &RequestId::from("init"),
                 mcp_types::METHOD_SERVER_DISCOVER,
                 self.with_meta(JsonObject::new()),
@@ -440,6 +460,7 @@ impl LegacySession {
     /// Forwards a request to the core, fulfilling input rounds through the client.
     async fn forward(
         &self,
+        grant: &Grant,
         id: &RequestId,
         method: &str,
         params: JsonObject,
@@ -449,7 +470,7 @@ impl LegacySession {
         let mut params = self.with_meta(params);
         for _ in 0..MAX_ADAPTER_ROUNDS {
             let mut result = self
-                .dispatch_once(id, method, params.clone(), cancel, out)
+                .dispatch_once(grant, id, method, params.clone(), cancel, out)
                 .await?;
             if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
                 strip_modern(&mut result);
@@ -513,6 +534,7 @@ impl LegacySession {
     /// One pass through the modern dispatch; `Ok(result)` or `Err(error object)`.
     async fn dispatch_once(
         &self,
+        grant: &Grant,
         id: &RequestId,
         method: &str,
         params: JsonObject,
@@ -521,7 +543,7 @@ impl LegacySession {
     ) -> Result<Value, Failure> {
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let ctx = RequestScope::new(
-            self.principal.clone(),
+            grant.clone(),
             NotificationSink::from_sender(out.clone(), cancel.clone()),
             cancel.clone(),
         );
@@ -668,7 +690,7 @@ impl LegacySession {
         tracing::info!(
             request_id = %LogSafe(id),
             method = %LogSafe(method),
-            principal = %LogSafe(&self.principal),
+            principal = %LogSafe(&self.grant.principal),
             timeout = %limit,
             "legacy: no answer from the client in time; request cancelled"
         );

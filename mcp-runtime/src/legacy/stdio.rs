@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::session::{Delivery, LegacySession, SessionLimits, error_response};
-use crate::Principal;
+use crate::service::Grant;
 use crate::service::{CancellationToken, McpService};
 use crate::transport::stdio::{StdioConfig, serve};
 
@@ -39,11 +39,11 @@ pub fn era_of(first_line: &[u8]) -> Era {
 /// An I/O error reading stdin or writing stdout.
 pub async fn serve_stdio_auto(
     service: impl Into<Arc<dyn McpService>>,
-    principal: Principal,
+    grant: impl Into<Grant>,
 ) -> io::Result<()> {
     serve_auto(
         service,
-        principal,
+        grant,
         tokio::io::stdin(),
         tokio::io::stdout(),
         StdioConfig::default(),
@@ -61,7 +61,7 @@ pub async fn serve_stdio_auto(
 /// An I/O error from `reader` or `writer`.
 pub async fn serve_auto<R, W>(
     service: impl Into<Arc<dyn McpService>>,
-    principal: Principal,
+    grant: impl Into<Grant>,
     reader: R,
     writer: W,
     config: StdioConfig,
@@ -72,7 +72,7 @@ where
 {
     serve_auto_with_limits(
         service,
-        principal,
+        grant,
         reader,
         writer,
         config,
@@ -88,7 +88,7 @@ where
 /// An I/O error from `reader` or `writer`.
 pub async fn serve_auto_with_limits<R, W>(
     service: impl Into<Arc<dyn McpService>>,
-    principal: Principal,
+    grant: impl Into<Grant>,
     reader: R,
     writer: W,
     config: StdioConfig,
@@ -113,20 +113,20 @@ where
         }
     }
     if era_of(first.trim_ascii()) == Era::Legacy {
-        let session = (service, principal, limits);
+        let session = (service, grant.into(), limits);
         return serve_legacy(session, first, reader, writer, config).await;
     }
     if !first.ends_with(b"\n") && !first.is_empty() {
         first.push(b'\n');
     }
     let replay = std::io::Cursor::new(first).chain(reader);
-    serve(service, principal, replay, writer, config).await
+    serve(service, grant.into(), replay, writer, config).await
 }
 
 type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
 
 async fn serve_legacy<R, W>(
-    (service, principal, limits): (Arc<dyn McpService>, Principal, SessionLimits),
+    (service, grant, limits): (Arc<dyn McpService>, Grant, SessionLimits),
     first: Vec<u8>,
     mut reader: BufReader<R>,
     writer: W,
@@ -138,7 +138,7 @@ where
 {
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let writer_task = tokio::spawn(write_loop(writer, rx));
-    let session = LegacySession::with_limits(service, principal, tx.clone(), limits);
+    let session = LegacySession::with_limits(service, grant, tx.clone(), limits);
     let in_flight: InFlight = Arc::default();
     let mut tasks = JoinSet::new();
     let mut line = first;

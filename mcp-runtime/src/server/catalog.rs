@@ -63,6 +63,11 @@ impl Server {
                 )),
             );
         };
+        if let Some(refusal) =
+            self.authorize(&rctx.grant, id, mcp_types::METHOD_PROMPTS_GET, &name)
+        {
+            return refusal;
+        }
         let target = Target {
             method: mcp_types::METHOD_PROMPTS_GET,
             name: &name,
@@ -126,6 +131,11 @@ impl Server {
         let Some(found) = self.inner.resources.resolve(&uri) else {
             return error_reply(Some(id), not_found_error(&uri));
         };
+        if let Some(refusal) =
+            self.authorize(&rctx.grant, id, mcp_types::METHOD_RESOURCES_READ, &uri)
+        {
+            return refusal;
+        }
         let handler = found.handler;
         let vars: JsonObject = found
             .vars

@@ -28,14 +28,19 @@ use crate::service::{
 };
 
 impl Server {
-    /// Handles one raw message sent by `principal`; returns the serialised response, or
-    /// `None` for a notification. Notifications emitted by tools are dropped.
+    /// Handles one raw message sent under `grant` (a `&Principal` is a local grant without
+    /// scopes); returns the serialised response, or `None` for a notification. Notifications
+    /// emitted by tools are dropped. The grant is authorized like any transport's.
     ///
     /// The entry point for embedding and tests. A transport, which authenticates the sender,
     /// routes notifications and cancels, goes through [`McpService::handle`] instead.
-    pub async fn handle_bytes(&self, bytes: &[u8], principal: &Principal) -> Option<Vec<u8>> {
+    pub async fn handle_bytes(
+        &self,
+        bytes: &[u8],
+        grant: impl Into<crate::service::Grant>,
+    ) -> Option<Vec<u8>> {
         let ctx = RequestScope::new(
-            principal.clone(),
+            grant,
             NotificationSink::discard(),
             CancellationToken::new(),
         );
@@ -116,7 +121,7 @@ impl Server {
         let observer = RequestObserver::start(
             &method,
             &id,
-            &rctx.principal,
+            &rctx.grant.principal,
             || {
                 ["name", "uri"]
                     .iter()
@@ -192,7 +197,7 @@ impl Server {
                     // `meta` moves into the box: borrowed here, it would stay in this future's
                     // layout (about 1 KiB) for every request.
                     Box::pin(async move {
-                        this.task_method(id, method, params, &meta, &rctx.principal)
+                        this.task_method(id, method, params, &meta, &rctx.grant)
                             .await
                     })
                     .await
@@ -228,7 +233,7 @@ impl Server {
         let observer = RequestObserver::start(
             mcp_types::METHOD_TOOLS_CALL,
             &id,
-            &rctx.principal,
+            &rctx.grant.principal,
             || Some(params.name.as_str()),
             adopted,
         );
@@ -384,6 +389,12 @@ impl Server {
         let Some(tool) = self.inner.router.get(&name) else {
             return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
         };
+        // Authorization before anything of the tool runs, task or not.
+        if let Some(refusal) =
+            self.authorize(&rctx.grant, id, mcp_types::METHOD_TOOLS_CALL, &name)
+        {
+            return CallStep::Done(refusal);
+        }
         let support = tool.task_support();
         if support != mcp_types::TaskSupport::Forbidden {
             if super::tasks::declared(&meta.client_capabilities) {
@@ -395,7 +406,7 @@ impl Server {
                         retry,
                     },
                     meta,
-                    principal: rctx.principal,
+                    principal: rctx.grant.principal,
                 }));
             }
             if support == mcp_types::TaskSupport::Required {
@@ -653,10 +664,20 @@ impl McpService for Server {
             .map_or(&[], Vec::as_slice)
     }
 
-    fn required_scopes(&self, method: &str, name: &str) -> &[String] {
-        self.inner
-            .scopes
-            .required(&self.inner.resources, method, name)
+    fn authorize(
+        &self,
+        grant: &crate::service::Grant,
+        id: &RequestId,
+        method: &str,
+        params: &JsonObject,
+    ) -> Option<Reply> {
+        let field = if method == mcp_types::METHOD_RESOURCES_READ {
+            "uri"
+        } else {
+            "name"
+        };
+        let name = params.get(field).and_then(Value::as_str)?;
+        Server::authorize(self, grant, id, method, name)
     }
 
     fn readiness(&self) -> BoxFuture<'_, Vec<crate::service::ReadinessCheck>> {

@@ -69,7 +69,7 @@ impl Server {
             return error_reply(Some(id), super::tasks::extension_required());
         }
         let tasks = &self.inner.tasks;
-        let owner = rctx.principal.as_str();
+        let owner = rctx.grant.principal.as_str();
         let Some(_slot) = tasks.listens.take(owner, MAX_LISTENS_PER_PRINCIPAL) else {
             return error_reply(
                 Some(id),
@@ -157,7 +157,7 @@ impl Server {
         watched: &mut Watched,
         rctx: &RequestScope,
     ) -> bool {
-        let owner = rctx.principal.as_str();
+        let owner = rctx.grant.principal.as_str();
         for task_id in stale {
             let Some(&sent) = watched.get(&task_id) else {
                 continue;

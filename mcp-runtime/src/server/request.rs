@@ -124,7 +124,7 @@ impl Server {
             && (caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some());
         let arg_digest: Option<ArgDigest> =
             (may_ask || retry.request_state.is_some()).then(|| canonical_digest_of_map(args));
-        let principal = rctx.principal;
+        let principal = rctx.grant.principal;
         let mrtr = match (&retry.request_state, arg_digest) {
             (Some(token), Some(digest)) => {
                 let expect = Expectation {

@@ -349,8 +349,9 @@ impl Server {
         method: &str,
         params: JsonObject,
         meta: &RequestMeta,
-        principal: &Principal,
+        grant: &crate::service::Grant,
     ) -> Reply {
+        let principal = &grant.principal;
         if !declared(&meta.client_capabilities) {
             return error_reply(Some(id), extension_required());
         }
@@ -384,6 +385,13 @@ impl Server {
             }
             Err(e) => return error_reply(Some(id), e.to_error_object()),
         };
+        // A task is its tool's work: every operation on it needs what calling the tool needs
+        // (a token that lost a scope since it created the task is refused too).
+        if let Some(refusal) =
+            self.authorize(grant, id, mcp_types::METHOD_TOOLS_CALL, &record.tool)
+        {
+            return refusal;
+        }
         match method {
             mcp_types::METHOD_TASKS_GET => result_reply_with_meta(
                 id,

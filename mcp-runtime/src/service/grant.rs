@@ -13,10 +13,9 @@ use crate::Principal;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AuthScheme {
-    /// The local user of a stdio server (the process that spawned it).
+    /// A local, trusted caller: the user who spawned a stdio server, or the application
+    /// itself in process (its tests through the in-process client included).
     Local,
-    /// In process: the application itself, or a test through the in-process client.
-    InProcess,
     /// No credentials: every request runs as one fixed principal (development only).
     Anonymous,
     /// A static bearer token (an auth file).
@@ -33,7 +32,6 @@ impl AuthScheme {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Local => "local",
-            Self::InProcess => "in_process",
             Self::Anonymous => "anonymous",
             Self::BearerToken => "bearer_token",
             Self::OAuth => "oauth",
@@ -57,6 +55,21 @@ pub struct Grant {
     pub scopes: Option<Vec<String>>,
     /// How the sender was authenticated.
     pub scheme: AuthScheme,
+}
+
+/// A local, trusted principal ([`AuthScheme::Local`], no scopes): what stdio and the
+/// in-process client run as when given a plain [`Principal`].
+impl From<Principal> for Grant {
+    fn from(principal: Principal) -> Self {
+        Self::unscoped(principal, AuthScheme::Local)
+    }
+}
+
+/// See the conversion from [`Principal`].
+impl From<&Principal> for Grant {
+    fn from(principal: &Principal) -> Self {
+        Self::unscoped(principal.clone(), AuthScheme::Local)
+    }
 }
 
 impl Grant {

@@ -1,5 +1,7 @@
 //! [`Reply`]: the service's answer to one request.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::StatusCode;
 use mcp_types::ErrorCode;
@@ -14,6 +16,9 @@ pub struct Reply {
     pub kind: ReplyKind,
     /// The result is an `InputRequiredResult` (for the request span and metrics).
     pub(crate) input_required: bool,
+    /// With [`ReplyKind::Forbidden`]: the scopes that would have allowed the request
+    /// (space-separated), for the transport's step-up challenge; `None` when no scope would.
+    step_up: Option<Arc<str>>,
 }
 
 impl Reply {
@@ -23,6 +28,7 @@ impl Reply {
             body,
             kind: ReplyKind::Result,
             input_required: false,
+            step_up: None,
         }
     }
 
@@ -32,6 +38,7 @@ impl Reply {
             body,
             kind: ReplyKind::Error { code },
             input_required: false,
+            step_up: None,
         }
     }
 
@@ -42,7 +49,28 @@ impl Reply {
             body,
             kind: ReplyKind::MalformedMeta,
             input_required: false,
+            step_up: None,
         }
+    }
+
+    /// A `-32600` refusal because the request's [`Grant`](super::Grant) may not make it: its
+    /// credentials lack a required scope (`step_up` names every scope the request needs, so
+    /// the client can obtain them), or the target declares none and scoped credentials are
+    /// refused for it (`step_up` is `None`). HTTP answers 403 with a `WWW-Authenticate`
+    /// challenge (`insufficient_scope`); other transports send the body as it is.
+    pub fn forbidden(body: Bytes, step_up: Option<&str>) -> Self {
+        Self {
+            body,
+            kind: ReplyKind::Forbidden,
+            input_required: false,
+            step_up: step_up.map(Arc::from),
+        }
+    }
+
+    /// With [`ReplyKind::Forbidden`]: the scopes a new token needs (space-separated), when a
+    /// step-up would help.
+    pub fn step_up_scope(&self) -> Option<&str> {
+        self.step_up.as_deref()
     }
 
     /// The HTTP status this reply gets when sent as a plain JSON response.
@@ -53,6 +81,7 @@ impl Reply {
 
 /// What a [`Reply`] carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReplyKind {
     /// A `result` response.
     Result,
@@ -63,17 +92,22 @@ pub enum ReplyKind {
     },
     /// A `-32602` error because required `params._meta` fields are missing or malformed.
     MalformedMeta,
+    /// A `-32600` error because the request's grant may not make the request (see
+    /// [`Reply::forbidden`]).
+    Forbidden,
 }
 
 impl ReplyKind {
     /// The HTTP status for this kind (spec §Streamable HTTP): 404 for `-32601`; 400 for
     /// `-32020`/`-32021`/`-32022`, malformed `_meta`, and the envelope errors `-32700`/`-32600`;
+    /// 403 for a request the grant may not make;
     /// 200 for everything else, including other `-32602`s and `-32603`, because dual-era
     /// clients read a 400 with an unrecognised body as a legacy server.
     pub fn http_status(self) -> StatusCode {
         match self {
             Self::Result => StatusCode::OK,
             Self::MalformedMeta => StatusCode::BAD_REQUEST,
+            Self::Forbidden => StatusCode::FORBIDDEN,
             Self::Error { code } => match code {
                 ErrorCode::MethodNotFound => StatusCode::NOT_FOUND,
                 ErrorCode::HeaderMismatch

@@ -2,15 +2,15 @@
 
 use tokio_util::sync::CancellationToken;
 
-use super::NotificationSink;
-use crate::Principal;
+use super::{Grant, NotificationSink};
 
 /// Everything a transport knows about one incoming message besides its body.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RequestScope {
-    /// Who sent the message, as the transport authenticated it (never taken from `clientInfo`).
-    pub principal: Principal,
+    /// Who sent the message and what its credentials allow, as the transport authenticated
+    /// it (never taken from `clientInfo`). The core authorizes every request against it.
+    pub grant: Grant,
     /// Where the request's progress and log notifications go.
     pub notifications: NotificationSink,
     /// Cancelled when the client cancels the request (stdio `notifications/cancelled`, HTTP
@@ -23,14 +23,15 @@ pub struct RequestScope {
 }
 
 impl RequestScope {
-    /// Builds a context.
+    /// The scope of one message sent under `grant` (a plain [`Principal`](crate::Principal)
+    /// is a local, unscoped grant: see [`Grant`]).
     pub fn new(
-        principal: Principal,
+        grant: impl Into<Grant>,
         notifications: NotificationSink,
         cancel: CancellationToken,
     ) -> Self {
         Self {
-            principal,
+            grant: grant.into(),
             notifications,
             cancel,
             span: None,
@@ -42,6 +43,11 @@ impl RequestScope {
     pub(crate) fn with_span(mut self, span: Option<Box<tracing::Span>>) -> Self {
         self.span = span;
         self
+    }
+
+    /// Who sent the message (the grant's principal).
+    pub fn principal(&self) -> &crate::Principal {
+        &self.grant.principal
     }
 
     /// Takes the transport's request span, if it opened one.

@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::allowlist::OriginAllowlist;
 use super::auth::{AuthRejection, Authenticator, challenge};
 use super::body::{BodyError, read_body_until};
-use crate::service::Grant;
+use crate::service::{Grant, Reply};
 use crate::service::envelope;
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -126,38 +126,20 @@ pub(crate) async fn authenticate(
     })
 }
 
-/// 403 `insufficient_scope` (RFC 6750) when the grant lacks a scope in `required`, naming
-/// every scope needed so the client can step up.
-pub(crate) fn check_scopes(
-    auth: &dyn Authenticator,
-    grant: &Grant,
-    required: &[String],
-    id: Option<&Value>,
-) -> Result<(), Refusal> {
-    let missing = grant.missing(required);
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let scope = required.join(" ");
-    let mut refusal = Refusal::rpc(
-        StatusCode::FORBIDDEN,
-        id,
-        ErrorCode::InvalidRequest,
-        &format!(
-            "Forbidden: the access token lacks the scope(s) {}; obtain a token with scope \"{scope}\"",
-            missing.join(", ")
-        ),
-        "insufficient scope",
-    );
-    refusal.challenge = Some(challenge(
-        auth,
-        Some((
-            "insufficient_scope",
-            "The access token lacks a required scope",
-        )),
-        Some(&scope),
-    ));
-    Err(refusal)
+/// The 403 for a request the core refused to its grant ([`Reply::forbidden`]): the core's
+/// JSON-RPC body, with a `WWW-Authenticate` challenge (RFC 6750 `insufficient_scope`) naming
+/// every scope a new token needs when a step-up would help.
+pub(crate) fn forbidden(auth: &dyn Authenticator, reply: Reply) -> Response {
+    let scope = reply.step_up_scope();
+    let description = if scope.is_some() {
+        "The access token lacks a required scope"
+    } else {
+        "No scope grants access to this target"
+    };
+    let challenge = challenge(auth, Some(("insufficient_scope", description)), scope);
+    let mut response = json(StatusCode::FORBIDDEN, reply.body);
+    response.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    response
 }
 
 /// Reads the body within `limit` bytes and by `deadline` (computed by the caller from the

@@ -79,10 +79,10 @@ use super::gates::{self, Refusal, json};
 use super::headers;
 pub use super::http_config::{HttpConfig, InvalidLimit};
 use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros};
-use crate::Principal;
 use crate::log_safe::LogSafe;
 use crate::service::envelope::{self, Kind};
 use crate::service::{
+    Grant,
     CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
 };
 
@@ -164,6 +164,7 @@ impl HttpServer {
         let shared = Arc::new(Shared {
             responder: Responder {
                 service: Arc::clone(&self.service),
+                auth: Arc::clone(&self.auth),
                 request_timeout: self.config.request_timeout,
                 listen_timeout: self.config.listen_timeout,
                 keep_alive: self.config.sse_keep_alive,
@@ -424,7 +425,7 @@ fn serve_mcp(
                         return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
                     }
                     let method = method.to_owned();
-                    return notification(&shared, message, principal, method, started).await;
+                    return notification(&shared, message, grant, method, started).await;
                 }
                 Kind::Request { id, method } => {
                     let service = &shared.responder.service;
@@ -438,14 +439,6 @@ fn serve_mcp(
                             &err.to_string(),
                         );
                         return reject(StatusCode::BAD_REQUEST, Some(body), started, "headers");
-                    }
-                    if let Some(name) = body.name {
-                        let required = shared.responder.service.required_scopes(method, name);
-                        if let Err(refusal) =
-                            gates::check_scopes(shared.auth.as_ref(), &grant, required, Some(id))
-                        {
-                            return refused(refusal, started);
-                        }
                     }
                     (id.clone(), method.to_owned())
                 }
@@ -463,7 +456,7 @@ fn serve_mcp(
 
             // 7. The service.
             let log = RequestLog::open(id, method, principal, started);
-            handle_request(&shared.responder, message, log, accept, deadline.as_mut())
+            handle_request(&shared.responder, message, grant, log, accept, deadline.as_mut())
         };
         answer.await
     }
@@ -472,12 +465,13 @@ fn serve_mcp(
 async fn notification(
     shared: &Shared,
     message: Message,
-    principal: Principal,
+    grant: Grant,
     method: String,
     started: Instant,
 ) -> Response {
+    let principal = grant.principal.clone();
     let ctx = RequestScope::new(
-        principal.clone(),
+        grant,
         NotificationSink::discard(),
         CancellationToken::new(),
     );
@@ -515,6 +509,7 @@ async fn notification(
 
 #[cfg(test)]
 mod tests {
+    use crate::Principal;
     use super::*;
     use crate::Server;
     use crate::transport::auth::AllowAnonymous;
@@ -530,6 +525,7 @@ mod tests {
         let shared = Arc::new(Shared {
             responder: Responder {
                 service: Arc::new(server),
+                auth: Arc::new(AllowAnonymous(Principal::new("p"))),
                 request_timeout: Duration::from_secs(1),
                 listen_timeout: Duration::from_secs(1),
                 keep_alive: Duration::from_secs(1),

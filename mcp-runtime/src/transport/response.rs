@@ -18,12 +18,14 @@ use tokio::sync::mpsc;
 use tokio::time::Sleep;
 use tokio_util::sync::DropGuard;
 
-use super::gates::{Accepts, json, sse_event};
+use super::auth::Authenticator;
+use super::gates::{self, Accepts, json, sse_event};
 use crate::Principal;
 use crate::observe::TransportSpan;
 use crate::service::envelope;
 use crate::service::{
-    CancellationToken, LazyReceiver, McpService, Message, NotificationSink, Reply, RequestScope,
+    CancellationToken, Grant, LazyReceiver, McpService, Message, NotificationSink, Reply,
+    ReplyKind, RequestScope,
 };
 
 /// The HTTP transport's log target: requests refused before the service, and notifications
@@ -34,6 +36,8 @@ pub(super) const LOG_TARGET: &str = "mcp_runtime::transport::http";
 /// What answering a request needs: the service and the per-request bounds.
 pub(super) struct Responder {
     pub(super) service: Arc<dyn McpService>,
+    /// For the challenge of a request the core refused to its grant (403).
+    pub(super) auth: Arc<dyn Authenticator>,
     pub(super) request_timeout: Duration,
     /// Replaces `request_timeout` for `subscriptions/listen`, a stream meant to stay open.
     pub(super) listen_timeout: Duration,
@@ -58,7 +62,6 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 pub(super) struct RequestLog {
     pub(super) id: Value,
     pub(super) method: String,
-    pub(super) principal: Principal,
     span: TransportSpan,
     done: bool,
 }
@@ -70,7 +73,6 @@ impl RequestLog {
         Self {
             id,
             method,
-            principal,
             span,
             done: false,
         }
@@ -136,6 +138,7 @@ fn no_reply(id: &Value) -> Reply {
 pub(super) fn handle_request<'a>(
     shared: &'a Responder,
     message: Message,
+    grant: Grant,
     mut log: RequestLog,
     accept: Accepts,
     mut deadline: Pin<&'a mut Sleep>,
@@ -154,7 +157,7 @@ pub(super) fn handle_request<'a>(
     let guard = cancel.clone().drop_guard();
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
-    let ctx = RequestScope::new(log.principal.clone(), sink, cancel).with_span(log.span.handoff());
+    let ctx = RequestScope::new(grant, sink, cancel).with_span(log.span.handoff());
     let mut handler: HandlerFuture = Arc::clone(&shared.service).handle_owned(message, ctx);
     let stream = SseStart {
         deadline: deadline.deadline(),
@@ -163,6 +166,23 @@ pub(super) fn handle_request<'a>(
     };
     async move {
         if !accept.json {
+            // A refusal of the grant is decided before any handler runs, so it is ready on
+            // the first poll; it is an HTTP 403, not an event of a stream.
+            if let Some(reply) = futures::FutureExt::now_or_never(&mut handler) {
+                let reply = reply.unwrap_or_else(|| no_reply(&log.id));
+                if reply.kind == ReplyKind::Forbidden {
+                    log.answered(StatusCode::FORBIDDEN, &reply);
+                    return gates::forbidden(shared.auth.as_ref(), reply);
+                }
+                let mut sse = stream.state(None, None, None, log, guard);
+                if let Some(mut rx) = lazy.try_take() {
+                    while let Ok(note) = rx.try_recv() {
+                        sse.pending.push(note);
+                    }
+                }
+                sse.reply = Some(reply);
+                return sse_response(sse);
+            }
             return sse_response(stream.state(Some(handler), None, Some(lazy), log, guard));
         }
 
@@ -191,6 +211,9 @@ pub(super) fn handle_request<'a>(
                     let status = reply.http_status();
                     log.answered(status, &reply);
                     drop(guard);
+                    if reply.kind == ReplyKind::Forbidden {
+                        return gates::forbidden(shared.auth.as_ref(), reply);
+                    }
                     return json(status, reply.body);
                 },
                 opened = lazy.opened(), if rx.is_none() => {

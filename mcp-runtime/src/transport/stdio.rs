@@ -24,7 +24,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::Principal;
+use crate::service::Grant;
 use crate::log_safe::LogSafe;
 use crate::service::envelope::{self, Kind};
 use crate::service::{
@@ -56,14 +56,19 @@ impl Default for StdioConfig {
 
 /// Serves MCP over the process's stdin and stdout with the default [`StdioConfig`].
 ///
-/// `principal` is the identity every request runs as (typically the local OS user).
+/// `grant` is what every request runs under: typically a plain [`Principal`](crate::Principal),
+/// the local OS user, with no scopes ([`Grant`]); a grant with scopes holds every request to
+/// the scopes its tools, prompts and resources declare.
 ///
 /// # Errors
 /// An I/O error reading stdin or writing stdout.
-pub async fn serve_stdio(service: Arc<dyn McpService>, principal: Principal) -> io::Result<()> {
+pub async fn serve_stdio(
+    service: Arc<dyn McpService>,
+    grant: impl Into<Grant>,
+) -> io::Result<()> {
     serve(
         service,
-        principal,
+        grant,
         tokio::io::stdin(),
         tokio::io::stdout(),
         StdioConfig::default(),
@@ -84,7 +89,7 @@ fn id_key(id: &Value) -> String {
 /// An I/O error from `reader` or `writer`.
 pub async fn serve<R, W>(
     service: Arc<dyn McpService>,
-    principal: Principal,
+    grant: impl Into<Grant>,
     reader: R,
     writer: W,
     config: StdioConfig,
@@ -93,6 +98,7 @@ where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let grant: Grant = grant.into();
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let mut writer_task = tokio::spawn(write_loop(writer, rx));
     let in_flight: InFlight = Arc::default();
@@ -134,7 +140,7 @@ where
                 if raw.is_empty() {
                     continue;
                 }
-                dispatch(raw, &service, &principal, &tx, &in_flight, &mut tasks).await;
+                dispatch(raw, &service, &grant, &tx, &in_flight, &mut tasks).await;
             }
         }
     };
@@ -177,7 +183,7 @@ fn trim_line(line: &[u8]) -> &[u8] {
 async fn dispatch(
     raw: Bytes,
     service: &Arc<dyn McpService>,
-    principal: &Principal,
+    grant: &Grant,
     tx: &mpsc::Sender<Bytes>,
     in_flight: &InFlight,
     tasks: &mut JoinSet<()>,
@@ -206,7 +212,7 @@ async fn dispatch(
             // Other notifications go to the service; nothing is ever written back for them.
             let service = Arc::clone(service);
             let ctx = RequestScope::new(
-                principal.clone(),
+                grant.clone(),
                 NotificationSink::discard(),
                 CancellationToken::new(),
             );
@@ -242,7 +248,7 @@ async fn dispatch(
     let tx = tx.clone();
     let in_flight = Arc::clone(in_flight);
     let ctx = RequestScope::new(
-        principal.clone(),
+        grant.clone(),
         NotificationSink::from_sender(tx.clone(), cancel.clone()),
         cancel.clone(),
     );

@@ -98,7 +98,7 @@ impl McpService for TestService {
             let reply = match method.as_str() {
                 "echo" | "tools/call" | "prompts/get" | "resources/read" => result(
                     &id,
-                    json!({"resultType":"complete","params":params,"principal":ctx.principal.as_str()}),
+                    json!({"resultType":"complete","params":params,"principal":ctx.principal().as_str()}),
                 ),
                 "slow" => {
                     let ms = params["ms"].as_u64().unwrap_or(1000);
