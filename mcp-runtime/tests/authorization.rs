@@ -155,7 +155,10 @@ async fn an_undeclared_tool_is_refused_to_scoped_grants_unless_public() {
     let every = alice(&["notes:write", "notes:admin", "audit", "notes:read"]);
     let r = send(&s, call(1, "peek", json!({}), json!({})), every.clone()).await;
     let message = forbidden(&r);
-    assert!(message.contains("`peek` declares no OAuth scopes"), "{message}");
+    assert!(
+        message.contains("`peek` declares no OAuth scopes"),
+        "{message}"
+    );
     assert_eq!(runs.count(), 0);
 
     let public = builder(&runs).public_tool("peek").build().unwrap();
@@ -207,7 +210,12 @@ async fn tasks_are_authorized_at_creation_and_on_every_task_operation() {
     assert_eq!(runs.count(), 0, "no task was started");
 
     let reader = alice(&["notes:read"]);
-    let r = send(&s, call(2, "export", json!({}), with_tasks()), reader.clone()).await;
+    let r = send(
+        &s,
+        call(2, "export", json!({}), with_tasks()),
+        reader.clone(),
+    )
+    .await;
     assert_eq!(r["result"]["resultType"], "task", "{r}");
     let task_id = r["result"]["taskId"].as_str().unwrap().to_owned();
     // The same principal with a token that lost the scope cannot read or cancel the task.
@@ -343,7 +351,8 @@ fn public_and_scoped_at_once_is_a_build_error() {
     let runs = Runs::default();
     let err = builder(&runs).public_tool("purge").build().unwrap_err();
     assert!(
-        err.to_string().contains("declared public and also requires scopes"),
+        err.to_string()
+            .contains("declared public and also requires scopes"),
         "{err}"
     );
     let err = builder(&runs).public_tool("nope").build().unwrap_err();

@@ -443,9 +443,12 @@ pub fn http_post(
     }
     if let Some(method) = message["method"].as_str() {
         headers.push_str(&format!("Mcp-Method: {method}\r\n"));
-        if method == "tools/call"
-            && let Some(name) = message["params"]["name"].as_str()
-        {
+        let target = match method {
+            "tools/call" | "prompts/get" => message["params"]["name"].as_str(),
+            "resources/read" => message["params"]["uri"].as_str(),
+            _ => None,
+        };
+        if let Some(name) = target {
             headers.push_str(&format!("Mcp-Name: {name}\r\n"));
         }
     }

@@ -297,3 +297,168 @@ fn oidc_provider_tokens_authorize_the_notes_flow() {
     assert!(is_success(&done), "{done}");
     assert!(!fx.exists("tps-report-draft.md"));
 }
+
+/// One HTTP/1.1 POST of `message` to `/mcp` with `headers`; returns (status, head, body).
+fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], message: &Value) -> (u16, String, String) {
+    let body = message.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_owned(), body.to_owned())
+}
+
+/// Every notes tool, the export as a task, reading a note and the 2025-11-25 adapter refuse a
+/// token that lacks their scope, before any tool code runs: the core authorizes the grant, not
+/// the transport, and `notes_export` (once without any declaration) needs `notes:read`.
+#[test]
+fn a_token_without_the_scope_is_refused_for_every_notes_target() {
+    if !(tool_available("node") && tool_available("npm")) {
+        assert!(
+            std::env::var("MCP_REQUIRE_NODE").as_deref() != Ok("1"),
+            "MCP_REQUIRE_NODE=1 but node/npm are not on PATH"
+        );
+        eprintln!("skipped: node and npm are needed to run oidc-provider for the OAuth test");
+        return;
+    }
+    let provider = start_provider(&install());
+    let fx = NotesFixture::new().unwrap();
+    let writer_ws = format!("notes-writer={}", fx.notes.display());
+    let (_server, addr) = spawn_notes_http(&[
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--oauth-issuer",
+        &provider.issuer,
+        "--workspace",
+        &writer_ws,
+        "--store",
+        &fx.store,
+        "--state-key-file",
+        fx.key_file.to_str().unwrap(),
+    ])
+    .unwrap();
+    let resource = format!("http://{addr}/mcp");
+    let secret = "writer-secret-0123456789abcdef";
+    // The workspace's owner, but with a token that may only write.
+    let write_only = token(&provider, "notes-writer", secret, "notes:write", &resource);
+    let tasks_caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let ws = json!({"workspaceUri": fx.uri});
+    let note_uri = format!("{}/tps-report-draft.md", fx.uri);
+    let refused = [
+        (
+            "notes_list",
+            call_params("notes_list", ws.clone(), json!({})),
+        ),
+        (
+            "notes_export",
+            call_params("notes_export", ws.clone(), json!({})),
+        ),
+        (
+            "notes_export as a task",
+            call_params("notes_export", ws.clone(), tasks_caps.clone()),
+        ),
+        (
+            "notes_connect_export",
+            call_params("notes_connect_export", ws.clone(), form_caps()),
+        ),
+        (
+            "notes_delete",
+            call_params(
+                "notes_delete",
+                fx.delete_args("tps report (draft)"),
+                form_caps(),
+            ),
+        ),
+    ];
+    for (what, params) in refused {
+        let r = http_post(addr, Some(&write_only), &rpc(1, "tools/call", params)).unwrap();
+        assert_eq!(r.status, 403, "{what}: {r:?}");
+        let challenge = r.header("www-authenticate").unwrap();
+        assert!(
+            challenge.contains(r#"error="insufficient_scope""#) && challenge.contains("notes:read"),
+            "{what}: {challenge}"
+        );
+        let body = r.json().unwrap();
+        assert_eq!(body["error"]["code"], -32600, "{what}: {body}");
+        assert!(
+            !body.to_string().contains("memo") && !body.to_string().contains("cover sheets"),
+            "{what}: no note text leaks: {body}"
+        );
+    }
+    let read = rpc(
+        2,
+        "resources/read",
+        json!({"_meta": mcp_tests::meta(json!({})), "uri": note_uri}),
+    );
+    let r = http_post(addr, Some(&write_only), &read).unwrap();
+    assert_eq!(r.status, 403, "resources/read: {r:?}");
+    assert!(fx.exists("tps-report-draft.md"));
+
+    // The same refusal through the 2025-11-25 adapter, session and all.
+    let auth = format!("Bearer {write_only}");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "scripted-2025-11-25", "version": "0"}}});
+    let (status, head, body) = raw_post(addr, &[("Authorization", &auth)], &init);
+    assert_eq!(status, 200, "{body}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("Mcp-Session-Id");
+    let legacy_headers = [
+        ("Authorization", auth.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, _, _) = raw_post(
+        addr,
+        &legacy_headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert_eq!(status, 202);
+    let export = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "notes_export", "arguments": {"workspaceUri": fx.uri}}});
+    let (status, head, body) = raw_post(addr, &legacy_headers, &export);
+    assert_eq!(status, 403, "legacy notes_export: {body}");
+    assert!(
+        head.to_ascii_lowercase().contains("insufficient_scope"),
+        "{head}"
+    );
+    assert!(
+        !body.contains("memo") && !body.contains("cover sheets"),
+        "{body}"
+    );
+
+    // A token with notes:read exports (the control: the refusals above are the scope's).
+    let reader = token(&provider, "notes-writer", secret, "notes:read", &resource);
+    let r = http_post(
+        addr,
+        Some(&reader),
+        &rpc(4, "tools/call", call_params("notes_export", ws, json!({}))),
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{r:?}");
+    let body = r.json().unwrap();
+    assert!(is_success(&body), "{body}");
+}

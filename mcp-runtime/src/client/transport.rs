@@ -11,9 +11,9 @@ use mcp_types::RequestId;
 use serde_json::Value;
 
 use super::ClientError;
-use crate::service::{CancellationToken, NotificationSink, RequestScope};
 use crate::Server;
 use crate::service::Grant;
+use crate::service::{CancellationToken, NotificationSink, RequestScope};
 
 /// One outgoing message and what an HTTP transport mirrors into headers.
 #[derive(Debug, Clone)]
@@ -99,8 +99,7 @@ impl Transport for InProcess {
             // including when the client drops it on its deadline, so the handler's spawned
             // work sees the cancellation.
             let _over = cancel.clone().drop_guard();
-            let ctx =
-                RequestScope::new(self.grant.clone(), NotificationSink::discard(), cancel);
+            let ctx = RequestScope::new(self.grant.clone(), NotificationSink::discard(), cancel);
             match self.server.handle_raw(&message.body, ctx).await {
                 None => Ok(Value::Null),
                 Some(reply) => {

@@ -537,12 +537,7 @@ fn delete(inner: &Inner, headers: &HeaderMap, principal: &Principal) -> Response
     StatusCode::NO_CONTENT.into_response()
 }
 
-async fn open_session(
-    inner: &Arc<Inner>,
-    grant: Grant,
-    id: Value,
-    params: JsonObject,
-) -> Response {
+async fn open_session(inner: &Arc<Inner>, grant: Grant, id: Value, params: JsonObject) -> Response {
     let Some(rpc_id) = RequestId::from_value(&id) else {
         return refuse(
             StatusCode::BAD_REQUEST,

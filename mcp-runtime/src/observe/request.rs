@@ -68,7 +68,10 @@ fn reply_outcome(reply: &Reply) -> (&'static str, Option<i64>) {
         ReplyKind::Result => ("complete", None),
         ReplyKind::Error { code } => ("error", Some(code.code())),
         ReplyKind::MalformedMeta => ("error", Some(mcp_types::ErrorCode::InvalidParams.code())),
-        ReplyKind::Forbidden => ("forbidden", Some(mcp_types::ErrorCode::InvalidRequest.code())),
+        ReplyKind::Forbidden => (
+            "forbidden",
+            Some(mcp_types::ErrorCode::InvalidRequest.code()),
+        ),
     }
 }
 

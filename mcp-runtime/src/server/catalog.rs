@@ -63,8 +63,7 @@ impl Server {
                 )),
             );
         };
-        if let Some(refusal) =
-            self.authorize(&rctx.grant, id, mcp_types::METHOD_PROMPTS_GET, &name)
+        if let Some(refusal) = self.authorize(&rctx.grant, id, mcp_types::METHOD_PROMPTS_GET, &name)
         {
             return refusal;
         }

@@ -39,11 +39,7 @@ impl Server {
         bytes: &[u8],
         grant: impl Into<crate::service::Grant>,
     ) -> Option<Vec<u8>> {
-        let ctx = RequestScope::new(
-            grant,
-            NotificationSink::discard(),
-            CancellationToken::new(),
-        );
+        let ctx = RequestScope::new(grant, NotificationSink::discard(), CancellationToken::new());
         self.handle_raw(bytes, ctx).await.map(|r| r.body.to_vec())
     }
 
@@ -390,8 +386,7 @@ impl Server {
             return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
         };
         // Authorization before anything of the tool runs, task or not.
-        if let Some(refusal) =
-            self.authorize(&rctx.grant, id, mcp_types::METHOD_TOOLS_CALL, &name)
+        if let Some(refusal) = self.authorize(&rctx.grant, id, mcp_types::METHOD_TOOLS_CALL, &name)
         {
             return CallStep::Done(refusal);
         }

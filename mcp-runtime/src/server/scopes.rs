@@ -14,9 +14,9 @@ use std::collections::{HashMap, HashSet};
 
 use mcp_types::RequestId;
 
-use crate::service::envelope;
 use super::{BuildError, Server, ServerBuilder};
 use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
+use crate::service::envelope;
 use crate::service::{Grant, Reply};
 
 /// Scope requirements by tool name, prompt name and resource URI or URI template, and the
@@ -105,7 +105,9 @@ impl ServerBuilder {
     /// [`ServerBuilder::public_tool`]).
     #[must_use]
     pub fn public_resource(mut self, uri_or_template: &str) -> Self {
-        self.scopes.public_resources.insert(uri_or_template.to_owned());
+        self.scopes
+            .public_resources
+            .insert(uri_or_template.to_owned());
         self
     }
 
@@ -250,8 +252,7 @@ impl RequiredScopes {
         }
         if self.scoped {
             self.check_all_declared(tools, prompts, resources)?;
-        } else if !(self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty())
-        {
+        } else if !(self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()) {
             tracing::warn!(
                 "OAuth scopes are declared, but the server was not built with \
                  `scoped_authorization()`: only requests whose credentials carry scopes (OAuth) \
@@ -368,10 +369,13 @@ impl Server {
         // Unscoped credentials pass every requirement: skip the look-ups on the hot path.
         grant.scopes.as_ref()?;
         let inner = &self.inner;
-        let requirement =
-            inner
-                .scopes
-                .requirement(&inner.router, &inner.prompts, &inner.resources, method, name);
+        let requirement = inner.scopes.requirement(
+            &inner.router,
+            &inner.prompts,
+            &inner.resources,
+            method,
+            name,
+        );
         let what = match method {
             mcp_types::METHOD_TOOLS_CALL => "tool",
             mcp_types::METHOD_PROMPTS_GET => "prompt",

@@ -387,8 +387,7 @@ impl Server {
         };
         // A task is its tool's work: every operation on it needs what calling the tool needs
         // (a token that lost a scope since it created the task is refused too).
-        if let Some(refusal) =
-            self.authorize(grant, id, mcp_types::METHOD_TOOLS_CALL, &record.tool)
+        if let Some(refusal) = self.authorize(grant, id, mcp_types::METHOD_TOOLS_CALL, &record.tool)
         {
             return refusal;
         }

@@ -17,8 +17,8 @@ use std::time::Duration;
 use super::allowlist::OriginAllowlist;
 use super::auth::{AuthRejection, Authenticator, challenge};
 use super::body::{BodyError, read_body_until};
-use crate::service::{Grant, Reply};
 use crate::service::envelope;
+use crate::service::{Grant, Reply};
 
 const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 

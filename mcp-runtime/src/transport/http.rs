@@ -82,8 +82,7 @@ use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros}
 use crate::log_safe::LogSafe;
 use crate::service::envelope::{self, Kind};
 use crate::service::{
-    Grant,
-    CancellationToken, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
+    CancellationToken, Grant, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
 };
 
 /// An invalid [`HttpConfig::path`].
@@ -456,7 +455,14 @@ fn serve_mcp(
 
             // 7. The service.
             let log = RequestLog::open(id, method, principal, started);
-            handle_request(&shared.responder, message, grant, log, accept, deadline.as_mut())
+            handle_request(
+                &shared.responder,
+                message,
+                grant,
+                log,
+                accept,
+                deadline.as_mut(),
+            )
         };
         answer.await
     }
@@ -470,11 +476,7 @@ async fn notification(
     started: Instant,
 ) -> Response {
     let principal = grant.principal.clone();
-    let ctx = RequestScope::new(
-        grant,
-        NotificationSink::discard(),
-        CancellationToken::new(),
-    );
+    let ctx = RequestScope::new(grant, NotificationSink::discard(), CancellationToken::new());
     let reply = shared.responder.service.handle(message, ctx).await;
     let (response, status, outcome) = match reply {
         None
@@ -509,8 +511,8 @@ async fn notification(
 
 #[cfg(test)]
 mod tests {
-    use crate::Principal;
     use super::*;
+    use crate::Principal;
     use crate::Server;
     use crate::transport::auth::AllowAnonymous;
 

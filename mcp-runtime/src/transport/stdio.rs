@@ -24,8 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-use crate::service::Grant;
 use crate::log_safe::LogSafe;
+use crate::service::Grant;
 use crate::service::envelope::{self, Kind};
 use crate::service::{
     CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
@@ -62,10 +62,7 @@ impl Default for StdioConfig {
 ///
 /// # Errors
 /// An I/O error reading stdin or writing stdout.
-pub async fn serve_stdio(
-    service: Arc<dyn McpService>,
-    grant: impl Into<Grant>,
-) -> io::Result<()> {
+pub async fn serve_stdio(service: Arc<dyn McpService>, grant: impl Into<Grant>) -> io::Result<()> {
     serve(
         service,
         grant,
