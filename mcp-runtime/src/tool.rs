@@ -57,9 +57,9 @@ pub trait ToolHandler: Send + Sync + 'static {
         mcp_types::TaskSupport::Forbidden
     }
 
-    /// When a task-supporting tool becomes a task (see [`crate::tasks::TaskStart`]).
-    fn task_start(&self) -> crate::tasks::TaskStart {
-        crate::tasks::TaskStart::OnCall
+    /// When a task-supporting tool becomes a task (see [`TaskStart`]).
+    fn task_start(&self) -> TaskStart {
+        TaskStart::OnCall
     }
 
     /// Whether a call may end in an input request (elicitation, sampling, roots): only a
@@ -81,6 +81,23 @@ pub trait ToolHandler: Send + Sync + 'static {
         ctx: &'a mut RequestContext,
         args: JsonObject,
     ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>>;
+}
+
+/// When a task-supporting tool becomes a task (for a request that declared the extension).
+///
+/// Declared with the tool (`#[tool(task_start = ..)]`, [`ToolHandler::task_start`]), so it
+/// lives beside the tool API; the tasks extension ([`crate::tasks`]) re-exports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskStart {
+    /// At once: the task is created before the handler runs, and every input the handler
+    /// asks for is a round of the task (`input_required` + `tasks/update`). The default.
+    #[default]
+    OnCall,
+    /// After input: the handler's first pass runs inside the request. If it asks for input,
+    /// the client gets an ordinary `InputRequiredResult` (MRTR, no task yet); if it finishes
+    /// at once, the plain result; only a pass that is still running becomes a task.
+    AfterInput,
 }
 
 /// What one run of a tool ended with: its result, or the panic it raised.

@@ -125,20 +125,58 @@ impl Server {
             },
             adopted,
         );
-        Either::Right(
+        // The methods answered from what the server holds (lists, discover, completion)
+        // answer here, so the common tree-path request owns no request state at all; the
+        // rest (which hold the request's grant, context and parts across awaits) are boxed.
+        if let Some(reply) = observer.in_span(|| self.answer_at_once(&id, &method, &params)) {
+            return Either::Right(Either::Left(
+                observer.run(std::future::ready(reply)).map(Some),
+            ));
+        }
+        Either::Right(Either::Right(
             observer
-                .run(Self::dispatch_request(
+                .run(Box::pin(Self::dispatch_request(
                     self.clone(),
                     id,
                     method,
                     params,
                     rctx,
-                ))
+                )))
                 .map(Some),
-        )
+        ))
     }
 
-    /// Answers one request (not a notification) taken out of its envelope.
+    /// The reply to a request that needs nothing but what the server holds (`_meta` checked
+    /// first, as for every method), or `None` for a method that must run.
+    fn answer_at_once(&self, id: &RequestId, method: &str, params: &JsonObject) -> Option<Reply> {
+        let offered = &self.inner.offered;
+        let pages = match method {
+            mcp_types::METHOD_SERVER_DISCOVER => None,
+            mcp_types::METHOD_TOOLS_LIST if offered.tools => Some(&self.inner.tools_list),
+            mcp_types::METHOD_PROMPTS_LIST if offered.prompts => Some(&self.inner.prompts_list),
+            mcp_types::METHOD_RESOURCES_LIST if offered.resources => {
+                Some(&self.inner.resources_list)
+            }
+            mcp_types::METHOD_RESOURCES_TEMPLATES_LIST if offered.resources => {
+                Some(&self.inner.templates_list)
+            }
+            mcp_types::METHOD_COMPLETION_COMPLETE if offered.completions => None,
+            _ => return None,
+        };
+        if let Err(reply) = checked_meta(id, RequestMeta::from_params(params)) {
+            return Some(reply);
+        }
+        Some(match (method, pages) {
+            (_, Some(pages)) => paged_reply(id, pages, params),
+            (mcp_types::METHOD_SERVER_DISCOVER, None) => {
+                cached_reply(id, &self.inner.discover_json)
+            }
+            _ => self.complete(id, params.clone()),
+        })
+    }
+
+    /// Answers one request (not a notification) taken out of its envelope that
+    /// [`Server::answer_at_once`] did not.
     #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
     fn dispatch_request(
         server: Server,
@@ -156,10 +194,6 @@ impl Server {
                 Err(reply) => return reply,
             };
             match method {
-                mcp_types::METHOD_SERVER_DISCOVER => cached_reply(id, &this.inner.discover_json),
-                mcp_types::METHOD_TOOLS_LIST if this.inner.offered.tools => {
-                    paged_reply(id, &this.inner.tools_list, &params)
-                }
                 mcp_types::METHOD_TOOLS_CALL if this.inner.offered.tools => {
                     // Taken apart before the await: a `match` would keep the whole `Result` there.
                     let params = match ToolsCallParams::from_object(params) {
@@ -168,19 +202,10 @@ impl Server {
                     };
                     this.call_tool(id, params, Arc::new(meta), rctx).await
                 }
-                mcp_types::METHOD_PROMPTS_LIST if this.inner.offered.prompts => {
-                    paged_reply(id, &this.inner.prompts_list, &params)
-                }
                 // The rarer methods' futures are boxed (see `call_tool`): each would otherwise
                 // add its whole state to the future of every request, tools/call included.
                 mcp_types::METHOD_PROMPTS_GET if this.inner.offered.prompts => {
                     Box::pin(this.get_prompt(id, params, Arc::new(meta), rctx)).await
-                }
-                mcp_types::METHOD_RESOURCES_LIST if this.inner.offered.resources => {
-                    paged_reply(id, &this.inner.resources_list, &params)
-                }
-                mcp_types::METHOD_RESOURCES_TEMPLATES_LIST if this.inner.offered.resources => {
-                    paged_reply(id, &this.inner.templates_list, &params)
                 }
                 mcp_types::METHOD_RESOURCES_READ if this.inner.offered.resources => {
                     Box::pin(this.read_resource(id, params, Arc::new(meta), rctx)).await
@@ -200,9 +225,6 @@ impl Server {
                 }
                 mcp_types::METHOD_SUBSCRIPTIONS_LISTEN if this.inner.offered.tasks => {
                     Box::pin(async move { this.listen(id, &params, &meta, rctx).await }).await
-                }
-                mcp_types::METHOD_COMPLETION_COMPLETE if this.inner.offered.completions => {
-                    this.complete(id, params)
                 }
                 // Methods of capabilities this server does not advertise are not found; so is
                 // `subscriptions/listen` without the tasks extension (task status is all it

@@ -77,12 +77,13 @@ pub mod sqlite;
 mod store;
 mod tool;
 
+pub use crate::tool::TaskStart;
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
 pub use open::open_task_store;
 pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+pub use tool::TaskTool;
 pub(crate) use tool::set_task_support;
-pub use tool::{TaskStart, TaskTool};
 
 /// A new task id: 128 random bits as 32 hex digits.
 pub(crate) fn new_task_id() -> Result<String, getrandom::Error> {

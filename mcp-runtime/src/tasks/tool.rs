@@ -6,22 +6,8 @@ use mcp_types::{ClientCapabilities, JsonObject, TaskSupport, Tool};
 use serde_json::{Value, json};
 
 use crate::context::RequestContext;
-use crate::tool::{BoxFuture, HandlerError, StateNeed, ToolHandler};
+use crate::tool::{BoxFuture, HandlerError, StateNeed, TaskStart, ToolHandler};
 use mcp_types::CallToolResult;
-
-/// When a task-supporting tool becomes a task (for a request that declared the extension).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum TaskStart {
-    /// At once: the task is created before the handler runs, and every input the handler
-    /// asks for is a round of the task (`input_required` + `tasks/update`). The default.
-    #[default]
-    OnCall,
-    /// After input: the handler's first pass runs inside the request. If it asks for input,
-    /// the client gets an ordinary `InputRequiredResult` (MRTR, no task yet); if it finishes
-    /// at once, the plain result; only a pass that is still running becomes a task.
-    AfterInput,
-}
 
 /// Sets `execution.taskSupport` in `descriptor`, keeping any other `execution` fields.
 pub(crate) fn set_task_support(descriptor: &mut Tool, support: TaskSupport) {
