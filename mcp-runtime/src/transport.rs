@@ -30,6 +30,8 @@ pub mod health;
 pub mod http;
 #[cfg(feature = "http")]
 mod http_config;
+#[cfg(all(feature = "http", feature = "metrics"))]
+mod metrics;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 #[cfg(feature = "http")]

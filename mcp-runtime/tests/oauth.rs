@@ -122,6 +122,9 @@ fn server() -> Server {
     Server::builder(Implementation::new("oauth-test", "0"))
         .tools(tools![whoami, write_note, purge_notes])
         .tool_scopes("write_note", ["notes:write"])
+        // Every tool declares its scopes or is public: an OAuth server builds only then.
+        .scoped_authorization()
+        .public_tool("whoami")
         .build()
         .unwrap()
 }

@@ -15,9 +15,6 @@
 //! # fn main() {}
 //! ```
 
-#[cfg(feature = "http")]
-use std::time::Duration;
-
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Histogram buckets of the `*_seconds` metrics: 250 µs to 10 s.
@@ -25,11 +22,6 @@ const SECONDS_BUCKETS: &[f64] = &[
     0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
     10.0,
 ];
-
-/// How often [`PrometheusMetrics::serve`] runs the recorder's upkeep (drains histogram samples
-/// so that memory stays bounded between scrapes).
-#[cfg(feature = "http")]
-const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Why the Prometheus recorder could not be installed.
 #[derive(Debug, thiserror::Error)]
@@ -90,35 +82,5 @@ impl PrometheusMetrics {
                 }
             }),
         )
-    }
-
-    /// Serves [`PrometheusMetrics::router`] on `listener` until `shutdown` completes, running
-    /// the recorder's upkeep meanwhile, with the MCP endpoint's connection limits and `Host`
-    /// check (loopback names on a loopback listener).
-    ///
-    /// # Errors
-    /// An I/O error from the listener.
-    #[cfg(feature = "http")]
-    pub async fn serve(
-        self,
-        listener: tokio::net::TcpListener,
-        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
-        let upkeep = {
-            let metrics = self.clone();
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(UPKEEP_INTERVAL);
-                loop {
-                    tick.tick().await;
-                    metrics.run_upkeep();
-                }
-            })
-        };
-        // The hardened edge (header and idle deadlines, connection cap, `Host` check).
-        let config = crate::transport::HttpConfig::default();
-        let served =
-            crate::transport::http::serve_router(listener, self.router(), &config, shutdown).await;
-        upkeep.abort();
-        served
     }
 }
