@@ -151,12 +151,21 @@ fn parse_field<'a>(
         }),
         (None, None) => rust_name.clone(),
     };
-    if !attrs.not_secret
-        && let Some(msg) = [&rust_name, &wire]
-            .into_iter()
-            .find_map(|c| secret_error(c))
-    {
-        errors.spanned(ident, msg);
+    if !attrs.not_secret {
+        // Reported where the secret-looking name is written: the field, or its `rename`.
+        match (secret_error(&rust_name), &attrs.rename) {
+            (Some(msg), _) => errors.spanned(ident, msg),
+            (None, Some(lit)) => {
+                if let Some(msg) = secret_error(&wire) {
+                    errors.spanned(lit, msg);
+                }
+            }
+            (None, None) => {
+                if let Some(msg) = secret_error(&wire) {
+                    errors.spanned(ident, msg);
+                }
+            }
+        }
     }
     if wire_names.contains(&wire) {
         errors.spanned(

@@ -112,18 +112,32 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Container attributes: `rename_all = ".."` (`camelCase`, `snake_case`, `kebab-case`,
 /// `lowercase`, `PascalCase`, `SCREAMING_SNAKE_CASE`) and `crate = "path"`.
 ///
-/// **Secrets.** Form mode must not carry passwords, keys, tokens or card data; use URL
-/// elicitation (`ctx.elicit_url`) for them. A field name is split into words (snake, kebab
-/// and camel case) and refused at compile time when a word is `password`, `passwd`,
-/// `passphrase`, `secret`, `credential`, `apikey`, `pin`, `otp`, `totp`, `cvv`, `cvv2`, `cvc`,
-/// `iban` or `ssn` (or a plural); when a word ends in `password`, `passwd` or `passphrase`;
-/// when two words read `api key`, `private key`, `secret key`, `access key`, `signing key`,
-/// `encryption key`, `ssh key`, `card number` (`num`, `no`), `security code` or `social
-/// security`; or when the last word is `token(s)` not preceded by a quantity word (`max`,
-/// `min`, `num`, `total`, `count`, `limit`, `remaining`, `used`, `input`, `output`, `prompt`,
-/// `completion`, …). So `access_token`, `otp_code` and `card_number` are refused while
-/// `max_tokens`, `token_count` and `passwordless` pass. Mark a false positive
-/// `#[form(not_secret)]`.
+/// **Secrets.** Form mode must not carry passwords, keys, tokens, one-time codes, recovery
+/// phrases or bank and card data; use URL elicitation (`ctx.elicit_url`) for them. A field
+/// name (and its wire name) is split into words (snake, kebab and camel case, acronyms too:
+/// `MFACode` is `mfa code`) and refused at compile time when:
+/// - a word is `password`, `passwd`, `passphrase`, `passcode`, `pwd`, `secret`, `credential`,
+///   `apikey`, `bearer`, `pin`, `otp`, `totp`, `authcode`, `cvv`, `cvv2`, `cvc`, `iban`,
+///   `ssn` or `mnemonic` (or a plural);
+/// - a word ends in `password`, `passwd`, `passphrase`, `passcode` or `pwd` (`dbpasswd`);
+/// - consecutive words read `pass word`, `pass phrase`, `pass code`, `api key`, `private
+///   key`, `secret key`, `access key`, `signing key`, `encryption key`, `ssh key`, `recovery
+///   key`, `card number` (`num`, `no`), `security code`, `social security`; a code proving
+///   who asks: `auth code`, `authorization code`, `oauth code`, `mfa code`, `2fa code`, `two
+///   factor code`, `one time code`, `verification code`, `verify code`, `confirmation code`,
+///   `login code`, `sms code`, `access code`, `recovery code`, `backup code`; `recovery
+///   phrase`, `seed phrase`, `seed words`; or bank data: `account number` (`num`, `no`, also
+///   after `acct`), `routing number` (`num`, `no`), `sort code`;
+/// - the name ends in a head noun: `token(s)` not after a quantity word (`max`, `min`, `num`,
+///   `total`, `count`, `limit`, `remaining`, `used`, `input`, `output`, `prompt`,
+///   `completion`, …), `pass` not after a ticket or round (`boarding`, `season`, `day`,
+///   `first`, `last`, `final`, …), `bank account(s)`, or `session`, `auth` or `login`
+///   `cookie(s)`.
+///
+/// So `access_token`, `otp_code`, `mfaCode`, `db_pass`, `session_cookie` and `sort_code` are
+/// refused while `max_tokens`, `token_count`, `passwordless`, `passenger`, `pass_count`,
+/// `boarding_pass`, `zip_code`, `country_code`, `session_id`, `session_cookie_name` and
+/// `bank_account_type` pass. Mark a false positive `#[form(not_secret)]`.
 #[proc_macro_derive(ElicitForm, attributes(form))]
 pub fn derive_elicit_form(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
