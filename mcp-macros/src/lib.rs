@@ -105,9 +105,19 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `maximum = x` | integers, `f32`, `f64` | `maximum` | at most x (integers: also within the type) |
 /// | `min_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `minItems` | at least N selected |
 /// | `max_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `maxItems` | at most N selected |
-/// | `default = literal` | `String`, numbers, `bool`, enums, `String` + `choices` | `default` | used when absent (the field is then not required); the default must pass the field's checks |
+/// | `default = literal` | `String`, numbers, `bool`, enums, `String` + `choices` | `default` | used when absent (the field is then not required); the default must pass the field's checks (see **Consistency**) |
 /// | `choices` | `String` (single), `Vec<String>` (multi) | `enum` / `oneOf`, or `items.enum` / `items.anyOf`, filled at run time | the value must be one offered; no duplicates; an empty list is refused before the form is sent |
 /// | `not_secret` | any field | none | none: turns off the secret-name check for this field |
+///
+/// **Consistency.** Attributes that no answer, or no default, could satisfy are refused at
+/// compile time, at the attribute to change: `minimum` above `maximum`, `min_length` above
+/// `max_length`, `min_items` above `max_items`; a `default` below `minimum` or above
+/// `maximum`, or a default text shorter than `min_length` or longer than `max_length`; and,
+/// from the field's type (aliases too), an integer `default` outside the type's range, a
+/// `minimum` above its largest value or a `maximum` below its smallest, an enum `default`
+/// that is none of its values, and a `min_items` above the enum's number of variants. A
+/// default against a `format`, and against run-time `choices`, is checked when the form is
+/// answered.
 ///
 /// Container attributes: `rename_all = ".."` (`camelCase`, `snake_case`, `kebab-case`,
 /// `lowercase`, `PascalCase`, `SCREAMING_SNAKE_CASE`) and `crate = "path"`.

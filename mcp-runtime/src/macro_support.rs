@@ -13,8 +13,8 @@ pub mod form {
     pub use crate::form::{
         CheckedForm, Choice, ChoicesField, ChoicesKind, ElicitChoice, ElicitForm, FieldKind,
         FieldOptions, FieldSpec, FieldValue, FormContent, FormError, FormField, FormKind, FormSlot,
-        Literal, StaticChoice, check_all, check_offered, explain, fits, requested_schema,
-        write_fields_binding,
+        FormValue, Literal, StaticChoice, check_all, check_offered, explain, fits,
+        requested_schema, write_fields_binding,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 
