@@ -14,6 +14,7 @@ mod catalog;
 mod choice;
 mod form;
 mod params;
+mod router;
 mod secret;
 mod shape;
 mod tool;
@@ -81,6 +82,14 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()
+}
+
+/// Expands `mcp_runtime`'s `tools![..]`, `prompts![..]` and `resources![..]`, which pass it
+/// their `$crate`, what they list and the list: `($crate) tool a, b::c`. Not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __router(input: TokenStream) -> TokenStream {
+    router::expand(input.into()).into()
 }
 
 /// Derives `ElicitForm` for a struct of flat named fields (see `mcp_runtime::form`, and the

@@ -71,3 +71,10 @@ pub use tool_support::*;
 #[path = "macro_support/catalog_support.rs"]
 mod catalog_support;
 pub use catalog_support::*;
+
+#[path = "macro_support/router_support.rs"]
+mod router_support;
+pub use router_support::*;
+
+/// Expands `tools![..]`, `prompts![..]` and `resources![..]` (which pass it their `$crate`).
+pub use mcp_macros::__router as router;
