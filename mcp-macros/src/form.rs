@@ -193,8 +193,8 @@ fn parse_field<'a>(
 }
 
 /// The attribute checks that need no type: text attributes on a run-time choices field, and
-/// inverted ranges. Whether an attribute fits the field's type is checked by the compiler
-/// (see `field_fits`).
+/// values that contradict each other (`check_consistency`). Whether an attribute fits the
+/// field's type is checked by the compiler (see `field_options` and `type_checks`).
 fn check_attrs_fit(attrs: &FieldAttrs, errors: &mut Errors) {
     if attrs.choices.is_some() {
         if let Some((s, _)) = &attrs.format {
