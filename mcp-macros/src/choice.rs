@@ -121,9 +121,11 @@ fn expand_impl(name: &syn::Ident, ms: &TokenStream, variants: &[Variant<'_>]) ->
     quote! {
         const _: () = {
             use #ms::form as __f;
+            const OPTIONS: &[__f::StaticChoice] = &[ #(#options),* ];
             impl __f::ElicitChoice for #name {
+                const STATIC_OPTIONS: ::core::option::Option<&'static [__f::StaticChoice]> =
+                    ::core::option::Option::Some(OPTIONS);
                 fn options() -> &'static [__f::StaticChoice] {
-                    const OPTIONS: &[__f::StaticChoice] = &[ #(#options),* ];
                     OPTIONS
                 }
                 fn from_value(value: &str) -> ::core::option::Option<Self> {

@@ -151,12 +151,21 @@ fn parse_field<'a>(
         }),
         (None, None) => rust_name.clone(),
     };
-    if !attrs.not_secret
-        && let Some(msg) = [&rust_name, &wire]
-            .into_iter()
-            .find_map(|c| secret_error(c))
-    {
-        errors.spanned(ident, msg);
+    if !attrs.not_secret {
+        // Reported where the secret-looking name is written: the field, or its `rename`.
+        match (secret_error(&rust_name), &attrs.rename) {
+            (Some(msg), _) => errors.spanned(ident, msg),
+            (None, Some(lit)) => {
+                if let Some(msg) = secret_error(&wire) {
+                    errors.spanned(lit, msg);
+                }
+            }
+            (None, None) => {
+                if let Some(msg) = secret_error(&wire) {
+                    errors.spanned(ident, msg);
+                }
+            }
+        }
     }
     if wire_names.contains(&wire) {
         errors.spanned(
@@ -184,8 +193,8 @@ fn parse_field<'a>(
 }
 
 /// The attribute checks that need no type: text attributes on a run-time choices field, and
-/// inverted ranges. Whether an attribute fits the field's type is checked by the compiler
-/// (see `field_fits`).
+/// values that contradict each other (`check_consistency`). Whether an attribute fits the
+/// field's type is checked by the compiler (see `field_options` and `type_checks`).
 fn check_attrs_fit(attrs: &FieldAttrs, errors: &mut Errors) {
     if attrs.choices.is_some() {
         if let Some((s, _)) = &attrs.format {
@@ -208,15 +217,174 @@ fn check_attrs_fit(attrs: &FieldAttrs, errors: &mut Errors) {
             }
         }
     }
-    if let (Some((sp, min)), Some((_, max))) = (attrs.min_length, attrs.max_length)
-        && min > max
-    {
-        errors.push(syn::Error::new(sp, "min_length is greater than max_length"));
+    check_consistency(attrs, errors);
+}
+
+/// A number literal's value.
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl Num {
+    /// The value of `e` if it is a (negated) number literal; other shapes are reported by
+    /// `literal`.
+    fn of(e: &syn::Expr) -> Option<Num> {
+        let inner = match e {
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                expr,
+                ..
+            }) => &**expr,
+            _ => e,
+        };
+        match inner {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(_),
+                ..
+            }) => util::int_expr(e).ok().map(Num::Int),
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(_),
+                ..
+            }) => util::float_expr(e).ok().map(Num::Float),
+            _ => None,
+        }
     }
-    if let (Some((sp, min)), Some((_, max))) = (attrs.min_items, attrs.max_items)
-        && min > max
+
+    /// An attribute's expression and value, if it is a number literal.
+    fn attr(e: &Option<syn::Expr>) -> Option<(&syn::Expr, Num)> {
+        e.as_ref().and_then(|e| Num::of(e).map(|n| (e, n)))
+    }
+
+    /// An attribute's expression and value as an `i128` literal, if it is an integer literal.
+    fn int(e: &Option<syn::Expr>) -> Option<(&syn::Expr, proc_macro2::Literal)> {
+        match Num::attr(e) {
+            Some((e, Num::Int(v))) => Some((e, proc_macro2::Literal::i128_suffixed(v))),
+            _ => None,
+        }
+    }
+
+    /// `self < other`, exactly for two integers.
+    #[allow(clippy::cast_precision_loss)]
+    fn below(self, other: Num) -> bool {
+        match (self, other) {
+            (Num::Int(a), Num::Int(b)) => a < b,
+            (Num::Int(a), Num::Float(b)) => (a as f64) < b,
+            (Num::Float(a), Num::Int(b)) => a < b as f64,
+            (Num::Float(a), Num::Float(b)) => a < b,
+        }
+    }
+}
+
+/// An attribute value as written (`-5`, `2.5`, `"abc"`), for messages.
+fn written(e: &syn::Expr) -> String {
+    quote!(#e).to_string().replacen("- ", "-", 1)
+}
+
+/// `n` characters / items, singular for one.
+fn count(n: u64, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// Refuses attribute combinations no answer (or no default) can satisfy, with literals alone:
+/// inverted bounds, and a default outside the field's own bounds. The bounds that need the
+/// field's type (an integer type's range, an enum's values) are checked by `type_checks`.
+fn check_consistency(a: &FieldAttrs, errors: &mut Errors) {
+    let (min, max) = (Num::attr(&a.minimum), Num::attr(&a.maximum));
+    if let (Some((emin, nmin)), Some((emax, nmax))) = (min, max)
+        && nmax.below(nmin)
     {
-        errors.push(syn::Error::new(sp, "min_items is greater than max_items"));
+        errors.spanned(
+            emin,
+            format!(
+                "`minimum = {}` is greater than `maximum = {}`, so no answer can pass: swap \
+                 them or fix one",
+                written(emin),
+                written(emax)
+            ),
+        );
+    }
+    if let Some((ed, nd)) = Num::attr(&a.default) {
+        if let Some((emin, nmin)) = min
+            && nd.below(nmin)
+        {
+            errors.spanned(
+                ed,
+                format!(
+                    "`default = {}` is below `minimum = {}`: the default must pass the field's \
+                     own checks; raise the default or lower `minimum`",
+                    written(ed),
+                    written(emin)
+                ),
+            );
+        }
+        if let Some((emax, nmax)) = max
+            && nmax.below(nd)
+        {
+            errors.spanned(
+                ed,
+                format!(
+                    "`default = {}` is above `maximum = {}`: the default must pass the field's \
+                     own checks; lower the default or raise `maximum`",
+                    written(ed),
+                    written(emax)
+                ),
+            );
+        }
+    }
+    for (lo, hi, what, unit) in [
+        (a.min_length, a.max_length, "length", "text"),
+        (a.min_items, a.max_items, "items", "selection"),
+    ] {
+        if let (Some((sp, min)), Some((_, max))) = (lo, hi)
+            && min > max
+        {
+            errors.push(syn::Error::new(
+                sp,
+                format!(
+                    "`min_{what} = {min}` is greater than `max_{what} = {max}`, so no {unit} can \
+                     pass: swap them or fix one"
+                ),
+            ));
+        }
+    }
+    if let Some(syn::Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(text),
+        ..
+    })) = &a.default
+    {
+        let len = text.value().chars().count() as u64;
+        if let Some((_, min)) = a.min_length
+            && len < min
+        {
+            errors.spanned(
+                text,
+                format!(
+                    "the default {} is {} long, shorter than `min_length = {min}`: the default \
+                     must pass the field's own checks; lengthen it or lower `min_length`",
+                    quote!(#text),
+                    count(len, "character")
+                ),
+            );
+        }
+        if let Some((_, max)) = a.max_length
+            && len > max
+        {
+            errors.spanned(
+                text,
+                format!(
+                    "the default {} is {} long, longer than `max_length = {max}`: the default \
+                     must pass the field's own checks; shorten it or raise `max_length`",
+                    quote!(#text),
+                    count(len, "character")
+                ),
+            );
+        }
     }
 }
 
@@ -318,6 +486,7 @@ fn field_options(
     let minimum = lit(a.minimum.as_ref(), true);
     let maximum = lit(a.maximum.as_ref(), true);
     let default = lit(a.default.as_ref(), false);
+    fits.extend(type_checks(f, d));
     let format = match &a.format {
         Some((_, v)) => quote!(::core::option::Option::Some(#f::StringFormat::#v)),
         None => none(),
@@ -332,6 +501,105 @@ fn field_options(
         }
     };
     (options, fits)
+}
+
+/// The checks of attribute values against what only the field's type knows: an integer
+/// type's range and an enum's values. Each is a constant that fails to evaluate (at the
+/// attribute, with a message saying what to change) when the value cannot fit; types that
+/// know neither skip them, and a type that an attribute does not fit is reported by `fits`.
+fn type_checks(f: &TokenStream, d: &FieldDecl<'_>) -> Vec<TokenStream> {
+    let a = &d.attrs;
+    let ty = d.ty;
+    let value = quote!(<#ty as #f::FormSlot>::Value);
+    // `facts` is the `FormValue` constant, `known` the pattern binding its `Some` value, and
+    // `fails` the condition under which the attribute cannot fit.
+    let check = |span: Span, facts: &str, known: TokenStream, fails: TokenStream, msg: String| {
+        let facts = format_ident!("{facts}");
+        quote_spanned! {span=>
+            {
+                type __Field = #value;
+                const _: () = if let ::core::option::Option::Some(#known) =
+                    <__Field as #f::FormValue>::#facts
+                {
+                    if #fails {
+                        ::core::panic!("{}", #msg);
+                    }
+                };
+            }
+        }
+    };
+    let mut out = Vec::new();
+    let range = "INTEGER_RANGE";
+    if let Some((e, v)) = Num::int(&a.default) {
+        out.push(check(
+            e.span(),
+            range,
+            quote!(__range),
+            quote!(#f::fits::outside(#v, __range)),
+            format!(
+                "`default = {}` is outside the range of the field's integer type, so the field \
+                 could never take it: pick a default the type can hold, or a wider type",
+                written(e)
+            ),
+        ));
+    }
+    if let Some((e, v)) = Num::int(&a.minimum) {
+        out.push(check(
+            e.span(),
+            range,
+            quote!((_, __hi)),
+            quote!((#v) > __hi),
+            format!(
+                "`minimum = {}` is above the largest value of the field's integer type, so no \
+                 answer can pass: lower it, or use a wider type",
+                written(e)
+            ),
+        ));
+    }
+    if let Some((e, v)) = Num::int(&a.maximum) {
+        out.push(check(
+            e.span(),
+            range,
+            quote!((__lo, _)),
+            quote!((#v) < __lo),
+            format!(
+                "`maximum = {}` is below the smallest value of the field's integer type, so no \
+                 answer can pass: raise it, or use a wider (or signed) type",
+                written(e)
+            ),
+        ));
+    }
+    let options = "FIXED_OPTIONS";
+    if let Some(syn::Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Str(text),
+        ..
+    })) = &a.default
+    {
+        out.push(check(
+            text.span(),
+            options,
+            quote!(__options),
+            quote!(!#f::fits::offers(__options, #text)),
+            format!(
+                "`default = {}` is not a value of the field's enum: use the value of one of its \
+                 variants (the variant's name after `rename_all`, or its `#[form(value = \"..\")]`)",
+                quote!(#text)
+            ),
+        ));
+    }
+    if let Some((span, n)) = a.min_items {
+        out.push(check(
+            span,
+            options,
+            quote!(__options),
+            quote!((__options.len() as u64) < #n),
+            format!(
+                "`min_items = {n}` is more than the number of the enum's variants, so no \
+                 selection can pass: lower it"
+            ),
+        ));
+    }
+    out
 }
 
 /// The generated code's per-field tokens.

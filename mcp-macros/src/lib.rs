@@ -14,6 +14,7 @@ mod catalog;
 mod choice;
 mod form;
 mod params;
+mod router;
 mod secret;
 mod shape;
 mod tool;
@@ -83,6 +84,14 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()
 }
 
+/// Expands `mcp_runtime`'s `tools![..]`, `prompts![..]` and `resources![..]`, which pass it
+/// their `$crate`, what they list and the list: `($crate) tool a, b::c`. Not for direct use.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __router(input: TokenStream) -> TokenStream {
+    router::expand(input.into()).into()
+}
+
 /// Derives `ElicitForm` for a struct of flat named fields (see `mcp_runtime::form`, and the
 /// guide at the `mcp_runtime` crate root).
 ///
@@ -105,25 +114,49 @@ pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// | `maximum = x` | integers, `f32`, `f64` | `maximum` | at most x (integers: also within the type) |
 /// | `min_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `minItems` | at least N selected |
 /// | `max_items = N` | `Vec<E>`, `Vec<String>` + `choices` | `maxItems` | at most N selected |
-/// | `default = literal` | `String`, numbers, `bool`, enums, `String` + `choices` | `default` | used when absent (the field is then not required); the default must pass the field's checks |
+/// | `default = literal` | `String`, numbers, `bool`, enums, `String` + `choices` | `default` | used when absent (the field is then not required); the default must pass the field's checks (see **Consistency**) |
 /// | `choices` | `String` (single), `Vec<String>` (multi) | `enum` / `oneOf`, or `items.enum` / `items.anyOf`, filled at run time | the value must be one offered; no duplicates; an empty list is refused before the form is sent |
 /// | `not_secret` | any field | none | none: turns off the secret-name check for this field |
+///
+/// **Consistency.** Attributes that no answer, or no default, could satisfy are refused at
+/// compile time, at the attribute to change: `minimum` above `maximum`, `min_length` above
+/// `max_length`, `min_items` above `max_items`; a `default` below `minimum` or above
+/// `maximum`, or a default text shorter than `min_length` or longer than `max_length`; and,
+/// from the field's type (aliases too), an integer `default` outside the type's range, a
+/// `minimum` above its largest value or a `maximum` below its smallest, an enum `default`
+/// that is none of its values, and a `min_items` above the enum's number of variants. A
+/// default against a `format`, and against run-time `choices`, is checked when the form is
+/// answered.
 ///
 /// Container attributes: `rename_all = ".."` (`camelCase`, `snake_case`, `kebab-case`,
 /// `lowercase`, `PascalCase`, `SCREAMING_SNAKE_CASE`) and `crate = "path"`.
 ///
-/// **Secrets.** Form mode must not carry passwords, keys, tokens or card data; use URL
-/// elicitation (`ctx.elicit_url`) for them. A field name is split into words (snake, kebab
-/// and camel case) and refused at compile time when a word is `password`, `passwd`,
-/// `passphrase`, `secret`, `credential`, `apikey`, `pin`, `otp`, `totp`, `cvv`, `cvv2`, `cvc`,
-/// `iban` or `ssn` (or a plural); when a word ends in `password`, `passwd` or `passphrase`;
-/// when two words read `api key`, `private key`, `secret key`, `access key`, `signing key`,
-/// `encryption key`, `ssh key`, `card number` (`num`, `no`), `security code` or `social
-/// security`; or when the last word is `token(s)` not preceded by a quantity word (`max`,
-/// `min`, `num`, `total`, `count`, `limit`, `remaining`, `used`, `input`, `output`, `prompt`,
-/// `completion`, …). So `access_token`, `otp_code` and `card_number` are refused while
-/// `max_tokens`, `token_count` and `passwordless` pass. Mark a false positive
-/// `#[form(not_secret)]`.
+/// **Secrets.** Form mode must not carry passwords, keys, tokens, one-time codes, recovery
+/// phrases or bank and card data; use URL elicitation (`ctx.elicit_url`) for them. A field
+/// name (and its wire name) is split into words (snake, kebab and camel case, acronyms too:
+/// `MFACode` is `mfa code`) and refused at compile time when:
+/// - a word is `password`, `passwd`, `passphrase`, `passcode`, `pwd`, `secret`, `credential`,
+///   `apikey`, `bearer`, `pin`, `otp`, `totp`, `authcode`, `cvv`, `cvv2`, `cvc`, `iban`,
+///   `ssn` or `mnemonic` (or a plural);
+/// - a word ends in `password`, `passwd`, `passphrase`, `passcode` or `pwd` (`dbpasswd`);
+/// - consecutive words read `pass word`, `pass phrase`, `pass code`, `api key`, `private
+///   key`, `secret key`, `access key`, `signing key`, `encryption key`, `ssh key`, `recovery
+///   key`, `card number` (`num`, `no`), `security code`, `social security`; a code proving
+///   who asks: `auth code`, `authorization code`, `oauth code`, `mfa code`, `2fa code`, `two
+///   factor code`, `one time code`, `verification code`, `verify code`, `confirmation code`,
+///   `login code`, `sms code`, `access code`, `recovery code`, `backup code`; `recovery
+///   phrase`, `seed phrase`, `seed words`; or bank data: `account number` (`num`, `no`, also
+///   after `acct`), `routing number` (`num`, `no`), `sort code`;
+/// - the name ends in a head noun: `token(s)` not after a quantity word (`max`, `min`, `num`,
+///   `total`, `count`, `limit`, `remaining`, `used`, `input`, `output`, `prompt`,
+///   `completion`, …), `pass` not after a ticket or round (`boarding`, `season`, `day`,
+///   `first`, `last`, `final`, …), `bank account(s)`, or `session`, `auth` or `login`
+///   `cookie(s)`.
+///
+/// So `access_token`, `otp_code`, `mfaCode`, `db_pass`, `session_cookie` and `sort_code` are
+/// refused while `max_tokens`, `token_count`, `passwordless`, `passenger`, `pass_count`,
+/// `boarding_pass`, `zip_code`, `country_code`, `session_id`, `session_cookie_name` and
+/// `bank_account_type` pass. Mark a false positive `#[form(not_secret)]`.
 #[proc_macro_derive(ElicitForm, attributes(form))]
 pub fn derive_elicit_form(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

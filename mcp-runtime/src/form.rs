@@ -131,6 +131,10 @@ pub trait FormContent {
 pub trait ElicitChoice: Sized + Send + 'static {
     /// Every variant as `(value, optional title)`, in declaration order.
     fn options() -> &'static [StaticChoice];
+    /// The same options as a constant, so that `#[derive(ElicitForm)]` can check a field's
+    /// `default` and `min_items` against them at compile time (the derive sets it). `None`,
+    /// the default, skips those checks.
+    const STATIC_OPTIONS: Option<&'static [StaticChoice]> = None;
     /// The variant whose value is `value`.
     fn from_value(value: &str) -> Option<Self>;
     /// The wire value of this variant.

@@ -13,8 +13,8 @@ pub mod form {
     pub use crate::form::{
         CheckedForm, Choice, ChoicesField, ChoicesKind, ElicitChoice, ElicitForm, FieldKind,
         FieldOptions, FieldSpec, FieldValue, FormContent, FormError, FormField, FormKind, FormSlot,
-        Literal, StaticChoice, check_all, check_offered, explain, fits, requested_schema,
-        write_fields_binding,
+        FormValue, Literal, StaticChoice, check_all, check_offered, explain, fits,
+        requested_schema, write_fields_binding,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 
@@ -71,3 +71,10 @@ pub use tool_support::*;
 #[path = "macro_support/catalog_support.rs"]
 mod catalog_support;
 pub use catalog_support::*;
+
+#[path = "macro_support/router_support.rs"]
+mod router_support;
+pub use router_support::*;
+
+/// Expands `tools![..]`, `prompts![..]` and `resources![..]` (which pass it their `$crate`).
+pub use mcp_macros::__router as router;

@@ -127,11 +127,14 @@ impl ToolRouter {
 }
 
 /// Builds a [`ToolRouter`] from `#[tool]` functions: `tools![notes_list, notes_delete]`.
+///
+/// Each entry is a path to a `#[tool]` function (the struct the attribute adds next to it is
+/// what is registered) or to a type implementing [`ToolHandler`] and `Default`. A function
+/// without `#[tool]` is a compile error that says to add it.
 #[macro_export]
 macro_rules! tools {
-    ($($tool:path),* $(,)?) => {
-        $crate::router::ToolRouter::new()
-            $(.with(<$tool as ::core::default::Default>::default()))*
+    ($($tool:tt)*) => {
+        $crate::__macro_support_v1::router!(($crate) tool $($tool)*)
     };
 }
 
@@ -322,19 +325,25 @@ impl ResourceRouter {
 }
 
 /// Builds a [`PromptRouter`] from `#[prompt]` functions: `prompts![greet, summarize]`.
+///
+/// Each entry is a path to a `#[prompt]` function or to a type implementing
+/// [`PromptHandler`] and `Default`; a function without `#[prompt]` is a compile error that
+/// says to add it.
 #[macro_export]
 macro_rules! prompts {
-    ($($prompt:path),* $(,)?) => {
-        $crate::router::PromptRouter::new()
-            $(.with(<$prompt as ::core::default::Default>::default()))*
+    ($($prompt:tt)*) => {
+        $crate::__macro_support_v1::router!(($crate) prompt $($prompt)*)
     };
 }
 
 /// Builds a [`ResourceRouter`] from `#[resource]` functions: `resources![readme, note]`.
+///
+/// Each entry is a path to a `#[resource]` function or to a type implementing
+/// [`ResourceHandler`] and `Default`; a function without `#[resource]` is a compile error
+/// that says to add it.
 #[macro_export]
 macro_rules! resources {
-    ($($resource:path),* $(,)?) => {
-        $crate::router::ResourceRouter::new()
-            $(.with(<$resource as ::core::default::Default>::default()))*
+    ($($resource:tt)*) => {
+        $crate::__macro_support_v1::router!(($crate) resource $($resource)*)
     };
 }

@@ -581,3 +581,86 @@ async fn an_asking_tool_boxes_only_its_own_future() {
     let outcome = future.await;
     assert!(outcome.is_err(), "a first call asks, it does not answer");
 }
+
+mod listed {
+    use mcp_runtime::tool;
+
+    /// Listed through a module path.
+    #[tool]
+    pub fn nested() -> String {
+        "nested".to_owned()
+    }
+
+    pub mod deeper {
+        /// Listed with `self::` and `super::` paths.
+        #[mcp_runtime::tool]
+        pub fn deepest() -> String {
+            "deepest".to_owned()
+        }
+
+        /// A router listing tools by relative and absolute paths.
+        pub fn router() -> mcp_runtime::router::ToolRouter {
+            mcp_runtime::tools![self::deepest, super::nested, crate::listed::deeper::deepest]
+        }
+    }
+}
+
+/// A hand-written tool generic over a marker, listed with generic arguments.
+struct Fixed<T>(
+    mcp_types::Tool,
+    ClientCapabilities,
+    std::marker::PhantomData<T>,
+);
+
+impl<T> Default for Fixed<T> {
+    fn default() -> Self {
+        let Value::Object(object) = json!({"type": "object"}) else {
+            unreachable!()
+        };
+        let schema = mcp_types::InputSchema::new(object).unwrap();
+        Self(
+            mcp_types::Tool::new("fixed", schema),
+            ClientCapabilities::none(),
+            std::marker::PhantomData,
+        )
+    }
+}
+
+impl<T: Send + Sync + 'static> ToolHandler for Fixed<T> {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut RequestContext,
+        _args: mcp_types::JsonObject,
+    ) -> mcp_runtime::__macro_support_v1::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
+        Box::pin(async { Ok(CallToolResult::success(Vec::new())) })
+    }
+}
+
+fn tool_names(router: &mcp_runtime::router::ToolRouter) -> Vec<String> {
+    router.iter().map(|t| t.descriptor().name.clone()).collect()
+}
+
+/// `tools![..]` takes any path to a `#[tool]` function: a plain name, a module path, `self::`,
+/// `super::` and `crate::` paths, and a function-local import; a local variable of the same
+/// name is not what the entry means. A type of one's own may take generic arguments.
+#[test]
+fn tools_lists_tools_by_any_path() {
+    use listed::nested as renamed;
+    let hello = String::from("a local of a tool's name");
+    let router = tools![hello, renamed, listed::deeper::deepest,];
+    assert!(!hello.is_empty());
+    assert_eq!(tool_names(&router), ["hello", "nested", "deepest"]);
+    let router = listed::deeper::router();
+    assert_eq!(tool_names(&router), ["deepest", "nested"]);
+    assert_eq!(router.duplicates(), ["deepest"]);
+    assert!(tools![].is_empty());
+    let router = tools![Fixed<u8>, Fixed::<()>];
+    assert_eq!(tool_names(&router), ["fixed"]);
+    assert_eq!(router.duplicates(), ["fixed"]);
+}

@@ -16,4 +16,17 @@ struct Checkout {
     pin_note: bool,
 }
 
+// One-time codes, session cookies and bank data, under any spelling.
+#[derive(ElicitForm)]
+struct SignIn {
+    mfa_code: String,
+    #[form(rename = "sessionCookie")]
+    cookie_value: String,
+    sort_code: String,
+    // None of these is reported:
+    zip_code: String,
+    pass_count: u32,
+    session_cookie_name: String,
+}
+
 fn main() {}

@@ -107,6 +107,17 @@ pub trait FormValue: Sized {
     fn from_value(value: FieldValue, field: &str) -> Result<Self, FormError>;
     /// This value as the JSON a client submits.
     fn to_value(&self) -> Value;
+
+    /// For an integer type, its range as `(MIN, MAX)`, so that `#[derive(ElicitForm)]` refuses
+    /// at compile time a `default` outside it, a `minimum` above it and a `maximum` below it
+    /// (the field could never take them). `None`, the default, for every other type.
+    const INTEGER_RANGE: Option<(i128, i128)> = None;
+
+    /// The values answers are picked from, when they are fixed at compile time (an
+    /// [`ElicitChoice`] enum, a `Vec` of one), so that `#[derive(ElicitForm)]` refuses at
+    /// compile time a `default` that is not one of them and a `min_items` above their number.
+    /// `None`, the default, when they are not known then.
+    const FIXED_OPTIONS: Option<&'static [StaticChoice]> = None;
 }
 
 /// A [`FormValue`] with a fixed schema kind.
@@ -319,6 +330,7 @@ macro_rules! integer_fields {
             fn to_value(&self) -> Value {
                 json_integer(*self)
             }
+            const INTEGER_RANGE: Option<(i128, i128)> = Some((<$t>::MIN as i128, <$t>::MAX as i128));
         }
 
         impl FormKind for $t {
@@ -375,6 +387,7 @@ impl<E: ElicitChoice> FormValue for E {
     fn to_value(&self) -> Value {
         Value::String(self.value().to_owned())
     }
+    const FIXED_OPTIONS: Option<&'static [StaticChoice]> = <E as ElicitChoice>::STATIC_OPTIONS;
 }
 
 impl<E: ElicitChoice> FormKind for E {
@@ -394,6 +407,7 @@ impl<E: ElicitChoice> FormValue for Vec<E> {
                 .collect(),
         )
     }
+    const FIXED_OPTIONS: Option<&'static [StaticChoice]> = <E as ElicitChoice>::STATIC_OPTIONS;
 }
 
 impl<E: ElicitChoice> FormKind for Vec<E> {
@@ -405,7 +419,7 @@ impl<E: ElicitChoice> FormKind for Vec<E> {
 /// Compile-time checks that a `#[form(..)]` attribute fits the field's kind: the derive
 /// requires the marker of each attribute it sees of the field's value type.
 pub mod fits {
-    use super::ElicitChoice;
+    use super::{ElicitChoice, StaticChoice};
 
     /// Free text: `min_length`, `max_length`, `format`.
     #[diagnostic::on_unimplemented(
@@ -457,6 +471,35 @@ pub mod fits {
     )]
     pub trait BoolDefault {}
     impl BoolDefault for bool {}
+
+    /// Whether `value` lies outside the inclusive `range` (a `const fn`, for the derive's
+    /// compile-time check of an integer `default`).
+    #[must_use]
+    pub const fn outside(value: i128, range: (i128, i128)) -> bool {
+        value < range.0 || value > range.1
+    }
+
+    /// Whether `value` is the value of one of `options` (a `const fn`, for the derive's
+    /// compile-time check of a `default`).
+    #[must_use]
+    pub const fn offers(options: &[StaticChoice], value: &str) -> bool {
+        let value = value.as_bytes();
+        let mut i = 0;
+        while i < options.len() {
+            let option = options[i].value.as_bytes();
+            if option.len() == value.len() {
+                let mut j = 0;
+                while j < value.len() && option[j] == value[j] {
+                    j += 1;
+                }
+                if j == value.len() {
+                    return true;
+                }
+            }
+            i += 1;
+        }
+        false
+    }
 
     /// Requires `T: Text` (called by generated code).
     pub fn text<T: Text + ?Sized>() {}
