@@ -416,6 +416,13 @@ impl Server {
     }
 }
 
+/// The `-32600` body of a refusal: the message as it is ("Forbidden: ..."), as the HTTP edge
+/// has always worded it, rather than under the generic "Invalid Request:" prefix.
+fn forbidden_body(id: &RequestId, message: &str) -> bytes::Bytes {
+    let id = serde_json::to_value(id).ok();
+    envelope::error_body(id.as_ref(), mcp_types::ErrorCode::InvalidRequest, message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::is_scope_token;
@@ -429,11 +436,4 @@ mod tests {
             assert!(!is_scope_token(bad), "{bad}");
         }
     }
-}
-
-/// The `-32600` body of a refusal: the message as it is ("Forbidden: ..."), as the HTTP edge
-/// has always worded it, rather than under the generic "Invalid Request:" prefix.
-fn forbidden_body(id: &RequestId, message: &str) -> bytes::Bytes {
-    let id = serde_json::to_value(id).ok();
-    envelope::error_body(id.as_ref(), mcp_types::ErrorCode::InvalidRequest, message)
 }
