@@ -34,6 +34,7 @@ mod http_config;
 mod metrics;
 #[cfg(feature = "oauth")]
 pub mod oauth;
+pub(crate) mod pipeline;
 #[cfg(feature = "http")]
 mod response;
 pub mod stdio;

@@ -538,3 +538,27 @@ async fn an_unanswered_question_fails_a_non_tool_request_with_a_timeout_error() 
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_duplicate_of_a_request_in_flight_is_refused() {
+    // The adapter's stdio runs requests through the transports' one pipeline: an id still in
+    // flight (here waiting on the user) is refused, not run a second time.
+    let effects = Effects::default();
+    let (mut c, _) = Client::handshake(server(&effects), form_caps()).await;
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                      "params": {"name": "delete", "arguments": {"title": "n"}}});
+    c.send(call.clone()).await;
+    let ask = c.recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    c.send(call).await;
+    let refused = c.recv().await;
+    assert_eq!(refused["id"], 4, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    // The first request is still the one in flight: the user cancels it.
+    c.send(json!({"jsonrpc": "2.0", "id": ask["id"].clone(), "result": {"action": "cancel"}}))
+        .await;
+    let done = c.recv().await;
+    assert_eq!(done["id"], 4);
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert_eq!(effects.count(), 0);
+}

@@ -1,42 +1,99 @@
-//! stdio transport over in-memory duplex pipes.
+//! The stream transport's request pipeline (in-flight requests, duplicate ids, cancellation,
+//! line limits, shutdown) over two links: stdio's in-memory pipes, and a Unix domain socket
+//! transport written for this test in a dozen lines (`transport_support::serve_unix`) that
+//! re-implements none of it. Every case runs on both; so does the core's scope check.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns: panics are failures
 
 mod transport_support;
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::Principal;
-use mcp_runtime::service::McpService;
+use mcp_runtime::service::{Grant, McpService};
 use mcp_runtime::transport::stdio::{StdioConfig, serve};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tokio::task::JoinHandle;
 use transport_support::{TestService, request};
 
-struct Session {
-    input: Option<DuplexStream>,
-    output: Lines<BufReader<DuplexStream>>,
-    service: Arc<TestService>,
-    done: JoinHandle<std::io::Result<()>>,
+/// How the test reaches the server.
+#[derive(Debug, Clone, Copy)]
+enum Link {
+    /// `stdio::serve` over in-memory pipes, as a spawned server's stdin and stdout.
+    Pipe,
+    /// The Unix domain socket transport of `transport_support`.
+    Unix,
 }
 
-fn start(config: StdioConfig) -> Session {
+type Input = Pin<Box<dyn AsyncWrite + Send>>;
+type Output = Pin<Box<dyn AsyncRead + Send>>;
+
+struct Session {
+    input: Option<Input>,
+    output: Lines<BufReader<Output>>,
+    service: Arc<TestService>,
+    /// The stdio server's task; a Unix connection's ends when its output closes.
+    done: Option<JoinHandle<std::io::Result<()>>>,
+    /// The socket's directory and the accept loop, kept for the session's life.
+    _unix: Option<(tempfile::TempDir, JoinHandle<std::io::Result<()>>)>,
+}
+
+async fn start(link: Link, config: StdioConfig) -> Session {
     let service = TestService::new();
-    let (input, server_in) = tokio::io::duplex(1 << 16);
-    let (server_out, output) = tokio::io::duplex(1 << 16);
-    let done = tokio::spawn(serve(
+    let grant = Grant::from(Principal::new("local-user"));
+    let (input, output, done, unix): (Input, Output, _, _) = connect(
+        link,
         Arc::clone(&service) as Arc<dyn McpService>,
-        Principal::new("local-user"),
-        server_in,
-        server_out,
+        grant,
         config,
-    ));
+    )
+    .await;
     Session {
         input: Some(input),
         output: BufReader::new(output).lines(),
         service,
         done,
+        _unix: unix,
+    }
+}
+
+/// Opens a connection to `service` over `link`.
+async fn connect(
+    link: Link,
+    service: Arc<dyn McpService>,
+    grant: Grant,
+    config: StdioConfig,
+) -> (
+    Input,
+    Output,
+    Option<JoinHandle<std::io::Result<()>>>,
+    Option<(tempfile::TempDir, JoinHandle<std::io::Result<()>>)>,
+) {
+    match link {
+        Link::Pipe => {
+            let (input, server_in) = tokio::io::duplex(1 << 16);
+            let (server_out, output) = tokio::io::duplex(1 << 16);
+            let done = tokio::spawn(serve(service, grant, server_in, server_out, config));
+            (Box::pin(input), Box::pin(output), Some(done), None)
+        }
+        Link::Unix => {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mcp.sock");
+            let listener = tokio::net::UnixListener::bind(&path).unwrap();
+            let accepting = tokio::spawn(transport_support::serve_unix(
+                listener, service, grant, config,
+            ));
+            let stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+            let (read, write) = stream.into_split();
+            (
+                Box::pin(write),
+                Box::pin(read),
+                None,
+                Some((dir, accepting)),
+            )
+        }
     }
 }
 
@@ -62,9 +119,13 @@ impl Session {
         serde_json::from_str(&line).unwrap()
     }
 
-    /// Closes stdin and returns every remaining output line; asserts the server exits.
+    /// Closes the input and returns every remaining output line; asserts the server ends
+    /// the connection (and, on stdio, returns).
     async fn finish(mut self) -> Vec<Value> {
-        self.input = None;
+        if let Some(mut input) = self.input.take() {
+            // A Unix socket's write half sends its end of stream on shutdown.
+            let _ = input.shutdown().await;
+        }
         let mut rest = Vec::new();
         while let Some(line) = tokio::time::timeout(Duration::from_secs(5), self.output.next_line())
             .await
@@ -73,18 +134,19 @@ impl Session {
         {
             rest.push(serde_json::from_str(&line).unwrap());
         }
-        tokio::time::timeout(Duration::from_secs(5), self.done)
-            .await
-            .expect("serve returns on EOF")
-            .unwrap()
-            .unwrap();
+        if let Some(done) = self.done.take() {
+            tokio::time::timeout(Duration::from_secs(5), done)
+                .await
+                .expect("serve returns on EOF")
+                .unwrap()
+                .unwrap();
+        }
         rest
     }
 }
 
-#[tokio::test]
-async fn answers_requests_ignores_notifications_and_exits_on_eof() {
-    let mut session = start(StdioConfig::default());
+async fn answers_requests_ignores_notifications_and_exits_on_eof(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&json!({"jsonrpc":"2.0","method":"notifications/whatever","params":{}}))
         .await;
@@ -103,9 +165,8 @@ async fn answers_requests_ignores_notifications_and_exits_on_eof() {
     assert_eq!(service.notifications.lock().unwrap().len(), 1);
 }
 
-#[tokio::test]
-async fn slow_request_does_not_block_fast_one() {
-    let mut session = start(StdioConfig::default());
+async fn slow_request_does_not_block_fast_one(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&request(json!("slow"), "slow", json!({"ms": 300})))
         .await;
@@ -119,9 +180,8 @@ async fn slow_request_does_not_block_fast_one() {
     assert!(session.finish().await.is_empty());
 }
 
-#[tokio::test]
-async fn cancelled_request_sends_nothing_more() {
-    let mut session = start(StdioConfig::default());
+async fn cancelled_request_sends_nothing_more(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&request(json!(7), "slow", json!({"ms": 5000})))
         .await;
@@ -153,9 +213,8 @@ async fn cancelled_request_sends_nothing_more() {
     assert_eq!(service.cancelled(), 1);
 }
 
-#[tokio::test]
-async fn progress_notifications_precede_response() {
-    let mut session = start(StdioConfig::default());
+async fn progress_notifications_precede_response(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&request(json!(3), "progress", json!({"count": 2})))
         .await;
@@ -165,13 +224,12 @@ async fn progress_notifications_precede_response() {
     assert!(session.finish().await.is_empty());
 }
 
-#[tokio::test]
-async fn over_long_line_is_rejected_and_serving_continues() {
+async fn over_long_line_is_rejected_and_serving_continues(link: Link) {
     let config = StdioConfig {
         max_line_bytes: 200,
         ..StdioConfig::default()
     };
-    let mut session = start(config);
+    let mut session = start(link, config).await;
     let huge = request(json!(1), "echo", json!({"pad": "x".repeat(10_000)}));
     session.send(&huge).await;
     let error = session.recv().await;
@@ -182,9 +240,8 @@ async fn over_long_line_is_rejected_and_serving_continues() {
     assert!(session.finish().await.is_empty());
 }
 
-#[tokio::test]
-async fn invalid_utf8_and_invalid_json_get_parse_errors() {
-    let mut session = start(StdioConfig::default());
+async fn invalid_utf8_and_invalid_json_get_parse_errors(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n")
         .await;
@@ -209,9 +266,8 @@ async fn invalid_utf8_and_invalid_json_get_parse_errors() {
     assert!(session.finish().await.is_empty());
 }
 
-#[tokio::test]
-async fn eof_waits_for_in_flight_then_cancels_after_grace() {
-    let mut session = start(StdioConfig::default());
+async fn eof_waits_for_in_flight_then_cancels_after_grace(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&request(json!(1), "slow", json!({"ms": 100})))
         .await;
@@ -223,7 +279,7 @@ async fn eof_waits_for_in_flight_then_cancels_after_grace() {
         shutdown_grace: Duration::from_millis(100),
         ..StdioConfig::default()
     };
-    let mut session = start(config);
+    let mut session = start(link, config).await;
     session
         .send(&request(json!(2), "slow", json!({"ms": 60_000})))
         .await;
@@ -236,9 +292,8 @@ async fn eof_waits_for_in_flight_then_cancels_after_grace() {
     assert_eq!(service.cancelled(), 1);
 }
 
-#[tokio::test]
-async fn duplicate_in_flight_id_is_rejected() {
-    let mut session = start(StdioConfig::default());
+async fn duplicate_in_flight_id_is_rejected(link: Link) {
+    let mut session = start(link, StdioConfig::default()).await;
     session
         .send(&request(json!(1), "slow", json!({"ms": 200})))
         .await;
@@ -249,3 +304,82 @@ async fn duplicate_in_flight_id_is_rejected() {
     assert_eq!(session.recv().await["result"]["slept"], 200);
     assert!(session.finish().await.is_empty());
 }
+
+/// The core's authorization holds on any link: the transport only hands over the grant.
+async fn scoped_grants_are_held_to_the_core_s_rules(link: Link) {
+    use mcp_runtime::prelude::*;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct NoArgs {}
+
+    /// Deletes everything.
+    #[tool(scopes = ["notes:write"])]
+    async fn purge(_args: NoArgs) -> ToolResult<String> {
+        Ok("purged".into())
+    }
+
+    let server = Server::builder(Implementation::new("scoped", "0"))
+        .tools(tools![purge])
+        .scoped_authorization()
+        .build()
+        .unwrap();
+    let grant = Grant::scoped(
+        Principal::new("bot"),
+        ["notes:read"],
+        mcp_runtime::service::AuthScheme::OAuth,
+    );
+    let (mut input, output, _done, _unix) =
+        connect(link, Arc::new(server), grant, StdioConfig::default()).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}},
+        "name": "purge", "arguments": {}}});
+    let mut line = serde_json::to_vec(&call).unwrap();
+    line.push(b'\n');
+    input.write_all(&line).await.unwrap();
+    let mut lines = BufReader::new(output).lines();
+    let reply = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+        .await
+        .expect("a reply within 5 s")
+        .unwrap()
+        .unwrap();
+    let reply: Value = serde_json::from_str(&reply).unwrap();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("notes:write"),
+        "{reply}"
+    );
+}
+
+/// Every case above, once per link.
+macro_rules! on_every_link {
+    ($($name:ident),* $(,)?) => {
+        mod over_stdio {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Link::Pipe).await
+            })*
+        }
+        mod over_unix_socket {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Link::Unix).await
+            })*
+        }
+    };
+}
+
+on_every_link!(
+    answers_requests_ignores_notifications_and_exits_on_eof,
+    slow_request_does_not_block_fast_one,
+    cancelled_request_sends_nothing_more,
+    progress_notifications_precede_response,
+    over_long_line_is_rejected_and_serving_continues,
+    invalid_utf8_and_invalid_json_get_parse_errors,
+    eof_waits_for_in_flight_then_cancels_after_grace,
+    duplicate_in_flight_id_is_rejected,
+    scoped_grants_are_held_to_the_core_s_rules
+);

@@ -83,6 +83,7 @@ use crate::log_safe::LogSafe;
 use crate::service::envelope;
 use crate::service::{CancellationToken, Grant, McpService};
 use crate::transport::gates::{self, Refusal};
+use crate::transport::pipeline::duplicate_id_body;
 use crate::transport::{Authenticator, HttpConfig, OriginAllowlist};
 
 const LOG_TARGET: &str = "mcp_runtime::legacy::http";
@@ -470,19 +471,7 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
         },
         Kind::Notification { method, value } => {
             if method == "notifications/cancelled" {
-                let target = value
-                    .get("params")
-                    .and_then(|p| p.get("requestId"))
-                    .map(Value::to_string);
-                if let Some(target) = target
-                    && let Some(token) = entry
-                        .in_flight
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .get(&target)
-                {
-                    token.cancel();
-                }
+                entry.in_flight.cancel_notified(&value);
             } else {
                 entry.session.handle_notification(&method);
             }
@@ -584,7 +573,7 @@ async fn open_session(inner: &Arc<Inner>, grant: Grant, id: Value, params: JsonO
         session,
         last_used: Mutex::new(Instant::now()),
         busy: AtomicUsize::new(0),
-        in_flight: Mutex::new(HashMap::new()),
+        in_flight: Arc::default(),
     });
     {
         let mut sessions = inner
@@ -643,17 +632,14 @@ async fn request(
             "Invalid Request: bad id",
         );
     };
-    let key = id.to_string();
-    let cancel = CancellationToken::new();
+    let Some(ticket) = entry.in_flight.begin(&id) else {
+        return gates::json(StatusCode::BAD_REQUEST, duplicate_id_body(&id));
+    };
+    let cancel = ticket.token().clone();
     entry.busy.fetch_add(1, Ordering::SeqCst);
-    entry
-        .in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .insert(key.clone(), cancel.clone());
     let busy = Busy {
         entry: Arc::clone(&entry),
-        key,
+        ticket: Some(ticket),
     };
     let (tx, rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
     let session = Arc::clone(&entry.session);

@@ -10,7 +10,7 @@ use base64::Engine as _;
 
 use super::session::LegacySession;
 use crate::Principal;
-use crate::service::CancellationToken;
+use crate::transport::pipeline::{InFlight, Ticket};
 
 /// One live session and its HTTP bookkeeping.
 pub(super) struct Entry {
@@ -18,8 +18,9 @@ pub(super) struct Entry {
     pub(super) last_used: Mutex<Instant>,
     /// Requests of this session still running (a busy session never expires).
     pub(super) busy: AtomicUsize,
-    /// Cancel tokens of the running requests, by serialized JSON-RPC id.
-    pub(super) in_flight: Mutex<HashMap<String, CancellationToken>>,
+    /// The running requests, by JSON-RPC id (the transports' one in-flight registry: a
+    /// duplicate id is refused, `notifications/cancelled` finds the right request).
+    pub(super) in_flight: Arc<InFlight>,
 }
 
 impl Entry {
@@ -43,14 +44,7 @@ impl Entry {
     /// Ends the session: waiting server-to-client requests fail, running requests are cancelled.
     pub(super) fn end(&self) {
         self.session.close();
-        for token in self
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-        {
-            token.cancel();
-        }
+        self.in_flight.cancel_all();
     }
 }
 
@@ -108,18 +102,15 @@ pub(super) fn mint_session_id() -> Result<String, getrandom::Error> {
 }
 
 /// Keeps the session marked busy while a request runs; unmarks it however the run ends.
+/// Holds the request's in-flight slot too, freed (and its token cancelled) first.
 pub(super) struct Busy {
     pub(super) entry: Arc<Entry>,
-    pub(super) key: String,
+    pub(super) ticket: Option<Ticket>,
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.entry
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
+        drop(self.ticket.take());
         self.entry.touch();
         self.entry.busy.fetch_sub(1, Ordering::SeqCst);
     }

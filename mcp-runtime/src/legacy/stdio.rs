@@ -1,19 +1,18 @@
 //! stdio with the era chosen per process: the first message decides.
 
-use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use mcp_types::{ErrorObject, JsonObject, RequestId};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
 use super::session::{Delivery, LegacySession, SessionLimits, error_response};
 use crate::service::Grant;
-use crate::service::{CancellationToken, McpService};
+use crate::service::McpService;
+use crate::transport::pipeline::{Answer, Pipeline};
 use crate::transport::stdio::{StdioConfig, serve};
 
 /// Which revision a stdio process speaks, decided by its first message.
@@ -123,8 +122,6 @@ where
     serve(service, grant.into(), replay, writer, config).await
 }
 
-type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
-
 async fn serve_legacy<R, W>(
     (service, grant, limits): (Arc<dyn McpService>, Grant, SessionLimits),
     first: Vec<u8>,
@@ -139,12 +136,10 @@ where
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let writer_task = tokio::spawn(write_loop(writer, rx));
     let session = LegacySession::with_limits(service, grant, tx.clone(), limits);
-    let in_flight: InFlight = Arc::default();
-    let mut tasks = JoinSet::new();
+    let mut pipeline = Pipeline::new(tx, "legacy stdio");
     let mut line = first;
     let limit = u64::try_from(config.max_line_bytes).unwrap_or(u64::MAX);
     let read_result = loop {
-        while tasks.try_join_next().is_some() {}
         let trimmed = line.trim_ascii();
         if trimmed.len() > config.max_line_bytes {
             let body = error_response(
@@ -154,9 +149,9 @@ where
                     config.max_line_bytes
                 )),
             );
-            let _ = tx.send(body).await;
+            pipeline.send(body).await;
         } else if !trimmed.is_empty() {
-            on_message(trimmed, &session, &tx, &in_flight, &mut tasks).await;
+            on_message(trimmed, &session, &mut pipeline).await;
         }
         line.clear();
         match (&mut reader)
@@ -171,36 +166,19 @@ where
     };
     // EOF: requests waiting on the client cannot be answered any more.
     session.close();
-    let _ = tokio::time::timeout(config.shutdown_grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    for token in in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .values()
-    {
-        token.cancel();
-    }
-    tasks.abort_all();
-    while tasks.join_next().await.is_some() {}
+    pipeline.drain(config.shutdown_grace).await;
+    pipeline.abort().await;
+    drop(pipeline);
     drop(session);
-    drop(tx);
     let written = writer_task.await.map_err(io::Error::other)?;
     read_result.and(written)
 }
 
-async fn on_message(
-    raw: &[u8],
-    session: &Arc<LegacySession>,
-    tx: &mpsc::Sender<Bytes>,
-    in_flight: &InFlight,
-    tasks: &mut JoinSet<()>,
-) {
+async fn on_message(raw: &[u8], session: &Arc<LegacySession>, pipeline: &mut Pipeline) {
     let value: Value = match serde_json::from_slice(raw) {
         Ok(v) => v,
         Err(_) => {
-            let _ = tx
+            pipeline
                 .send(error_response(
                     None,
                     ErrorObject::parse_error("invalid JSON"),
@@ -229,18 +207,7 @@ async fn on_message(
             }
         }
         (Some("notifications/cancelled"), None) => {
-            let target = value
-                .get("params")
-                .and_then(|p| p.get("requestId"))
-                .map(Value::to_string);
-            if let Some(target) = target
-                && let Some(token) = in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get(&target)
-            {
-                token.cancel();
-            }
+            pipeline.in_flight().cancel_notified(&value);
         }
         (Some(method), None) => session.handle_notification(method),
         (Some(method), Some(id)) => {
@@ -252,44 +219,28 @@ async fn on_message(
                         Some(&id),
                         ErrorObject::invalid_request("\"params\" must be an object"),
                     );
-                    let _ = tx.send(body).await;
+                    pipeline.send(body).await;
                     return;
                 }
             };
-            let key = serde_json::to_string(&id).unwrap_or_default();
-            let cancel = CancellationToken::new();
-            in_flight
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .insert(key.clone(), cancel.clone());
             let session = Arc::clone(session);
-            let tx = tx.clone();
-            let in_flight = Arc::clone(in_flight);
-            let method = method.to_owned();
-            tasks.spawn(async move {
-                let reply = tokio::select! {
-                    biased;
-                    () = cancel.cancelled() => None,
-                    reply = session.handle_request(&id, &method, params, cancel.clone()) => Some(reply),
-                };
-                in_flight
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .remove(&key);
-                if let Some(reply) = reply
-                    && !cancel.is_cancelled()
-                {
-                    let _ = tx.send(reply).await;
-                }
-                cancel.cancel();
-            });
+            let method_owned = method.to_owned();
+            let raw_id = value.get("id").cloned().unwrap_or(Value::Null);
+            pipeline
+                .request(raw_id, method, move |cancel| async move {
+                    let body = session
+                        .handle_request(&id, &method_owned, params, cancel)
+                        .await;
+                    Some(Answer { body, ok: true })
+                })
+                .await;
         }
         _ => {
             let body = error_response(
                 None,
                 ErrorObject::invalid_request("not a JSON-RPC request, notification or response"),
             );
-            let _ = tx.send(body).await;
+            pipeline.send(body).await;
         }
     }
 }

@@ -1,4 +1,9 @@
-//! The stdio transport: newline-delimited JSON-RPC over a byte stream.
+//! The stdio transport: newline-delimited JSON-RPC over a byte stream (stdin/stdout, or any
+//! reader and writer: [`serve`] serves a Unix socket or TCP connection the same way).
+//!
+//! Requests run through the transports' one request pipeline (`transport::pipeline`, shared
+//! with the 2025-11-25 adapter): in-flight ids, cancellation, answers and shutdown. Policy is
+//! the core's.
 //!
 //! - Every line read is one message; every line written is one response or notification, and
 //!   nothing else ever reaches the writer (logs belong on stderr, via `tracing`).
@@ -12,18 +17,16 @@
 //! - On EOF the server stops reading, lets in-flight requests finish for a short grace period,
 //!   cancels whatever is left, flushes and returns.
 
-use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use mcp_types::ErrorCode;
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 
+use super::pipeline::{Answer, Pipeline};
 use crate::log_safe::LogSafe;
 use crate::service::Grant;
 use crate::service::envelope::{self, Kind};
@@ -73,13 +76,6 @@ pub async fn serve_stdio(service: Arc<dyn McpService>, grant: impl Into<Grant>) 
     .await
 }
 
-/// In-flight requests by id (the id's JSON text, so `1` and `"1"` stay distinct).
-type InFlight = Arc<Mutex<HashMap<String, CancellationToken>>>;
-
-fn id_key(id: &Value) -> String {
-    id.to_string()
-}
-
 /// Serves MCP over any reader/writer pair until the reader reaches EOF (or the writer fails).
 ///
 /// # Errors
@@ -98,8 +94,7 @@ where
     let grant: Grant = grant.into();
     let (tx, rx) = mpsc::channel::<Bytes>(config.write_queue.max(1));
     let mut writer_task = tokio::spawn(write_loop(writer, rx));
-    let in_flight: InFlight = Arc::default();
-    let mut tasks = JoinSet::new();
+    let mut pipeline = Pipeline::new(tx, "stdio");
     let mut reader = BufReader::new(reader);
     let mut line = Vec::new();
 
@@ -108,13 +103,10 @@ where
             read = read_line_bounded(&mut reader, &mut line, config.max_line_bytes) => read,
             // The writer only stops early when the output is gone: nobody can hear us.
             written = &mut writer_task => {
-                cancel_all(&in_flight);
-                tasks.abort_all();
+                pipeline.abort().await;
                 return flatten(written);
             }
         };
-        // Reap finished request tasks so the set does not grow with the session.
-        while tasks.try_join_next().is_some() {}
         match read {
             Err(err) => break Err(err),
             Ok(Line::Eof) => break Ok(()),
@@ -128,7 +120,7 @@ where
                     config.max_line_bytes
                 );
                 let body = envelope::error_body(None, ErrorCode::InvalidRequest, &msg);
-                if tx.send(body).await.is_err() {
+                if !pipeline.send(body).await {
                     break Ok(());
                 }
             }
@@ -137,7 +129,7 @@ where
                 if raw.is_empty() {
                     continue;
                 }
-                dispatch(raw, &service, &grant, &tx, &in_flight, &mut tasks).await;
+                dispatch(raw, &service, &grant, &mut pipeline).await;
             }
         }
     };
@@ -145,17 +137,8 @@ where
     // EOF (or a read error): let in-flight requests finish, within the grace period; open
     // streams (subscriptions/listen) are told to end now.
     service.shutting_down();
-    let drained = tokio::time::timeout(config.shutdown_grace, async {
-        while tasks.join_next().await.is_some() {}
-    })
-    .await;
-    if drained.is_err() {
-        tracing::warn!("stdio: cancelling requests still running after the shutdown grace");
-        cancel_all(&in_flight);
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
-    }
-    drop(tx);
+    pipeline.drain(config.shutdown_grace).await;
+    drop(pipeline);
     let written = flatten(writer_task.await);
     read_result.and(written)
 }
@@ -164,26 +147,17 @@ fn flatten(joined: Result<io::Result<()>, tokio::task::JoinError>) -> io::Result
     joined.map_err(io::Error::other)?
 }
 
-fn cancel_all(in_flight: &InFlight) {
-    let map = in_flight.lock().unwrap_or_else(PoisonError::into_inner);
-    for token in map.values() {
-        token.cancel();
-    }
-}
-
 /// Strips the trailing `\r` of a CRLF line and surrounding ASCII whitespace.
 fn trim_line(line: &[u8]) -> &[u8] {
     line.trim_ascii()
 }
 
-/// Handles one complete line.
+/// Handles one complete line: parse and classify it, then hand it to the pipeline.
 async fn dispatch(
     raw: Bytes,
     service: &Arc<dyn McpService>,
     grant: &Grant,
-    tx: &mpsc::Sender<Bytes>,
-    in_flight: &InFlight,
-    tasks: &mut JoinSet<()>,
+    pipeline: &mut Pipeline,
 ) {
     let message = match Message::parse(raw) {
         Ok(message) => message,
@@ -191,19 +165,19 @@ async fn dispatch(
             tracing::debug!(error = %LogSafe(&err), "stdio: unparsable line");
             let body =
                 envelope::error_body(None, ErrorCode::ParseError, "Parse error: invalid JSON");
-            let _ = tx.send(body).await;
+            pipeline.send(body).await;
             return;
         }
     };
     let (id, method) = match message.kind() {
         Kind::Invalid { id, reason } => {
             let body = envelope::invalid_request_body(id, reason);
-            let _ = tx.send(body).await;
+            pipeline.send(body).await;
             return;
         }
         Kind::Notification { method } => {
             if method == "notifications/cancelled" {
-                cancel_request(message.value(), in_flight);
+                pipeline.in_flight().cancel_notified(message.value());
                 return;
             }
             // Other notifications go to the service; nothing is ever written back for them.
@@ -213,105 +187,30 @@ async fn dispatch(
                 NotificationSink::discard(),
                 CancellationToken::new(),
             );
-            tasks.spawn(async move {
+            pipeline.background(async move {
                 let _ = service.handle(message, ctx).await;
             });
             return;
         }
         Kind::Request { id, method } => (id.clone(), method.to_owned()),
     };
-
-    let key = id_key(&id);
-    let cancel = CancellationToken::new();
-    let duplicate = {
-        let mut map = in_flight.lock().unwrap_or_else(PoisonError::into_inner);
-        let duplicate = map.contains_key(&key);
-        if !duplicate {
-            map.insert(key.clone(), cancel.clone());
-        }
-        duplicate
-    };
-    if duplicate {
-        let body = envelope::error_body(
-            Some(&id),
-            ErrorCode::InvalidRequest,
-            "Invalid Request: this id is already in use by a request in flight",
-        );
-        let _ = tx.send(body).await;
-        return;
-    }
-
     let service = Arc::clone(service);
-    let tx = tx.clone();
-    let in_flight = Arc::clone(in_flight);
-    let ctx = RequestScope::new(
-        grant.clone(),
-        NotificationSink::from_sender(tx.clone(), cancel.clone()),
-        cancel.clone(),
-    );
-    tasks.spawn(async move {
-        let started = std::time::Instant::now();
-        let reply = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            reply = service.handle(message, ctx) => Some(reply),
-        };
-        in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&key);
-        let outcome = match reply {
-            // Cancelled: send nothing more for this request.
-            None => "cancelled",
-            Some(_) if cancel.is_cancelled() => "cancelled",
-            Some(Some(reply)) => {
-                let outcome = match reply.kind {
-                    ReplyKind::Result => "ok",
-                    _ => "error",
-                };
-                let _ = tx.send(reply.body).await;
-                outcome
-            }
-            Some(None) => {
-                let body = envelope::error_body(
-                    Some(&id),
-                    ErrorCode::InternalError,
-                    "Internal error: the server produced no response",
-                );
-                let _ = tx.send(body).await;
-                "error"
-            }
-        };
-        // The token doubles as "this request is over" for work the handler spawned.
-        cancel.cancel();
-        // DEBUG: the core's `mcp_request` span already makes the request's one INFO record.
-        tracing::debug!(
-            request_id = %LogSafe(&key),
-            method = %LogSafe(&method),
-            outcome,
-            latency_us = started.elapsed().as_micros() as u64,
-            "stdio request"
-        );
-    });
-}
-
-/// Cancels the request named by `params.requestId`, if it is still in flight.
-fn cancel_request(notification: &Value, in_flight: &InFlight) {
-    let Some(request_id) = notification
-        .get("params")
-        .and_then(|p| p.get("requestId"))
-        .filter(|id| envelope::is_valid_id(id))
-    else {
-        return;
-    };
-    let token = in_flight
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .remove(&id_key(request_id));
-    if let Some(token) = token {
-        tracing::debug!(request_id = %LogSafe(request_id), "stdio: request cancelled by client");
-        token.cancel();
-    }
+    let grant = grant.clone();
+    let out = pipeline.sender();
+    pipeline
+        .request(id, &method, move |cancel| async move {
+            let ctx = RequestScope::new(
+                grant,
+                NotificationSink::from_sender(out, cancel.clone()),
+                cancel,
+            );
+            let reply = service.handle(message, ctx).await?;
+            Some(Answer {
+                ok: reply.kind == ReplyKind::Result,
+                body: reply.body,
+            })
+        })
+        .await;
 }
 
 /// Writes each queued message followed by a newline; flushes whenever the queue runs dry.
@@ -403,6 +302,7 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     async fn lines(input: &[u8], max: usize) -> Vec<(Line, Vec<u8>)> {
         let mut reader = BufReader::with_capacity(4, input);

@@ -278,3 +278,30 @@ pub async fn exchange(
 ) -> HttpResponse {
     read_response(send_raw(addr, method, path, headers, body).await).await
 }
+
+/// A whole MCP transport over Unix domain sockets: accept each connection and serve it with
+/// the stream pipeline (`stdio::serve` takes any byte stream). Every guarantee of the stdio
+/// transport (in-flight ids, cancellation, line limits, shutdown) and of the core (versions,
+/// capabilities, scopes) comes with it; nothing is re-implemented here.
+#[cfg(unix)]
+#[allow(dead_code)] // not every test binary that includes this module serves a socket
+pub async fn serve_unix(
+    listener: tokio::net::UnixListener,
+    service: Arc<dyn mcp_runtime::service::McpService>,
+    grant: mcp_runtime::service::Grant,
+    config: mcp_runtime::transport::StdioConfig,
+) -> std::io::Result<()> {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let (read, write) = stream.into_split();
+        connections.spawn(mcp_runtime::transport::stdio::serve(
+            Arc::clone(&service),
+            grant.clone(),
+            read,
+            write,
+            config.clone(),
+        ));
+        while connections.try_join_next().is_some() {}
+    }
+}
