@@ -31,6 +31,18 @@
 //! - An input request is only made in a mode this request's `clientCapabilities` declare;
 //!   otherwise the call fails with `-32021` naming the missing capability.
 //!
+//! # A question cannot be lost
+//!
+//! A handler that asked on this pass (`elicit`, `try_elicit`, `sample`, ... registered an input
+//! request) but then returned something else (a result, or a [`HandlerError::tool`] /
+//! [`HandlerError::invalid_arguments`]), for example with `if let Ok(..) = ctx.elicit(..).await`
+//! or `.unwrap_or(Elicitation::Declined)`, still gets its question sent: the runtime answers
+//! with the same `InputRequiredResult` it would have sent had the signal been propagated, and
+//! logs a warning naming the handler and the keys. What the handler returned is discarded. Only
+//! a [`HandlerError::protocol`] error (the server refusing the request) passes through.
+//! Propagate the signal with `?` all the same: the code after the ask then never runs on a pass
+//! that has no answer yet.
+//!
 //! The context is the tool-facing facade: the request's ledger (what the retry brought, what
 //! this pass asked and took, the claim and its recorded outcome) lives in the crate's `mrtr`
 //! module.
@@ -64,6 +76,7 @@ mod cancellation;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "the user answered: act on `Accepted`, and handle `Declined` and `Cancelled` (a dropped answer is a question asked for nothing)"]
 pub enum Elicitation<T> {
     /// The user submitted the form; the content was validated into `T`.
     Accepted(T),
@@ -225,6 +238,26 @@ impl RequestContext {
     /// Asks the user to fill in form `F` under `key`, or returns the validated answer on the
     /// retry. Propagate the error with `?`: on a first pass it is the input-required signal.
     ///
+    /// ```
+    /// # use mcp_runtime::prelude::*;
+    /// # #[derive(ElicitForm)] struct Confirm { /// Really?
+    /// #     yes: bool }
+    /// #[tool(destructive, requires(form_elicitation))]
+    /// async fn wipe(ctx: &mut RequestContext) -> ToolResult<String> {
+    ///     match ctx.elicit::<Confirm>("confirm", "Wipe everything?", ()).await? {
+    ///         Elicitation::Accepted(c) if c.yes => Ok("wiped".into()),
+    ///         _ => Ok("nothing wiped".into()),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Handling the signal instead of propagating it does not lose the question: when a
+    /// pass registered an input request and the handler returns anything but the signal (a
+    /// result, or a tool-level error), the runtime still answers with the input request and
+    /// logs a warning saying to propagate it with `?`; what the handler returned is discarded
+    /// (see [the module docs](self)). A protocol error ([`HandlerError::protocol`]) still
+    /// passes through.
+    ///
     /// Needs form-mode elicitation in this request's capabilities (else `-32021`).
     pub fn elicit<F: ElicitForm>(
         &mut self,
@@ -242,7 +275,8 @@ impl RequestContext {
 
     /// Like [`RequestContext::elicit`], but registers the request and returns `Ok(None)` when the
     /// answer is not there yet, so several inputs can be asked in one round. Call
-    /// [`RequestContext::await_inputs`] after registering them all.
+    /// [`RequestContext::await_inputs`] after registering them all (a handler that returns
+    /// without it still gets its registered questions sent, see [`RequestContext::elicit`]).
     #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
     pub fn try_elicit<F: ElicitForm>(
         &mut self,
@@ -609,6 +643,56 @@ impl RequestContext {
         }
     }
 
+    /// What the runtime answers for a handler's finished pass, given what the handler
+    /// returned: every path that settles a handler's outcome (`tools/call`, task passes,
+    /// `prompts/get`, `resources/read`) goes through here.
+    ///
+    /// - An input request registered on this pass but not propagated (the handler returned a
+    ///   result or a tool-level error): the input-required signal, so the question is still
+    ///   asked (logged as a warning). A protocol error passes through: the server refuses.
+    /// - Otherwise `outcome`, untouched.
+    #[inline]
+    pub(crate) fn settle_pass<T>(
+        &self,
+        outcome: Result<T, HandlerError>,
+        handler: HandlerId<'_>,
+    ) -> Result<T, HandlerError> {
+        // One flag check on the common path; the rest is out of line.
+        if !self.mrtr.has_pending() {
+            return outcome;
+        }
+        self.settle_unusual(outcome, handler)
+    }
+
+    #[cold]
+    fn settle_unusual<T>(
+        &self,
+        outcome: Result<T, HandlerError>,
+        handler: HandlerId<'_>,
+    ) -> Result<T, HandlerError> {
+        let returned = match &outcome {
+            Err(e) if e.is_input_required() || e.as_protocol().is_some() => return outcome,
+            Ok(_) => "a result",
+            Err(_) => "a tool-level error",
+        };
+        let keys = self
+            .mrtr
+            .pending_keys()
+            .map(|k| format!("`{}`", crate::log_safe::LogSafe(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        tracing::warn!(
+            handler = %crate::log_safe::LogSafe(handler.name),
+            keys = %keys,
+            "{} `{}` asked for input (keys {keys}) but returned {returned} instead of the \
+             input-required signal; the question is sent anyway and what it returned is \
+             discarded. Propagate the asking call's error with `?` (`ctx.elicit(..).await?`)",
+            handler.kind.noun(),
+            crate::log_safe::LogSafe(handler.name),
+        );
+        Err(HandlerError::input_required())
+    }
+
     async fn resolve_typed<T: serde::de::DeserializeOwned>(
         &mut self,
         key: &str,
@@ -702,6 +786,32 @@ impl RequestContext {
         self.notifications
             .send_json(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
             .await
+    }
+}
+
+/// Which handler a pass ran, for the messages of [`RequestContext::settle_pass`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HandlerId<'a> {
+    pub(crate) kind: HandlerKind,
+    /// The tool's or prompt's name, or the resource's URI.
+    pub(crate) name: &'a str,
+}
+
+/// The kinds of handler that run with a [`RequestContext`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandlerKind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl HandlerKind {
+    fn noun(self) -> &'static str {
+        match self {
+            HandlerKind::Tool => "tool",
+            HandlerKind::Prompt => "prompt",
+            HandlerKind::Resource => "resource",
+        }
     }
 }
 

@@ -80,7 +80,7 @@ impl ToolHandler for FlowTool {
                 }
                 "endless" => {
                     for i in 0.. {
-                        ctx.elicit::<Reason>(&format!("k{i}"), "More?", ()).await?;
+                        let _ = ctx.elicit::<Reason>(&format!("k{i}"), "More?", ()).await?;
                     }
                     unreachable!()
                 }

@@ -81,7 +81,8 @@ impl Server {
         let (mut ctx, digest) = (opened.ctx, opened.arg_digest);
         let outcome = AssertUnwindSafe(prompt.get(&mut ctx, arguments))
             .catch_unwind()
-            .await;
+            .await
+            .map(|outcome| ctx.settle_pass(outcome, target.handler()));
         match outcome {
             Ok(Ok(mut result)) => {
                 result.result_type = ResultType::Complete;
@@ -152,7 +153,8 @@ impl Server {
         let (mut ctx, digest) = (opened.ctx, opened.arg_digest);
         let outcome = AssertUnwindSafe(handler.read(&mut ctx, &uri, vars))
             .catch_unwind()
-            .await;
+            .await
+            .map(|outcome| ctx.settle_pass(outcome, target.handler()));
         match outcome {
             Ok(Ok(contents)) => {
                 let (ttl_ms, cache_scope) = handler.cache_hints();

@@ -9,7 +9,7 @@ use mcp_types::{ClientCapabilities, ErrorObject, InputResponses, JsonObject, Req
 use serde_json::Value;
 
 use super::{Server, mrtr};
-use crate::context::{ContextParts, Mrtr, RequestContext};
+use crate::context::{ContextParts, HandlerId, HandlerKind, Mrtr, RequestContext};
 use crate::state::{ArgDigest, Expectation, canonical_digest};
 use crate::transport::{Reply, RequestScope};
 
@@ -72,6 +72,21 @@ impl RetryParts {
 pub(super) struct Target<'a> {
     pub(super) method: &'static str,
     pub(super) name: &'a str,
+}
+
+impl<'a> Target<'a> {
+    /// The handler this target runs, for [`RequestContext::settle_pass`].
+    pub(super) fn handler(self) -> HandlerId<'a> {
+        let kind = match self.method {
+            mcp_types::METHOD_PROMPTS_GET => HandlerKind::Prompt,
+            mcp_types::METHOD_RESOURCES_READ => HandlerKind::Resource,
+            _ => HandlerKind::Tool,
+        };
+        HandlerId {
+            kind,
+            name: self.name,
+        }
+    }
 }
 
 /// What the handler about to run needs of its request.
