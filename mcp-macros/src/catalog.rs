@@ -34,6 +34,8 @@ struct Attrs {
     ttl_ms: Option<u64>,
     public: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `optional(...)`: capabilities used only when the client declares them.
+    optional: Vec<TokenStream>,
     /// `scopes = [...]`: OAuth scopes a get/read requires.
     scopes: Vec<syn::LitStr>,
     completions: Vec<(String, syn::Path)>,
@@ -78,6 +80,9 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             (_, "requires") => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            (_, "optional") => {
+                crate::util::parse_requires(&meta, &mut out.optional)?;
+            }
             (_, "scopes") => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             (_, "complete") => {
                 meta.parse_nested_meta(|c| {
@@ -92,11 +97,12 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             _ => {
                 let expected = match kind {
                     Kind::Prompt => {
-                        "name, title, description, requires(...), scopes = [...], complete(...) or crate"
+                        "name, title, description, requires(...), optional(...), scopes = [...], complete(...) \
+                         or crate"
                     }
                     Kind::Resource => {
                         "uri, name, title, description, mime_type, ttl_ms, cache_scope, requires(...), \
-                         scopes = [...], complete(...) or crate"
+                         optional(...), scopes = [...], complete(...) or crate"
                     }
                 };
                 return Err(meta.error(format!(
@@ -335,6 +341,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
     let title = util::opt_str(&attrs.title);
     let description = util::description(&attrs.description, &decl.func.attrs);
     let requires = &attrs.requires;
+    let optional = &attrs.optional;
     let completions = attrs
         .completions
         .iter()
@@ -371,6 +378,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
         title,
         description,
         requires,
+        optional,
         scopes: &attrs.scopes,
         completions: completions.collect(),
         items,
@@ -396,6 +404,7 @@ struct Parts<'a> {
     title: TokenStream,
     description: TokenStream,
     requires: &'a [TokenStream],
+    optional: &'a [TokenStream],
     scopes: &'a [syn::LitStr],
     completions: Vec<TokenStream>,
     items: &'a [TokenStream],
@@ -417,6 +426,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
         title,
         description,
         requires,
+        optional,
         scopes,
         completions,
         items,
@@ -448,6 +458,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
                         title: #title,
                         description: #description,
                         requires: &[#(__ms::Requirement::#requires),*],
+                        optional: &[#(__ms::Requirement::#optional),*],
                         params: #schema,
                         completions: &[#(#completions),*],
                     })
@@ -465,6 +476,10 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
 
                 fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                     &__static().capabilities
+                }
+
+                fn optional_capabilities(&self) -> ::core::option::Option<&__ms::mcp_types::ClientCapabilities> {
+                    __static().optional.as_ref()
                 }
 
                 fn required_scopes(&self) -> &[&'static str] {
@@ -555,6 +570,10 @@ fn expand_resource(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream
                     &__static().capabilities
                 }
 
+                fn optional_capabilities(&self) -> ::core::option::Option<&__ms::mcp_types::ClientCapabilities> {
+                    __static().optional.as_ref()
+                }
+
                 fn cache_hints(&self) -> (u64, __ms::mcp_types::CacheScope) {
                     __static().hints
                 }
@@ -604,6 +623,7 @@ fn resource_spec(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) 
         title,
         description,
         requires,
+        optional,
         completions,
         ..
     } = p;
@@ -618,6 +638,7 @@ fn resource_spec(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) 
             description: #description,
             mime_type: #mime,
             requires: &[#(__ms::Requirement::#requires),*],
+            optional: &[#(__ms::Requirement::#optional),*],
             ttl_ms: #ttl,
             public: #public,
             params: #params,

@@ -1,5 +1,7 @@
 //! Safe by construction: a question a handler asked is sent even when the handler swallows
-//! the input-required signal.
+//! the input-required signal; an ask the handler did not declare fails loudly (a server bug)
+//! whatever the client declared; and a declared requirement refuses a client before any of
+//! the handler's code runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io;
@@ -7,8 +9,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use mcp_runtime::prelude::*;
-use mcp_types::ErrorObject;
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequestParams, ErrorObject, InputSchema, JsonObject,
+    SamplingMessage, Tool,
+};
 use serde_json::{Value, json};
 
 #[derive(ElicitForm)]
@@ -17,13 +23,17 @@ struct Confirm {
     confirm: bool,
 }
 
-/// Counts side effects, so a test can tell what ran.
+/// Counts runs and side effects, so a test can tell what ran.
 #[derive(Clone, Default)]
 struct Counts {
+    runs: Arc<AtomicUsize>,
     done: Arc<AtomicUsize>,
 }
 
 impl Counts {
+    fn runs(&self) -> usize {
+        self.runs.load(Ordering::SeqCst)
+    }
     fn done(&self) -> usize {
         self.done.load(Ordering::SeqCst)
     }
@@ -131,6 +141,93 @@ async fn guarded(ctx: &mut RequestContext) -> Result<String, HandlerError> {
     )
 }
 
+/// Declares form elicitation, and counts its run before it asks.
+#[tool(destructive, requires(form_elicitation))]
+async fn declared_counting(
+    ctx: &mut RequestContext,
+    State(counts): State<Counts>,
+) -> Result<String, HandlerError> {
+    counts.runs.fetch_add(1, Ordering::SeqCst);
+    match ctx.elicit::<Confirm>("confirm", "Sure?", ()).await? {
+        Elicitation::Accepted(c) if c.confirm => Ok("deleted".into()),
+        _ => Ok("kept".into()),
+    }
+}
+
+/// Uses sampling only when the client has it.
+#[tool(read_only, optional(sampling))]
+async fn maybe_sample(ctx: &mut RequestContext) -> Result<String, HandlerError> {
+    if !ctx.client_capabilities().supports_sampling() {
+        return Ok("no model to ask".into());
+    }
+    let ask = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
+    Ok(format!("model {}", ctx.sample("s", ask).await?.model))
+}
+
+/// A hand-written tool that asks in the mode `arguments.mode` names without declaring any:
+/// what `#[tool]` cannot see. It counts its runs before asking.
+struct Undeclared(Tool, ClientCapabilities);
+
+impl Default for Undeclared {
+    fn default() -> Self {
+        let Value::Object(o) = json!({"type": "object"}) else {
+            unreachable!()
+        };
+        Self(
+            Tool::new("undeclared", InputSchema::new(o).unwrap()),
+            ClientCapabilities::none(),
+        )
+    }
+}
+
+/// A helper that asks: a call `#[tool]` would not see.
+async fn confirm_in_helper(ctx: &mut RequestContext) -> Result<bool, HandlerError> {
+    Ok(matches!(
+        ctx.elicit::<Confirm>("confirm", "Sure?", ()).await?,
+        Elicitation::Accepted(Confirm { confirm: true })
+    ))
+}
+
+impl ToolHandler for Undeclared {
+    fn descriptor(&self) -> &Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        ctx: &'a mut RequestContext,
+        args: JsonObject,
+    ) -> BoxFuture<'a, Result<CallToolResult, HandlerError>> {
+        Box::pin(async move {
+            ctx.state::<Counts>()?.runs.fetch_add(1, Ordering::SeqCst);
+            let text = match args.get("mode").and_then(Value::as_str).unwrap_or("") {
+                "form" => format!("confirmed: {}", confirm_in_helper(ctx).await?),
+                // The server-bug error swallowed too: the call still fails with it.
+                "swallow" => format!(
+                    "confirmed: {}",
+                    confirm_in_helper(ctx).await.unwrap_or(false)
+                ),
+                "url" => {
+                    let _ = ctx
+                        .elicit_url("pay", "Pay here", "https://pay.example/x")
+                        .await?;
+                    "paid".to_owned()
+                }
+                "sampling" => {
+                    let ask =
+                        CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
+                    format!("model {}", ctx.sample("s", ask).await?.model)
+                }
+                "roots" => format!("{} roots", ctx.list_roots("r").await?.len()),
+                _ => "asked nothing".to_owned(),
+            };
+            text.into_call_tool_result()
+        })
+    }
+}
+
 fn server() -> (Server, Counts) {
     let counts = Counts::default();
     let server = Server::builder(Implementation::new("ask-safety", "1"))
@@ -140,7 +237,10 @@ fn server() -> (Server, Counts) {
             delete_or_fail,
             delete_without_await,
             delete_or_refuse,
-            delete_in_task
+            delete_in_task,
+            declared_counting,
+            maybe_sample,
+            Undeclared
         ])
         .prompts(prompts![confirm_prompt])
         .resources(resources![guarded])
@@ -152,6 +252,11 @@ fn server() -> (Server, Counts) {
 
 fn form() -> Value {
     json!({"elicitation": {"form": {}}})
+}
+
+/// Every capability a client can declare.
+fn everything() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {"tools": {}, "context": {}}, "roots": {}})
 }
 
 fn with_tasks(mut caps: Value) -> Value {
@@ -387,4 +492,70 @@ async fn a_swallowing_prompt_or_resource_still_asks() {
     )
     .await;
     assert_eq!(r["result"]["contents"][0]["text"], "the contents", "{r}");
+}
+
+#[tokio::test]
+async fn an_undeclared_ask_is_a_server_bug_even_for_a_fully_capable_client() {
+    let (server, counts) = server();
+    let (capture, _guard) = Capture::install();
+    for (mode, declare) in [
+        ("form", "requires(form_elicitation)"),
+        ("swallow", "requires(form_elicitation)"),
+        ("url", "requires(url_elicitation)"),
+        ("sampling", "requires(sampling)"),
+        ("roots", "requires(roots)"),
+    ] {
+        let r = call(&server, "undeclared", everything(), json!({"mode": mode})).await;
+        assert_eq!(r["error"]["code"], -32603, "{mode}: {r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("server bug")
+                && message.contains("tool `undeclared`")
+                && message.contains(declare)
+                && message.contains("ToolHandler::required_capabilities"),
+            "{mode}: {message}"
+        );
+    }
+    assert_eq!(counts.runs(), 5);
+    let log = capture.text();
+    assert_eq!(log.matches("ERROR").count(), 5, "{log}");
+    assert!(log.contains("server bug: tool `undeclared`"), "{log}");
+    // A call that asks nothing is not affected.
+    let r = call(&server, "undeclared", everything(), json!({})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "asked nothing", "{r}");
+}
+
+#[tokio::test]
+async fn a_declared_requirement_refuses_the_client_before_the_tool_runs() {
+    let (server, counts) = server();
+    for caps in [
+        json!({}),
+        json!({"elicitation": {"url": {}}}),
+        json!({"sampling": {}, "roots": {}}),
+    ] {
+        let r = call(&server, "declared_counting", caps.clone(), json!({})).await;
+        assert_eq!(r["error"]["code"], -32021, "{caps}: {r}");
+        assert_eq!(
+            r["error"]["data"],
+            json!({"requiredCapabilities": {"elicitation": {"form": {}}}}),
+            "{caps}"
+        );
+    }
+    assert_eq!(counts.runs(), 0, "no tool code ran");
+    let r = call(&server, "declared_counting", form(), json!({})).await;
+    asks_confirm(&r);
+    assert_eq!(counts.runs(), 1);
+}
+
+#[tokio::test]
+async fn an_optional_capability_is_not_required_but_allows_the_ask() {
+    let (server, _) = server();
+    let r = call(&server, "maybe_sample", form(), json!({})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "no model to ask", "{r}");
+    let r = call(&server, "maybe_sample", json!({"sampling": {}}), json!({})).await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    assert_eq!(
+        r["result"]["inputRequests"]["s"]["method"], "sampling/createMessage",
+        "{r}"
+    );
 }

@@ -69,7 +69,10 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            Needs::asking(prompt.required_capabilities()),
+            Needs::asking(
+                prompt.required_capabilities(),
+                prompt.optional_capabilities(),
+            ),
             &mut arguments,
             retry,
             meta,
@@ -141,7 +144,10 @@ impl Server {
         let mut bound = JsonObject::new();
         let opened = match self.open_request(
             target,
-            Needs::asking(handler.required_capabilities()),
+            Needs::asking(
+                handler.required_capabilities(),
+                handler.optional_capabilities(),
+            ),
             &mut bound,
             retry,
             meta,

@@ -410,6 +410,7 @@ impl Server {
             target,
             Needs {
                 capabilities: tool.required_capabilities(),
+                optional: tool.optional_capabilities(),
                 may_ask: tool.may_request_input(),
             },
             &mut arguments,

@@ -134,7 +134,7 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            Needs::asking(tool.required_capabilities()),
+            Needs::asking(tool.required_capabilities(), tool.optional_capabilities()),
             &mut arguments,
             retry,
             meta,
@@ -539,7 +539,7 @@ impl Server {
         };
         let opened = self.open_request(
             target,
-            Needs::asking(tool.required_capabilities()),
+            Needs::asking(tool.required_capabilities(), tool.optional_capabilities()),
             &mut args,
             retry,
             meta,
