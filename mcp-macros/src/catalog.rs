@@ -239,6 +239,22 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
         (Kind::Prompt, _) => {}
     }
     validate_params(decl, errors);
+    // As for `#[tool]`: an ask in an undeclared mode is refused at the call.
+    if decl
+        .params
+        .iter()
+        .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
+    {
+        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
+        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        crate::asks::check(
+            what,
+            &decl.fn_name,
+            quote::ToTokens::to_token_stream(&decl.func.block),
+            &declared,
+            errors,
+        );
+    }
 }
 
 fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {

@@ -242,6 +242,24 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
             "`task_start` applies to task tools: add `task` (or `task = \"required\"`)",
         );
     }
+    // Only a `&mut` context can ask; a body that asks in a mode it does not declare is refused
+    // here, at the call, rather than after its side effects at run time.
+    if decl
+        .params
+        .iter()
+        .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
+    {
+        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
+        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        let handler = sig.ident.to_string();
+        crate::asks::check(
+            "tool",
+            handler.strip_prefix("r#").unwrap_or(&handler),
+            decl.func.block.to_token_stream(),
+            &declared,
+            errors,
+        );
+    }
     // Not `params::validate_args`: an undocumented parameter may be an extractor, so two
     // arguments types (or a struct next to documented parameters) are found by `build()`.
     if let Some(r) = &decl.attrs.rename_all

@@ -49,9 +49,12 @@
 //!   `#[tool(requires(form_elicitation))]` and friends (or `optional(..)` for a mode used only
 //!   when the client has it), or a hand-written handler's `required_capabilities()` /
 //!   `optional_capabilities()`. Declared requirements are checked before the handler runs
-//!   (`-32021`, nothing runs). An ask in an undeclared mode fails the request with `-32603`, a
-//!   server bug naming the handler and what to declare, whatever the client's capabilities, so
-//!   it shows up in the first test rather than in production.
+//!   (`-32021`, nothing runs), and `#[tool]`, `#[prompt]` and `#[resource]` refuse at compile
+//!   time a body that calls an asking method the attribute does not declare. An ask the
+//!   macros cannot see (in a helper function, or a hand-written handler) in an undeclared mode
+//!   fails the request with `-32603`, a server bug naming the handler and what to declare,
+//!   whatever the client's capabilities, so it shows up in the first test rather than in
+//!   production.
 //!
 //! The context is the tool-facing facade: the request's ledger (what the retry brought, what
 //! this pass asked and took, the claim and its recorded outcome) lives in the crate's `mrtr`
@@ -280,8 +283,8 @@ impl RequestContext {
     /// passes through.
     ///
     /// The handler must declare form elicitation (`#[tool(requires(form_elicitation))]`,
-    /// checked before it runs); an undeclared ask fails the request with `-32603`, a server
-    /// bug. Needs form-mode
+    /// checked before it runs; `#[tool]` refuses an undeclared call at compile time); an
+    /// undeclared ask fails the request with `-32603`, a server bug. Needs form-mode
     /// elicitation in this request's capabilities (else `-32021`, which a declared
     /// requirement already answered before the handler ran).
     pub fn elicit<F: ElicitForm>(
