@@ -34,6 +34,8 @@ struct Attrs {
     ttl_ms: Option<u64>,
     public: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `optional(...)`: capabilities used only when the client declares them.
+    optional: Vec<TokenStream>,
     /// `scopes = [...]`: OAuth scopes a get/read requires.
     scopes: Vec<syn::LitStr>,
     completions: Vec<(String, syn::Path)>,
@@ -78,6 +80,9 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             (_, "requires") => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            (_, "optional") => {
+                crate::util::parse_requires(&meta, &mut out.optional)?;
+            }
             (_, "scopes") => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             (_, "complete") => {
                 meta.parse_nested_meta(|c| {
@@ -92,11 +97,12 @@ fn parse_attrs(kind: Kind, attr: TokenStream, errors: &mut Errors) -> Attrs {
             _ => {
                 let expected = match kind {
                     Kind::Prompt => {
-                        "name, title, description, requires(...), scopes = [...], complete(...) or crate"
+                        "name, title, description, requires(...), optional(...), scopes = [...], complete(...) \
+                         or crate"
                     }
                     Kind::Resource => {
                         "uri, name, title, description, mime_type, ttl_ms, cache_scope, requires(...), \
-                         scopes = [...], complete(...) or crate"
+                         optional(...), scopes = [...], complete(...) or crate"
                     }
                 };
                 return Err(meta.error(format!(
@@ -233,6 +239,22 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
         (Kind::Prompt, _) => {}
     }
     validate_params(decl, errors);
+    // As for `#[tool]`: an ask in an undeclared mode is refused at the call.
+    if decl
+        .params
+        .iter()
+        .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
+    {
+        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
+        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        crate::asks::check(
+            what,
+            &decl.fn_name,
+            quote::ToTokens::to_token_stream(&decl.func.block),
+            &declared,
+            errors,
+        );
+    }
 }
 
 fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
@@ -335,6 +357,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
     let title = util::opt_str(&attrs.title);
     let description = util::description(&attrs.description, &decl.func.attrs);
     let requires = &attrs.requires;
+    let optional = &attrs.optional;
     let completions = attrs
         .completions
         .iter()
@@ -371,6 +394,7 @@ fn expand_decl(decl: &Decl<'_>) -> syn::Result<TokenStream> {
         title,
         description,
         requires,
+        optional,
         scopes: &attrs.scopes,
         completions: completions.collect(),
         items,
@@ -396,6 +420,7 @@ struct Parts<'a> {
     title: TokenStream,
     description: TokenStream,
     requires: &'a [TokenStream],
+    optional: &'a [TokenStream],
     scopes: &'a [syn::LitStr],
     completions: Vec<TokenStream>,
     items: &'a [TokenStream],
@@ -417,6 +442,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
         title,
         description,
         requires,
+        optional,
         scopes,
         completions,
         items,
@@ -448,6 +474,7 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
                         title: #title,
                         description: #description,
                         requires: &[#(__ms::Requirement::#requires),*],
+                        optional: &[#(__ms::Requirement::#optional),*],
                         params: #schema,
                         completions: &[#(#completions),*],
                     })
@@ -465,6 +492,10 @@ fn expand_prompt(p: &Parts<'_>, schema: &TokenStream) -> TokenStream {
 
                 fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                     &__static().capabilities
+                }
+
+                fn optional_capabilities(&self) -> ::core::option::Option<&__ms::mcp_types::ClientCapabilities> {
+                    __static().optional.as_ref()
                 }
 
                 fn required_scopes(&self) -> &[&'static str] {
@@ -555,6 +586,10 @@ fn expand_resource(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream
                     &__static().capabilities
                 }
 
+                fn optional_capabilities(&self) -> ::core::option::Option<&__ms::mcp_types::ClientCapabilities> {
+                    __static().optional.as_ref()
+                }
+
                 fn cache_hints(&self) -> (u64, __ms::mcp_types::CacheScope) {
                     __static().hints
                 }
@@ -604,6 +639,7 @@ fn resource_spec(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) 
         title,
         description,
         requires,
+        optional,
         completions,
         ..
     } = p;
@@ -618,6 +654,7 @@ fn resource_spec(p: &Parts<'_>, attrs: &Attrs, uri: &str, params: &TokenStream) 
             description: #description,
             mime_type: #mime,
             requires: &[#(__ms::Requirement::#requires),*],
+            optional: &[#(__ms::Requirement::#optional),*],
             ttl_ms: #ttl,
             public: #public,
             params: #params,

@@ -10,6 +10,7 @@
 //! (override the crate path with `crate = "..."`). Errors carry precise spans, are all reported
 //! at once, and say what to do; the macros never panic.
 
+mod asks;
 mod catalog;
 mod choice;
 mod form;
@@ -42,9 +43,18 @@ use proc_macro::TokenStream;
 /// Attributes: `name = "..."` (default: the function name), `title = "..."`,
 /// `description = "..."` (default: the doc comment), `read_only`, `destructive`, `idempotent`,
 /// `open_world` (each also `= bool`), `requires(form_elicitation, url_elicitation, sampling,
-/// roots)`, `rename_all = "..."` (serde's rule, for documented parameters), `task` (the tasks
+/// roots)`, `optional(..)` (the same names: used only when the client declares them, so a
+/// client without them is not refused; check `ctx.client_capabilities()` before asking),
+/// `rename_all = "..."` (serde's rule, for documented parameters), `task` (the tasks
 /// extension: `= "optional"`, the bare form's meaning, or `= "required"`), `task_start =
 /// "on_call" | "after_input"` (with `task`), `crate = "path"` (default `::mcp_runtime`).
+///
+/// A body that calls the context's asking methods (`elicit`, `try_elicit`,
+/// `elicit_with_commit`, `elicit_with_mutation`: form; `elicit_url`, `elicit_url_again`: URL;
+/// `sample`, `try_sample`: sampling; `list_roots`, `try_list_roots`: roots) in method-call
+/// syntax must declare that mode in `requires(..)` or `optional(..)`; otherwise the call is a
+/// compile error. (Another type's method of one of these names is called by path instead:
+/// `Type::sample(..)`.)
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()
@@ -61,6 +71,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Doc comments → descriptions, `Option` → not required.
 ///
 /// Attributes: `name`, `title`, `description` (default: the doc comment), `requires(...)`,
+/// `optional(...)` (as for `#[tool]`, which also says which asking calls must be declared),
 /// `complete(argument = provider_fn, ...)` with `fn(&str, &CompletionContext) -> Vec<String>`,
 /// `crate = "path"`.
 #[proc_macro_attribute]
@@ -78,7 +89,8 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// fixed-URI resource refuses at compile time. Attributes: `uri = "..."` (required), `name` (default: the function
 /// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
 /// `cache_scope = "public" | "private"` (read caching hints; default 0 and private),
-/// `requires(...)`, `complete(variable = provider_fn, ...)`, `crate = "path"`.
+/// `requires(...)`, `optional(...)` (as for `#[tool]`, which also says which asking calls must
+/// be declared), `complete(variable = provider_fn, ...)`, `crate = "path"`.
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()

@@ -18,6 +18,8 @@ struct ToolAttrs {
     idempotent: Option<bool>,
     open_world: Option<bool>,
     requires: Vec<TokenStream>,
+    /// `optional(...)`: capabilities the tool uses only when the client declares them.
+    optional: Vec<TokenStream>,
     /// `scopes = [...]`: OAuth scopes `tools/call` of this tool requires.
     scopes: Vec<syn::LitStr>,
     krate: Option<syn::LitStr>,
@@ -59,13 +61,17 @@ fn parse_attrs(attr: TokenStream, errors: &mut Errors) -> ToolAttrs {
             "requires" => {
                 crate::util::parse_requires(&meta, &mut out.requires)?;
             }
+            "optional" => {
+                crate::util::parse_requires(&meta, &mut out.optional)?;
+            }
             "task" => out.task = Some(task_support(&meta)?),
             "task_start" => out.task_start = Some(task_start(&meta)?),
             "scopes" => crate::util::parse_scopes(&meta, &mut out.scopes)?,
             _ => {
                 return Err(meta.error(
                     "unknown `tool` attribute; expected name, title, description, read_only, destructive, \
-                     idempotent, open_world, requires(...), scopes = [...], task, task_start, rename_all or crate",
+                     idempotent, open_world, requires(...), optional(...), scopes = [...], task, task_start, \
+                     rename_all or crate",
                 ));
             }
         }
@@ -236,6 +242,24 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
             "`task_start` applies to task tools: add `task` (or `task = \"required\"`)",
         );
     }
+    // Only a `&mut` context can ask; a body that asks in a mode it does not declare is refused
+    // here, at the call, rather than after its side effects at run time.
+    if decl
+        .params
+        .iter()
+        .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
+    {
+        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
+        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        let handler = sig.ident.to_string();
+        crate::asks::check(
+            "tool",
+            handler.strip_prefix("r#").unwrap_or(&handler),
+            decl.func.block.to_token_stream(),
+            &declared,
+            errors,
+        );
+    }
     // Not `params::validate_args`: an undocumented parameter may be an extractor, so two
     // arguments types (or a struct next to documented parameters) are found by `build()`.
     if let Some(r) = &decl.attrs.rename_all
@@ -336,6 +360,7 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
         hint(attrs.open_world),
     );
     let requires = &attrs.requires;
+    let optional = &attrs.optional;
     let output_schema = output_schema(&decl.func.sig);
     let declares = &plan.declares;
     let task_support = match &attrs.task {
@@ -356,6 +381,7 @@ fn spec(decl: &ToolDecl<'_>, plan: &Plan) -> TokenStream {
             idempotent: #id,
             open_world: #ow,
             requires: &[#(__ms::Requirement::#requires),*],
+            optional: &[#(__ms::Requirement::#optional),*],
             params: &[#(#declares),*],
             output_schema: #output_schema,
             task_support: #task_support,
@@ -437,6 +463,10 @@ fn expand_decl(decl: &ToolDecl<'_>) -> syn::Result<TokenStream> {
 
                 fn required_capabilities(&self) -> &__ms::mcp_types::ClientCapabilities {
                     &__tool_static().capabilities
+                }
+
+                fn optional_capabilities(&self) -> ::core::option::Option<&__ms::mcp_types::ClientCapabilities> {
+                    __tool_static().optional.as_ref()
                 }
 
                 fn declaration_error(&self) -> ::core::option::Option<&str> {

@@ -31,6 +31,31 @@
 //! - An input request is only made in a mode this request's `clientCapabilities` declare;
 //!   otherwise the call fails with `-32021` naming the missing capability.
 //!
+//! # A question cannot be lost, and an undeclared one fails loudly
+//!
+//! Two mistakes a handler can make with the input-required signal are caught by the runtime,
+//! not left to the author:
+//!
+//! - **Swallowing the signal.** A handler that asked on this pass (`elicit`, `try_elicit`,
+//!   `sample`, ... registered an input request) but then returned something else (a result, or
+//!   a [`HandlerError::tool`] / [`HandlerError::invalid_arguments`]), for example with
+//!   `if let Ok(..) = ctx.elicit(..).await` or `.unwrap_or(Elicitation::Declined)`, still
+//!   gets its question sent: the runtime answers with the same `InputRequiredResult` it would
+//!   have sent had the signal been propagated, and logs a warning naming the handler and the
+//!   keys. What the handler returned is discarded. Only a [`HandlerError::protocol`] error
+//!   (the server refusing the request) passes through. Propagate the signal with `?` all the
+//!   same: the code after the ask then never runs on a pass that has no answer yet.
+//! - **Asking without declaring.** A handler asks only in the modes it declares:
+//!   `#[tool(requires(form_elicitation))]` and friends (or `optional(..)` for a mode used only
+//!   when the client has it), or a hand-written handler's `required_capabilities()` /
+//!   `optional_capabilities()`. Declared requirements are checked before the handler runs
+//!   (`-32021`, nothing runs), and `#[tool]`, `#[prompt]` and `#[resource]` refuse at compile
+//!   time a body that calls an asking method the attribute does not declare. An ask the
+//!   macros cannot see (in a helper function, or a hand-written handler) in an undeclared mode
+//!   fails the request with `-32603`, a server bug naming the handler and what to declare,
+//!   whatever the client's capabilities, so it shows up in the first test rather than in
+//!   production.
+//!
 //! The context is the tool-facing facade: the request's ledger (what the retry brought, what
 //! this pass asked and took, the claim and its recorded outcome) lives in the crate's `mrtr`
 //! module.
@@ -64,6 +89,7 @@ mod cancellation;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[must_use = "the user answered: act on `Accepted`, and handle `Declined` and `Cancelled` (a dropped answer is a question asked for nothing)"]
 pub enum Elicitation<T> {
     /// The user submitted the form; the content was validated into `T`.
     Accepted(T),
@@ -109,6 +135,11 @@ pub struct RequestContext {
     /// The transport's token for this request (see [`RequestContext::cancelled`]).
     cancel: CancellationToken,
     mrtr: Mrtr,
+    /// The modes the running handler declared it asks in (see [`AskModes`]).
+    declared: AskModes,
+    /// The first ask of this pass in a mode the handler did not declare: a server bug the
+    /// pass's outcome is replaced with (see [`RequestContext::settle_pass`]).
+    undeclared: Option<AskMode>,
 }
 
 /// The former name of [`RequestContext`], kept for one release.
@@ -142,6 +173,7 @@ pub(crate) struct ContextParts {
     pub(crate) notifications: NotificationSink,
     pub(crate) cancel: CancellationToken,
     pub(crate) mrtr: Mrtr,
+    pub(crate) declared: AskModes,
 }
 
 impl RequestContext {
@@ -153,6 +185,8 @@ impl RequestContext {
             notifications: parts.notifications,
             cancel: parts.cancel,
             mrtr: parts.mrtr,
+            declared: parts.declared,
+            undeclared: None,
         }
     }
 
@@ -160,7 +194,8 @@ impl RequestContext {
     /// calling another): no client capabilities, no application state, no request state, an
     /// in-memory replay store, notifications dropped, and never cancelled. Add what the test
     /// needs with [`RequestContext::and_state`], [`RequestContext::with_capabilities`] and
-    /// [`RequestContext::with_cancellation`].
+    /// [`RequestContext::with_cancellation`]. There is no handler declaration to check asks
+    /// against, so an ask in any mode is allowed (the client-capability check still applies).
     pub fn detached(principal: Principal) -> Self {
         Self::new(ContextParts {
             principal,
@@ -172,6 +207,8 @@ impl RequestContext {
             notifications: NotificationSink::discard(),
             cancel: CancellationToken::new(),
             mrtr: Mrtr::first(Arc::new(crate::replay::MemoryReplayStore::new(1024))),
+            // No handler declaration to check asks against; the capability checks still apply.
+            declared: AskModes::ANY,
         })
     }
 
@@ -225,7 +262,31 @@ impl RequestContext {
     /// Asks the user to fill in form `F` under `key`, or returns the validated answer on the
     /// retry. Propagate the error with `?`: on a first pass it is the input-required signal.
     ///
-    /// Needs form-mode elicitation in this request's capabilities (else `-32021`).
+    /// ```
+    /// # use mcp_runtime::prelude::*;
+    /// # #[derive(ElicitForm)] struct Confirm { /// Really?
+    /// #     yes: bool }
+    /// #[tool(destructive, requires(form_elicitation))]
+    /// async fn wipe(ctx: &mut RequestContext) -> ToolResult<String> {
+    ///     match ctx.elicit::<Confirm>("confirm", "Wipe everything?", ()).await? {
+    ///         Elicitation::Accepted(c) if c.yes => Ok("wiped".into()),
+    ///         _ => Ok("nothing wiped".into()),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Handling the signal instead of propagating it does not lose the question: when a
+    /// pass registered an input request and the handler returns anything but the signal (a
+    /// result, or a tool-level error), the runtime still answers with the input request and
+    /// logs a warning saying to propagate it with `?`; what the handler returned is discarded
+    /// (see [the module docs](self)). A protocol error ([`HandlerError::protocol`]) still
+    /// passes through.
+    ///
+    /// The handler must declare form elicitation (`#[tool(requires(form_elicitation))]`,
+    /// checked before it runs; `#[tool]` refuses an undeclared call at compile time); an
+    /// undeclared ask fails the request with `-32603`, a server bug. Needs form-mode
+    /// elicitation in this request's capabilities (else `-32021`, which a declared
+    /// requirement already answered before the handler ran).
     pub fn elicit<F: ElicitForm>(
         &mut self,
         key: &str,
@@ -242,7 +303,8 @@ impl RequestContext {
 
     /// Like [`RequestContext::elicit`], but registers the request and returns `Ok(None)` when the
     /// answer is not there yet, so several inputs can be asked in one round. Call
-    /// [`RequestContext::await_inputs`] after registering them all.
+    /// [`RequestContext::await_inputs`] after registering them all (a handler that returns
+    /// without it still gets its registered questions sent, see [`RequestContext::elicit`]).
     #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
     pub fn try_elicit<F: ElicitForm>(
         &mut self,
@@ -340,6 +402,7 @@ impl RequestContext {
         message: impl Into<String>,
         choices: &F::Choices,
     ) -> Result<Resolved<Elicitation<F>>, HandlerError> {
+        self.asks_in(AskMode::Form)?;
         if !self.meta.client_capabilities.supports_form() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
@@ -426,8 +489,9 @@ impl RequestContext {
     /// or session in it: whoever opens the link must still prove who they are), and must not
     /// contain a correlation id of this flow (`-32603` otherwise, a server bug).
     ///
-    /// Needs URL-mode elicitation in this request's capabilities (else `-32021` with
-    /// `{"elicitation":{"url":{}}}`).
+    /// The handler must declare URL elicitation (`requires(url_elicitation)`; an undeclared
+    /// ask is `-32603`, a server bug). Needs URL-mode elicitation in this request's
+    /// capabilities (else `-32021` with `{"elicitation":{"url":{}}}`).
     pub async fn elicit_url(
         &mut self,
         key: &str,
@@ -484,11 +548,12 @@ impl RequestContext {
     }
 
     fn url_request(
-        &self,
+        &mut self,
         key: &str,
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<(ArgDigest, InputRequest), HandlerError> {
+        self.asks_in(AskMode::Url)?;
         if !self.meta.client_capabilities.supports_url() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
@@ -520,9 +585,10 @@ impl RequestContext {
     /// Asks the client to sample its model under `key` (`sampling/createMessage`), or returns
     /// the client's result on the retry.
     ///
-    /// Needs `sampling` in this request's capabilities, plus `sampling.tools` when `params`
-    /// offers tools and `sampling.context` for an `includeContext` other than `none`
-    /// (else `-32021` with exactly what is missing).
+    /// The handler must declare sampling (`requires(sampling)`; an undeclared ask is
+    /// `-32603`, a server bug). Needs `sampling` in this request's capabilities, plus
+    /// `sampling.tools` when `params` offers tools and `sampling.context` for an
+    /// `includeContext` other than `none` (else `-32021` with exactly what is missing).
     pub async fn sample(
         &mut self,
         key: &str,
@@ -541,6 +607,7 @@ impl RequestContext {
         key: &str,
         params: CreateMessageRequestParams,
     ) -> Result<Option<CreateMessageResult>, HandlerError> {
+        self.asks_in(AskMode::Sampling)?;
         let mut need = SamplingCapability::default();
         if params.tools.is_some() || params.tool_choice.is_some() {
             need.tools = Some(JsonObject::new());
@@ -572,7 +639,8 @@ impl RequestContext {
     /// A root list describes what the client is looking at; it **never authorizes anything**.
     /// Check every path against the server's own [`crate::scope`] policy for the principal.
     ///
-    /// Needs `roots` in this request's capabilities (else `-32021`).
+    /// The handler must declare roots (`requires(roots)`; an undeclared ask is `-32603`, a
+    /// server bug). Needs `roots` in this request's capabilities (else `-32021`).
     pub async fn list_roots(&mut self, key: &str) -> Result<Vec<Root>, HandlerError> {
         match self.try_list_roots(key).await? {
             Some(r) => Ok(r),
@@ -583,6 +651,7 @@ impl RequestContext {
     /// Like [`RequestContext::list_roots`] but returns `Ok(None)` after registering the request
     /// (see [`RequestContext::await_inputs`]).
     pub async fn try_list_roots(&mut self, key: &str) -> Result<Option<Vec<Root>>, HandlerError> {
+        self.asks_in(AskMode::Roots)?;
         if !self.meta.client_capabilities.supports_roots() {
             return Err(missing(ClientCapabilities::none().with_roots()));
         }
@@ -607,6 +676,78 @@ impl RequestContext {
         } else {
             Ok(())
         }
+    }
+
+    /// Checks that the running handler declared `mode` before it asks in it. An undeclared ask
+    /// is remembered, so the pass fails with the server-bug error even when the handler
+    /// swallows this one ([`RequestContext::settle_pass`] names the handler).
+    fn asks_in(&mut self, mode: AskMode) -> Result<(), HandlerError> {
+        if self.declared.allows(mode) {
+            return Ok(());
+        }
+        self.undeclared.get_or_insert(mode);
+        Err(HandlerError::protocol(ErrorObject::internal_error(
+            format!(
+                "server bug: this handler {} without declaring `requires({})`",
+                mode.how(),
+                mode.requirement()
+            ),
+        )))
+    }
+
+    /// What the runtime answers for a handler's finished pass, given what the handler
+    /// returned: every path that settles a handler's outcome (`tools/call`, task passes,
+    /// `prompts/get`, `resources/read`) goes through here.
+    ///
+    /// - An ask in a mode the handler did not declare: the `-32603` server-bug error naming
+    ///   the handler and what to declare (logged as an error), whatever the handler returned.
+    /// - An input request registered on this pass but not propagated (the handler returned a
+    ///   result or a tool-level error): the input-required signal, so the question is still
+    ///   asked (logged as a warning). A protocol error passes through: the server refuses.
+    /// - Otherwise `outcome`, untouched.
+    #[inline]
+    pub(crate) fn settle_pass<T>(
+        &self,
+        outcome: Result<T, HandlerError>,
+        handler: HandlerId<'_>,
+    ) -> Result<T, HandlerError> {
+        // Two flag checks on the common path; the rest is out of line.
+        if self.undeclared.is_none() && !self.mrtr.has_pending() {
+            return outcome;
+        }
+        self.settle_unusual(outcome, handler)
+    }
+
+    #[cold]
+    fn settle_unusual<T>(
+        &self,
+        outcome: Result<T, HandlerError>,
+        handler: HandlerId<'_>,
+    ) -> Result<T, HandlerError> {
+        if let Some(mode) = self.undeclared {
+            return Err(undeclared_ask(mode, handler));
+        }
+        let returned = match &outcome {
+            Err(e) if e.is_input_required() || e.as_protocol().is_some() => return outcome,
+            Ok(_) => "a result",
+            Err(_) => "a tool-level error",
+        };
+        let keys = self
+            .mrtr
+            .pending_keys()
+            .map(|k| format!("`{}`", crate::log_safe::LogSafe(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        tracing::warn!(
+            handler = %crate::log_safe::LogSafe(handler.name),
+            keys = %keys,
+            "{} `{}` asked for input (keys {keys}) but returned {returned} instead of the \
+             input-required signal; the question is sent anyway and what it returned is \
+             discarded. Propagate the asking call's error with `?` (`ctx.elicit(..).await?`)",
+            handler.kind.noun(),
+            crate::log_safe::LogSafe(handler.name),
+        );
+        Err(HandlerError::input_required())
     }
 
     async fn resolve_typed<T: serde::de::DeserializeOwned>(
@@ -703,6 +844,157 @@ impl RequestContext {
             .send_json(&json!({ "jsonrpc": "2.0", "method": method, "params": params }))
             .await
     }
+}
+
+/// A way a handler asks for input, declared with the `requires(..)` entry of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AskMode {
+    /// Form-mode elicitation (`elicit`, `try_elicit`, `elicit_with_commit`, ...).
+    Form,
+    /// URL-mode elicitation (`elicit_url`, `elicit_url_again`).
+    Url,
+    /// Sampling (`sample`, `try_sample`).
+    Sampling,
+    /// Roots (`list_roots`, `try_list_roots`).
+    Roots,
+}
+
+impl AskMode {
+    const ALL: [AskMode; 4] = [
+        AskMode::Form,
+        AskMode::Url,
+        AskMode::Sampling,
+        AskMode::Roots,
+    ];
+
+    fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// The `requires(..)` entry declaring it.
+    fn requirement(self) -> &'static str {
+        match self {
+            AskMode::Form => "form_elicitation",
+            AskMode::Url => "url_elicitation",
+            AskMode::Sampling => "sampling",
+            AskMode::Roots => "roots",
+        }
+    }
+
+    /// What an ask in this mode does, for messages.
+    fn how(self) -> &'static str {
+        match self {
+            AskMode::Form => "asks the user through form elicitation",
+            AskMode::Url => "sends the user to a URL (URL-mode elicitation)",
+            AskMode::Sampling => "asks the client's model (sampling)",
+            AskMode::Roots => "asks the client for its roots",
+        }
+    }
+
+    /// The capability a hand-written handler declares for it.
+    fn capability(self) -> &'static str {
+        match self {
+            AskMode::Form => r#"{"elicitation":{"form":{}}}"#,
+            AskMode::Url => r#"{"elicitation":{"url":{}}}"#,
+            AskMode::Sampling => r#"{"sampling":{}}"#,
+            AskMode::Roots => r#"{"roots":{}}"#,
+        }
+    }
+
+    fn declared_in(self, caps: &ClientCapabilities) -> bool {
+        match self {
+            AskMode::Form => caps.supports_form(),
+            AskMode::Url => caps.supports_url(),
+            AskMode::Sampling => caps.supports_sampling(),
+            AskMode::Roots => caps.supports_roots(),
+        }
+    }
+}
+
+/// The modes a running handler declared it asks in: its required capabilities and its
+/// optional ones. A set of [`AskMode`] bits, so the context stays small and copying it is free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AskModes(u8);
+
+impl AskModes {
+    /// Every mode: a context with no handler declaration to check against (detached).
+    pub(crate) const ANY: AskModes = AskModes(0b1111);
+
+    /// The modes `required` and `optional` declare.
+    pub(crate) fn declared(
+        required: &ClientCapabilities,
+        optional: Option<&ClientCapabilities>,
+    ) -> Self {
+        let mut bits = 0;
+        for mode in AskMode::ALL {
+            if mode.declared_in(required) || optional.is_some_and(|o| mode.declared_in(o)) {
+                bits |= mode.bit();
+            }
+        }
+        AskModes(bits)
+    }
+
+    fn allows(self, mode: AskMode) -> bool {
+        self.0 & mode.bit() != 0
+    }
+}
+
+/// Which handler a pass ran, for the messages of [`RequestContext::settle_pass`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HandlerId<'a> {
+    pub(crate) kind: HandlerKind,
+    /// The tool's or prompt's name, or the resource's URI.
+    pub(crate) name: &'a str,
+}
+
+/// The kinds of handler that run with a [`RequestContext`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HandlerKind {
+    Tool,
+    Prompt,
+    Resource,
+}
+
+impl HandlerKind {
+    fn noun(self) -> &'static str {
+        match self {
+            HandlerKind::Tool => "tool",
+            HandlerKind::Prompt => "prompt",
+            HandlerKind::Resource => "resource",
+        }
+    }
+
+    fn handler_trait(self) -> &'static str {
+        match self {
+            HandlerKind::Tool => "ToolHandler",
+            HandlerKind::Prompt => "PromptHandler",
+            HandlerKind::Resource => "ResourceHandler",
+        }
+    }
+}
+
+/// The server-bug error of an ask in an undeclared mode, logged as an error: it names the
+/// handler and what to declare.
+fn undeclared_ask(mode: AskMode, handler: HandlerId<'_>) -> HandlerError {
+    let explain = |name: &dyn std::fmt::Display| {
+        let (kind, req) = (handler.kind.noun(), mode.requirement());
+        format!(
+            "server bug: {kind} `{name}` {how} without declaring it. Declare it: \
+             `#[{kind}(requires({req}))]`, so a client without it is refused before the {kind} \
+             runs (or `optional({req})` when the {kind} checks the client's capabilities before \
+             asking); a hand-written handler returns {caps} from `{handler_trait}::required_capabilities` \
+             (or `optional_capabilities`)",
+            how = mode.how(),
+            caps = mode.capability(),
+            handler_trait = handler.kind.handler_trait(),
+        )
+    };
+    tracing::error!(
+        handler = %crate::log_safe::LogSafe(handler.name),
+        "{}",
+        explain(&crate::log_safe::LogSafe(handler.name))
+    );
+    HandlerError::protocol(ErrorObject::internal_error(explain(&handler.name)))
 }
 
 enum Resolved<T> {

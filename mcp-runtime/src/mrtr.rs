@@ -122,6 +122,11 @@ impl Mrtr {
         !self.pending.is_empty()
     }
 
+    /// The keys of the input requests this pass registered, in order.
+    pub(crate) fn pending_keys(&self) -> impl Iterator<Item = &String> {
+        self.pending.0.keys()
+    }
+
     /// The correlation id of the flow's out-of-band step under `key`: the one the state
     /// carries, or one minted on this pass (and sealed into the next state).
     pub(crate) fn correlation_id(

@@ -22,8 +22,18 @@ pub trait PromptHandler: Send + Sync + 'static {
     /// The descriptor served by `prompts/list` (built once, deterministic).
     fn descriptor(&self) -> &Prompt;
 
-    /// Client capabilities this prompt may need (answered with `-32021` when missing).
+    /// Client capabilities this prompt may need (answered with `-32021` when missing). They
+    /// also declare how it may ask for input: an ask in a mode declared neither here nor in
+    /// [`PromptHandler::optional_capabilities`] fails with `-32603`, a server bug (see
+    /// [`ToolHandler::required_capabilities`](crate::tool::ToolHandler::required_capabilities)).
     fn required_capabilities(&self) -> &ClientCapabilities;
+
+    /// Client capabilities this prompt uses only when the request declares them
+    /// (`#[prompt(optional(..))]`); see
+    /// [`ToolHandler::optional_capabilities`](crate::tool::ToolHandler::optional_capabilities).
+    fn optional_capabilities(&self) -> Option<&ClientCapabilities> {
+        None
+    }
 
     /// Why this prompt cannot be served as declared (e.g. an argument that is not a string), or `None`.
     /// `Server::builder(..).build()` refuses it, so the mistake surfaces at start-up rather

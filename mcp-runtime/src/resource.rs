@@ -49,8 +49,18 @@ pub trait ResourceHandler: Send + Sync + 'static {
     /// The descriptor (built once, deterministic).
     fn descriptor(&self) -> &ResourceDescriptor;
 
-    /// Client capabilities a read may need (answered with `-32021` when missing).
+    /// Client capabilities a read may need (answered with `-32021` when missing). They also
+    /// declare how a read may ask for input: an ask in a mode declared neither here nor in
+    /// [`ResourceHandler::optional_capabilities`] fails with `-32603`, a server bug (see
+    /// [`ToolHandler::required_capabilities`](crate::tool::ToolHandler::required_capabilities)).
     fn required_capabilities(&self) -> &ClientCapabilities;
+
+    /// Client capabilities a read uses only when the request declares them
+    /// (`#[resource(optional(..))]`); see
+    /// [`ToolHandler::optional_capabilities`](crate::tool::ToolHandler::optional_capabilities).
+    fn optional_capabilities(&self) -> Option<&ClientCapabilities> {
+        None
+    }
 
     /// Why this resource cannot be served as declared (e.g. a template variable struct that does not fit the URI), or `None`.
     /// `Server::builder(..).build()` refuses it, so the mistake surfaces at start-up rather

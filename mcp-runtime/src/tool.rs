@@ -27,7 +27,21 @@ pub trait ToolHandler: Send + Sync + 'static {
     /// Client capabilities this tool may need. The runtime answers `-32021` (with exactly the
     /// missing subset as `data.requiredCapabilities`) before running the tool when the request
     /// lacks any of them.
+    ///
+    /// They also declare how the tool may ask for input: an elicitation, sampling or roots
+    /// request in a mode declared neither here nor in
+    /// [`ToolHandler::optional_capabilities`] fails the call with `-32603`, a server bug,
+    /// whatever the client declared (return `{"elicitation":{"form":{}}}` for a tool that
+    /// calls [`RequestContext::elicit`]).
     fn required_capabilities(&self) -> &ClientCapabilities;
+
+    /// Client capabilities this tool uses only when the request declares them
+    /// (`#[tool(optional(..))]`): a client without them is not refused, so the tool checks
+    /// [`RequestContext::client_capabilities`] before it asks in such a mode (else the ask
+    /// fails with `-32021`). `None` (the default) declares none.
+    fn optional_capabilities(&self) -> Option<&ClientCapabilities> {
+        None
+    }
 
     /// Why this tool cannot be served as declared (for example, an arguments type whose
     /// schema root is not an object), or `None`. `Server::builder(..).build()` refuses a tool

@@ -11,22 +11,41 @@ use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::ActionError;
 use mcp_types::{
-    ClientCapabilities, CreateMessageRequestParams, InputSchema, JsonObject, SamplingMessage, Tool,
+    ClientCapabilities, CreateMessageRequestParams, ElicitationCapability, InputSchema, JsonObject,
+    SamplingCapability, SamplingMessage, Tool,
 };
 use serde_json::{Value, json};
 
-/// `flow`: behaviour picked by `arguments.mode`.
+/// `flow`: behaviour picked by `arguments.mode`. Registered once per way of asking, each
+/// declaring the capability its modes ask with (see [`tool_for`]).
 struct FlowTool(Tool, ClientCapabilities);
 
-impl Default for FlowTool {
-    fn default() -> Self {
+impl FlowTool {
+    fn declaring(name: &str, capabilities: ClientCapabilities) -> Self {
         let Value::Object(o) = json!({"type": "object"}) else {
             unreachable!()
         };
-        Self(
-            Tool::new("flow", InputSchema::new(o).unwrap()),
-            ClientCapabilities::none(),
+        Self(Tool::new(name, InputSchema::new(o).unwrap()), capabilities)
+    }
+}
+
+impl Default for FlowTool {
+    /// `flow`, for the form modes.
+    fn default() -> Self {
+        Self::declaring(
+            "flow",
+            ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
         )
+    }
+}
+
+/// The registered `flow` tool that declares what `mode` asks with.
+fn tool_for(mode: &str) -> &'static str {
+    match mode {
+        "sample" => "flow_sample",
+        "url" => "flow_url",
+        "roots" => "flow_roots",
+        _ => "flow",
     }
 }
 
@@ -80,7 +99,7 @@ impl ToolHandler for FlowTool {
                 }
                 "endless" => {
                     for i in 0.. {
-                        ctx.elicit::<Reason>(&format!("k{i}"), "More?", ()).await?;
+                        let _ = ctx.elicit::<Reason>(&format!("k{i}"), "More?", ()).await?;
                     }
                     unreachable!()
                 }
@@ -137,7 +156,21 @@ impl ToolHandler for FlowTool {
 fn server() -> (Server, Effects) {
     let effects = Effects::default();
     let s = Server::builder(Implementation::new("t", "1"))
-        .tools(tools![FlowTool])
+        .tools(
+            tools![FlowTool]
+                .with(FlowTool::declaring(
+                    "flow_sample",
+                    ClientCapabilities::none().with_sampling(SamplingCapability::default()),
+                ))
+                .with(FlowTool::declaring(
+                    "flow_url",
+                    ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
+                ))
+                .with(FlowTool::declaring(
+                    "flow_roots",
+                    ClientCapabilities::none().with_roots(),
+                )),
+        )
         .state(effects.clone())
         .build()
         .unwrap();
@@ -145,9 +178,10 @@ fn server() -> (Server, Effects) {
 }
 
 async fn go(s: &Server, args: Value, caps: Value, state: Option<&str>, responses: Value) -> Value {
+    let tool = tool_for(args["mode"].as_str().unwrap_or(""));
     let body = match state {
-        None => call(1, "flow", args, caps),
-        Some(st) => retry(2, "flow", args, caps, st, responses),
+        None => call(1, tool, args, caps),
+        Some(st) => retry(2, tool, args, caps, st, responses),
     };
     parse(s.handle_bytes(&body, &Principal::new("alice")).await)
 }

@@ -33,7 +33,7 @@ impl Default for RootsTool {
         };
         Self(
             Tool::new("roots", InputSchema::new(o).unwrap()),
-            ClientCapabilities::none(),
+            ClientCapabilities::none().with_roots(),
         )
     }
 }
@@ -73,7 +73,7 @@ impl Default for RootsPrompt {
     fn default() -> Self {
         Self(
             serde_json::from_value(json!({"name": "roots-prompt"})).unwrap(),
-            ClientCapabilities::none(),
+            ClientCapabilities::none().with_roots(),
         )
     }
 }

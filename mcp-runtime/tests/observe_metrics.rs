@@ -21,7 +21,8 @@ struct Confirm {
 /// Asks, then answers.
 #[tool(requires(form_elicitation))]
 async fn ask(ctx: &mut RequestContext, _args: NoArgs) -> Result<String, HandlerError> {
-    ctx.elicit::<Confirm>("c", "Sure?", ()).await?;
+    // Only the round counts here, not the answer.
+    let _ = ctx.elicit::<Confirm>("c", "Sure?", ()).await?;
     Ok("done".into())
 }
 

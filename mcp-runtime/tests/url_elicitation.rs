@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::CorrelationId;
-use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
+use mcp_types::{ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, Tool};
 use serde_json::{Value, json};
 
 /// The handler's own record of finished out-of-band steps, and every correlation id seen.
@@ -33,7 +33,8 @@ impl Default for Connect {
         };
         Self(
             Tool::new("connect", InputSchema::new(o).unwrap()),
-            ClientCapabilities::none(),
+            // It asks in URL mode: declared, so a client without it is refused up front.
+            ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
         )
     }
 }

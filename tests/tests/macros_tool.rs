@@ -111,6 +111,12 @@ struct Tree {
     children: Vec<Tree>,
 }
 
+/// Uses the client's model and roots when the client has them.
+#[tool(read_only, optional(sampling, roots))]
+fn if_supported(ctx: &mut RequestContext) -> String {
+    format!("{:?}", ctx.client_capabilities().supports_sampling())
+}
+
 /// Recursive arguments keep `$defs`.
 #[tool]
 async fn tree(args: Tree) {
@@ -192,6 +198,16 @@ fn required_capabilities_follow_requires() {
         json!({"roots": {}, "sampling": {}, "elicitation": {"url": {}}})
     );
     assert!(notes_list {}.required_capabilities().is_empty());
+}
+
+#[test]
+fn optional_capabilities_follow_optional() {
+    assert!(if_supported {}.required_capabilities().is_empty());
+    assert_eq!(
+        serde_json::to_value(if_supported {}.optional_capabilities()).unwrap(),
+        json!({"roots": {}, "sampling": {}})
+    );
+    assert_eq!(notes_delete {}.optional_capabilities(), None);
 }
 
 /// A server holding the test tools, as an application would build it.

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub use crate::prompt::{CompletionFn, IntoGetPromptResult, PromptHandler};
 pub use crate::resource::{IntoResourceContents, ResourceDescriptor, ResourceHandler, ResourceUri};
 
-use super::tool_support::{Requirement, capabilities, summary};
+use super::tool_support::{Requirement, capabilities, optional_capabilities, summary};
 use crate::tool::HandlerError;
 
 /// Return types of `#[prompt]` functions.
@@ -58,6 +58,8 @@ pub struct PromptSpec {
     pub description: Option<&'static str>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
+    /// `optional(...)`.
+    pub optional: &'static [Requirement],
     /// Each parameter's declaration; the arguments' schema (its properties become the
     /// prompt's arguments) comes from them.
     pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
@@ -72,6 +74,8 @@ pub struct PromptStatic {
     pub prompt: Prompt,
     /// Required client capabilities.
     pub capabilities: ClientCapabilities,
+    /// Client capabilities used when the request declares them (`None` when none are).
+    pub optional: Option<ClientCapabilities>,
     /// Summary of the arguments for error messages.
     pub expected: String,
     /// Why the descriptor could not be built as declared (reported on every get).
@@ -179,6 +183,7 @@ impl PromptStatic {
         Self {
             prompt,
             capabilities: capabilities(spec.requires),
+            optional: optional_capabilities(spec.optional),
             expected: summary(&schema),
             error: error.map(|e| format!("prompt `{}` is misdeclared: {e}", spec.name)),
             completions: spec.completions,
@@ -224,6 +229,8 @@ pub struct ResourceSpec {
     pub mime_type: Option<&'static str>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
+    /// `optional(...)`.
+    pub optional: &'static [Requirement],
     /// `ttl_ms = ...` (default 0).
     pub ttl_ms: u64,
     /// `cache_scope = "public"` (default private).
@@ -242,6 +249,8 @@ pub struct ResourceStatic {
     pub descriptor: ResourceDescriptor,
     /// Required client capabilities.
     pub capabilities: ClientCapabilities,
+    /// Client capabilities used when the request declares them (`None` when none are).
+    pub optional: Option<ClientCapabilities>,
     /// `ttlMs` and `cacheScope` of reads.
     pub hints: (u64, CacheScope),
     /// Summary of the template's variables for error messages.
@@ -334,6 +343,7 @@ impl ResourceStatic {
         Self {
             descriptor,
             capabilities: capabilities(spec.requires),
+            optional: optional_capabilities(spec.optional),
             hints: (spec.ttl_ms, scope),
             expected,
             error: error.map(|e| format!("resource `{}` is misdeclared: {e}", spec.uri)),

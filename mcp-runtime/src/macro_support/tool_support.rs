@@ -90,6 +90,8 @@ pub struct ToolSpec {
     pub open_world: Option<bool>,
     /// `requires(...)`.
     pub requires: &'static [Requirement],
+    /// `optional(...)`.
+    pub optional: &'static [Requirement],
     /// Each parameter's declaration: the arguments' schema (the `inputSchema`; none means
     /// no arguments) and the application state it reads.
     pub params: &'static [fn(&mut ToolCallNeeds)],
@@ -125,6 +127,8 @@ pub struct ToolStatic {
     pub tool: Tool,
     /// Required client capabilities.
     pub capabilities: ClientCapabilities,
+    /// Client capabilities used when the request declares them (`None` when none are).
+    pub optional: Option<ClientCapabilities>,
     /// `{field: type, optional?: type}` summary used in invalid-argument messages.
     pub expected: String,
     /// Why the descriptor could not be built as declared (refused by `build()`, and
@@ -184,6 +188,7 @@ impl ToolStatic {
             task_support: spec.task_support,
             task_start: spec.task_start,
             capabilities: capabilities(spec.requires),
+            optional: optional_capabilities(spec.optional),
             expected,
             error: declared
                 .or(error)
@@ -199,6 +204,11 @@ impl ToolStatic {
             None => Ok(()),
         }
     }
+}
+
+/// The client capabilities for an `optional(...)` list, `None` when it is empty.
+pub fn optional_capabilities(optional: &[Requirement]) -> Option<ClientCapabilities> {
+    (!optional.is_empty()).then(|| capabilities(optional))
 }
 
 /// The client capabilities for a `requires(...)` list.

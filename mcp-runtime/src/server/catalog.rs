@@ -73,7 +73,10 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            Needs::asking(prompt.required_capabilities()),
+            Needs::asking(
+                prompt.required_capabilities(),
+                prompt.optional_capabilities(),
+            ),
             &mut arguments,
             retry,
             meta,
@@ -85,7 +88,8 @@ impl Server {
         let (mut ctx, digest) = (opened.ctx, opened.arg_digest);
         let outcome = AssertUnwindSafe(prompt.get(&mut ctx, arguments))
             .catch_unwind()
-            .await;
+            .await
+            .map(|outcome| ctx.settle_pass(outcome, target.handler()));
         match outcome {
             Ok(Ok(mut result)) => {
                 result.result_type = ResultType::Complete;
@@ -149,7 +153,10 @@ impl Server {
         let mut bound = JsonObject::new();
         let opened = match self.open_request(
             target,
-            Needs::asking(handler.required_capabilities()),
+            Needs::asking(
+                handler.required_capabilities(),
+                handler.optional_capabilities(),
+            ),
             &mut bound,
             retry,
             meta,
@@ -161,7 +168,8 @@ impl Server {
         let (mut ctx, digest) = (opened.ctx, opened.arg_digest);
         let outcome = AssertUnwindSafe(handler.read(&mut ctx, &uri, vars))
             .catch_unwind()
-            .await;
+            .await
+            .map(|outcome| ctx.settle_pass(outcome, target.handler()));
         match outcome {
             Ok(Ok(contents)) => {
                 let (ttl_ms, cache_scope) = handler.cache_hints();

@@ -438,6 +438,7 @@ impl Server {
             target,
             Needs {
                 capabilities: tool.required_capabilities(),
+                optional: tool.optional_capabilities(),
                 may_ask: tool.may_request_input(),
             },
             &mut arguments,
@@ -480,8 +481,9 @@ impl Server {
                 )),
             ));
         };
+        // A question the tool asked is sent even when the tool did not propagate the signal.
+        let outcome = settle(ctx.settle_pass(outcome, target.handler()));
         // An identical retry gets the recorded outcome; a claimed one is recorded.
-        let outcome = settle(outcome);
         if ctx.finish_is_plain() {
             return Settled::Ready(self.outcome_reply(id, outcome, ctx, target, arg_digest));
         }

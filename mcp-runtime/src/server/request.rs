@@ -9,7 +9,7 @@ use mcp_types::{ClientCapabilities, ErrorObject, InputResponses, JsonObject, Req
 use serde_json::Value;
 
 use super::{Server, mrtr};
-use crate::context::{ContextParts, Mrtr, RequestContext};
+use crate::context::{AskModes, ContextParts, HandlerId, HandlerKind, Mrtr, RequestContext};
 use crate::service::{Reply, RequestScope};
 use crate::state::{ArgDigest, Expectation, canonical_digest};
 
@@ -74,11 +74,28 @@ pub(super) struct Target<'a> {
     pub(super) name: &'a str,
 }
 
+impl<'a> Target<'a> {
+    /// The handler this target runs, for [`RequestContext::settle_pass`].
+    pub(super) fn handler(self) -> HandlerId<'a> {
+        let kind = match self.method {
+            mcp_types::METHOD_PROMPTS_GET => HandlerKind::Prompt,
+            mcp_types::METHOD_RESOURCES_READ => HandlerKind::Resource,
+            _ => HandlerKind::Tool,
+        };
+        HandlerId {
+            kind,
+            name: self.name,
+        }
+    }
+}
+
 /// What the handler about to run needs of its request.
 #[derive(Clone, Copy)]
 pub(super) struct Needs<'a> {
     /// The client capabilities it requires.
     pub(super) capabilities: &'a ClientCapabilities,
+    /// The client capabilities it uses only when the request declares them.
+    pub(super) optional: Option<&'a ClientCapabilities>,
     /// Whether it may end in an input request ([`ToolHandler::may_request_input`]
     /// (crate::tool::ToolHandler::may_request_input)): a first call needs the argument digest
     /// only then.
@@ -87,9 +104,13 @@ pub(super) struct Needs<'a> {
 
 impl<'a> Needs<'a> {
     /// A handler that may ask for input (prompts, resources, tasks, hand-written tools).
-    pub(super) fn asking(capabilities: &'a ClientCapabilities) -> Self {
+    pub(super) fn asking(
+        capabilities: &'a ClientCapabilities,
+        optional: Option<&'a ClientCapabilities>,
+    ) -> Self {
         Self {
             capabilities,
+            optional,
             may_ask: true,
         }
     }
@@ -162,6 +183,7 @@ impl Server {
             notifications: rctx.notifications,
             cancel: rctx.cancel,
             mrtr,
+            declared: AskModes::declared(needs.capabilities, needs.optional),
         });
         Ok(Opened { ctx, arg_digest })
     }

@@ -18,7 +18,7 @@ use super::Server;
 use super::reply::{error_reply, result_reply_with_meta};
 use super::request::{CallParts, Needs, RetryParts, Target};
 use crate::Principal;
-use crate::context::RequestContext;
+use crate::context::{HandlerId, HandlerKind, RequestContext};
 use crate::handler_error::{HandlerErrorKind, settle};
 use crate::service::{CancellationToken, Reply};
 use crate::state::ArgDigest;
@@ -134,7 +134,7 @@ impl Server {
         };
         let opened = match self.open_request(
             target,
-            Needs::asking(tool.required_capabilities()),
+            Needs::asking(tool.required_capabilities(), tool.optional_capabilities()),
             &mut arguments,
             retry,
             meta,
@@ -248,8 +248,16 @@ impl Server {
         arg_digest: Option<ArgDigest>,
     ) {
         let outcome = match outcome {
-            // An identical retry gets the recorded outcome; a claimed one is recorded.
-            Ok(r) => Ok(ctx.finish_call(settle(r)).await),
+            // A question the tool asked is sent even when the tool did not propagate the
+            // signal; an identical retry gets the recorded outcome; a claimed one is recorded.
+            Ok(r) => {
+                let handler = HandlerId {
+                    kind: HandlerKind::Tool,
+                    name: &record.tool,
+                };
+                let r = settle(ctx.settle_pass(r, handler));
+                Ok(ctx.finish_call(r).await)
+            }
             Err(panic) => Err(panic),
         };
         let status = match outcome {
@@ -538,7 +546,7 @@ impl Server {
         };
         let opened = self.open_request(
             target,
-            Needs::asking(tool.required_capabilities()),
+            Needs::asking(tool.required_capabilities(), tool.optional_capabilities()),
             &mut args,
             retry,
             meta,

@@ -64,6 +64,10 @@ impl ToolHandler for TaskTool {
         self.inner.required_capabilities()
     }
 
+    fn optional_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.inner.optional_capabilities()
+    }
+
     fn declaration_error(&self) -> Option<&str> {
         self.inner.declaration_error()
     }

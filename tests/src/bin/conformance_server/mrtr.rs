@@ -196,8 +196,9 @@ async fn test_input_required_result_tampered_state(
 }
 
 /// Asks only for the inputs this request's client capabilities allow: the user's name (form
-/// elicitation), the capital of France (sampling) and the client's roots (roots).
-#[tool(read_only)]
+/// elicitation), the capital of France (sampling) and the client's roots (roots). Each is
+/// `optional`: a client lacking it is not refused, the tool checks before it asks.
+#[tool(read_only, optional(form_elicitation, sampling, roots))]
 async fn test_input_required_result_capabilities(
     ctx: &mut RequestContext,
 ) -> Result<String, HandlerError> {
