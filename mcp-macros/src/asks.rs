@@ -131,10 +131,12 @@ fn scan(tokens: TokenStream, asks: &mut Vec<Ask>) {
     }
 }
 
-/// The `requires(..)`/`optional(..)` entry names of parsed `Requirement` variants.
-pub(crate) fn declared_names(variants: &[TokenStream]) -> Vec<String> {
-    variants
+/// The asking modes an attribute declares, required or optional (entry names of its parsed
+/// `Requirement` variants).
+pub(crate) fn declared_names(requires: &[TokenStream], optional: &[TokenStream]) -> Vec<String> {
+    requires
         .iter()
+        .chain(optional)
         .filter_map(|v| match v.to_string().as_str() {
             "FormElicitation" => Some("form_elicitation".to_owned()),
             "UrlElicitation" => Some("url_elicitation".to_owned()),

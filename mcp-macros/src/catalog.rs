@@ -245,8 +245,7 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
         .iter()
         .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
     {
-        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
-        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        let declared = crate::asks::declared_names(&decl.attrs.requires, &decl.attrs.optional);
         crate::asks::check(
             what,
             &decl.fn_name,

@@ -249,8 +249,7 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
         .iter()
         .any(|p| matches!(p, Param::Ctx { mutable: true, .. }))
     {
-        let mut declared = crate::asks::declared_names(&decl.attrs.requires);
-        declared.extend(crate::asks::declared_names(&decl.attrs.optional));
+        let declared = crate::asks::declared_names(&decl.attrs.requires, &decl.attrs.optional);
         let handler = sig.ident.to_string();
         crate::asks::check(
             "tool",

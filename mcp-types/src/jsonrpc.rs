@@ -5,7 +5,8 @@
 //! `-32600`). When the message's `id` was readable it is echoed; otherwise the
 //! error response has no `id` member at all (never `"id": null`).
 //! [`classify_client_message`] additionally rejects what a client must never send
-//! to a server (a response).
+//! to a server (a response). All of them rest on [`classify_envelope`], which judges a parsed
+//! message in place: the one set of envelope rules every reader uses.
 
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -286,56 +287,133 @@ pub fn classify_client_message(value: &Value) -> Result<ClientMessage, JsonRpcEr
     }
 }
 
-/// Classifies any JSON value as one JSON-RPC message, or returns the exact error
-/// response to send back (`-32600`, echoing the id when it was readable).
-pub fn classify(value: &Value) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
+/// What one JSON-RPC message is, read in place from its parsed tree: the one classification
+/// of incoming messages that the owned [`classify`] and every transport and dispatcher of the
+/// runtime build on, so a message is judged by the same rules whichever way it arrives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Envelope<'a> {
+    /// A request: a string or integer `id`, a string `method`, `params` absent or an object.
+    Request {
+        /// The `id` member (a legal [`RequestId`]).
+        id: &'a Value,
+        /// The `method` member.
+        method: &'a str,
+        /// The `params` member, when present.
+        params: Option<&'a JsonObject>,
+    },
+    /// A notification: no `id`, a string `method`, `params` absent or an object.
+    Notification {
+        /// The `method` member.
+        method: &'a str,
+        /// The `params` member, when present.
+        params: Option<&'a JsonObject>,
+    },
+    /// A response: `result` (an object, with an `id`) or `error` (an error object).
+    Response {
+        /// The `id` member, when it is a legal [`RequestId`].
+        id: Option<&'a Value>,
+    },
+}
+
+/// Why a JSON value is not a JSON-RPC message: the `-32600` to answer, with the `id` to echo
+/// when one was readable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvelopeError<'a> {
+    /// The message's `id`, when it is a legal [`RequestId`] (echoed in the error response).
+    pub id: Option<&'a Value>,
+    /// What is wrong, for the error message ("Invalid Request: " is prefixed by
+    /// [`EnvelopeError::to_response`]).
+    pub detail: String,
+}
+
+impl EnvelopeError<'_> {
+    /// The `-32600` error response to send back.
+    pub fn to_response(&self) -> JsonRpcErrorResponse {
+        JsonRpcErrorResponse::new(
+            self.id.and_then(RequestId::from_value),
+            ErrorObject::invalid_request(&self.detail),
+        )
+    }
+}
+
+/// Whether `id` is a legal request id: a string, or an integer that fits `i64`.
+pub fn is_request_id(id: &Value) -> bool {
+    match id {
+        Value::String(_) => true,
+        Value::Number(n) => n.as_i64().is_some(),
+        _ => false,
+    }
+}
+
+/// The members a classification looks at, read in one pass over the object (messages are
+/// small: a scan beats five hash look-ups).
+#[derive(Default)]
+struct Members<'a> {
+    jsonrpc: Option<&'a Value>,
+    id: Option<&'a Value>,
+    method: Option<&'a Value>,
+    params: Option<&'a Value>,
+    result: Option<&'a Value>,
+    error: Option<&'a Value>,
+}
+
+/// Classifies a parsed JSON value as one JSON-RPC message, in place, or says why it is none.
+///
+/// The rules, in order: an object (not a batch array); `"jsonrpc": "2.0"`; an `id`, when
+/// present, a string or an integer (never `null`); then either a string `method` (without
+/// `result`/`error`, `params` absent or an object), or exactly one of `result` (an object,
+/// with an `id`) and `error` (`{code, message, data?}`).
+pub fn classify_envelope(value: &Value) -> Result<Envelope<'_>, EnvelopeError<'_>> {
     let obj = match value {
         Value::Object(o) => o,
         Value::Array(_) => {
-            return Err(JsonRpcErrorResponse::new(
-                None,
-                ErrorObject::invalid_request(
-                    "batch arrays are not supported; send a single JSON-RPC message object",
-                ),
-            ));
+            return Err(EnvelopeError {
+                id: None,
+                detail: "batch arrays are not supported; send a single JSON-RPC message object"
+                    .to_owned(),
+            });
         }
         other => {
-            return Err(JsonRpcErrorResponse::new(
-                None,
-                ErrorObject::invalid_request(format!(
+            return Err(EnvelopeError {
+                id: None,
+                detail: format!(
                     "a JSON-RPC message must be a JSON object, got {}",
                     kind(other)
-                )),
-            ));
+                ),
+            });
         }
     };
-
+    let mut m = Members::default();
+    for (key, member) in obj {
+        let slot = match key.as_str() {
+            "jsonrpc" => &mut m.jsonrpc,
+            "id" => &mut m.id,
+            "method" => &mut m.method,
+            "params" => &mut m.params,
+            "result" => &mut m.result,
+            "error" => &mut m.error,
+            _ => continue,
+        };
+        *slot = Some(member);
+    }
     // The id decides whether the error can be correlated, so read it first.
-    let (id, id_problem) = match obj.get("id") {
+    let (id, id_problem) = match m.id {
         None => (None, None),
         Some(Value::Null) => (
             None,
             Some("id must be a string or an integer, not null".to_owned()),
         ),
-        Some(v) => match RequestId::from_value(v) {
-            Some(id) => (Some(id), None),
-            None => (
-                None,
-                Some(format!(
-                    "id must be a string or an integer, got {}",
-                    describe_bad_id(v)
-                )),
-            ),
-        },
+        Some(v) if is_request_id(v) => (Some(v), None),
+        Some(v) => (
+            None,
+            Some(format!(
+                "id must be a string or an integer, got {}",
+                describe_bad_id(v)
+            )),
+        ),
     };
-    let fail = |detail: String| {
-        Err(JsonRpcErrorResponse::new(
-            id.clone(),
-            ErrorObject::invalid_request(detail),
-        ))
-    };
-
-    match obj.get("jsonrpc") {
+    let fail = |detail: String| Err(EnvelopeError { id, detail });
+    match m.jsonrpc {
         None => return fail("missing \"jsonrpc\": \"2.0\"".to_owned()),
         Some(Value::String(s)) if s == "2.0" => {}
         Some(other) => return fail(format!("\"jsonrpc\" must be \"2.0\", got {other}")),
@@ -343,64 +421,42 @@ pub fn classify(value: &Value) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
     if let Some(problem) = id_problem {
         return fail(problem);
     }
-
-    let has_result = obj.contains_key("result");
-    let has_error = obj.contains_key("error");
-
-    if let Some(method) = obj.get("method") {
+    if let Some(method) = m.method {
         let Value::String(method) = method else {
             return fail(format!("\"method\" must be a string, got {}", kind(method)));
         };
-        if has_result || has_error {
+        if m.result.is_some() || m.error.is_some() {
             return fail(
                 "a message cannot carry both \"method\" and \"result\"/\"error\"".to_owned(),
             );
         }
-        let params = match obj.get("params") {
+        let params = match m.params {
             None => None,
-            Some(Value::Object(p)) => Some(p.clone()),
+            Some(Value::Object(p)) => Some(p),
             Some(other) => {
                 return fail(format!("\"params\" must be an object, got {}", kind(other)));
             }
         };
-        let method = method.clone();
         return Ok(match id {
-            Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
-                jsonrpc: JsonRpcVersion,
-                id,
-                method,
-                params,
-            }),
-            None => JsonRpcMessage::Notification(JsonRpcNotification {
-                jsonrpc: JsonRpcVersion,
-                method,
-                params,
-            }),
+            Some(id) => Envelope::Request { id, method, params },
+            None => Envelope::Notification { method, params },
         });
     }
-
-    match (obj.get("result"), obj.get("error")) {
+    match (m.result, m.error) {
         (Some(_), Some(_)) => {
             fail("a response cannot carry both \"result\" and \"error\"".to_owned())
         }
         (Some(result), None) => {
-            let Some(rid) = id.clone() else {
+            if id.is_none() {
                 return fail("a result response must carry the request's id".to_owned());
-            };
+            }
             match result {
-                Value::Object(r) => Ok(JsonRpcMessage::Response(JsonRpcResponse {
-                    jsonrpc: JsonRpcVersion,
-                    id: rid,
-                    result: r.clone(),
-                })),
+                Value::Object(_) => Ok(Envelope::Response { id }),
                 other => fail(format!("\"result\" must be an object, got {}", kind(other))),
             }
         }
-        (None, Some(error)) => match serde_json::from_value::<ErrorObject>(error.clone()) {
-            Ok(error) => Ok(JsonRpcMessage::ErrorResponse(JsonRpcErrorResponse::new(
-                id.clone(),
-                error,
-            ))),
+        (None, Some(error)) => match ErrorObject::deserialize(error) {
+            Ok(_) => Ok(Envelope::Response { id }),
             Err(e) => fail(format!(
                 "\"error\" must be {{code: integer, message: string, data?}} ({e})"
             )),
@@ -409,6 +465,55 @@ pub fn classify(value: &Value) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
             fail("missing \"method\" (or \"result\"/\"error\" for a response)".to_owned())
         }
     }
+}
+
+/// Classifies any JSON value as one JSON-RPC message, or returns the exact error
+/// response to send back (`-32600`, echoing the id when it was readable). The rules are
+/// [`classify_envelope`]'s; this builds the owned, typed message.
+pub fn classify(value: &Value) -> Result<JsonRpcMessage, JsonRpcErrorResponse> {
+    let envelope = classify_envelope(value).map_err(|e| e.to_response())?;
+    let id = |v: Option<&Value>| v.and_then(RequestId::from_value);
+    Ok(match envelope {
+        Envelope::Request {
+            id: rid,
+            method,
+            params,
+        } => JsonRpcMessage::Request(JsonRpcRequest {
+            jsonrpc: JsonRpcVersion,
+            id: id(Some(rid)).ok_or_else(|| internal_mismatch(value))?,
+            method: method.to_owned(),
+            params: params.cloned(),
+        }),
+        Envelope::Notification { method, params } => {
+            JsonRpcMessage::Notification(JsonRpcNotification {
+                jsonrpc: JsonRpcVersion,
+                method: method.to_owned(),
+                params: params.cloned(),
+            })
+        }
+        Envelope::Response { id: rid } => match (value.get("result"), value.get("error")) {
+            (Some(Value::Object(result)), _) => JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: JsonRpcVersion,
+                id: id(rid).ok_or_else(|| internal_mismatch(value))?,
+                result: result.clone(),
+            }),
+            (_, Some(error)) => {
+                let error =
+                    ErrorObject::deserialize(error).map_err(|_| internal_mismatch(value))?;
+                JsonRpcMessage::ErrorResponse(JsonRpcErrorResponse::new(id(rid), error))
+            }
+            _ => return Err(internal_mismatch(value)),
+        },
+    })
+}
+
+/// Unreachable: [`classify_envelope`] vouched for the parts [`classify`] reads. A `-32600`
+/// rather than a panic, should the two ever disagree.
+fn internal_mismatch(value: &Value) -> JsonRpcErrorResponse {
+    JsonRpcErrorResponse::new(
+        value.get("id").and_then(RequestId::from_value),
+        ErrorObject::invalid_request("malformed JSON-RPC message"),
+    )
 }
 
 fn describe_bad_id(v: &Value) -> String {

@@ -156,20 +156,21 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-#[test]
-fn oidc_provider_tokens_authorize_the_notes_flow() {
+/// oidc-provider and a notes server trusting it, the workspace granted to the subject
+/// `notes-writer`; `None` (with the reason printed) when node and npm are missing.
+fn provider_and_notes() -> Option<(Provider, NotesFixture, mcp_tests::StdioServer, SocketAddr)> {
     if !(tool_available("node") && tool_available("npm")) {
         assert!(
             std::env::var("MCP_REQUIRE_NODE").as_deref() != Ok("1"),
             "MCP_REQUIRE_NODE=1 but node/npm are not on PATH"
         );
         eprintln!("skipped: node and npm are needed to run oidc-provider for the OAuth test");
-        return;
+        return None;
     }
     let provider = start_provider(&install());
     let fx = NotesFixture::new().unwrap();
     let writer_ws = format!("notes-writer={}", fx.notes.display());
-    let (_server, addr) = spawn_notes_http(&[
+    let (server, addr) = spawn_notes_http(&[
         "serve",
         "--http",
         "127.0.0.1:0",
@@ -183,6 +184,14 @@ fn oidc_provider_tokens_authorize_the_notes_flow() {
         fx.key_file.to_str().unwrap(),
     ])
     .unwrap();
+    Some((provider, fx, server, addr))
+}
+
+#[test]
+fn oidc_provider_tokens_authorize_the_notes_flow() {
+    let Some((provider, fx, _server, addr)) = provider_and_notes() else {
+        return;
+    };
     let resource = format!("http://{addr}/mcp");
 
     // Discovery: the metadata names the issuer; a tokenless request is pointed at it.
@@ -329,31 +338,9 @@ fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], message: &Value) -> (u16
 /// the transport, and `notes_export` (once without any declaration) needs `notes:read`.
 #[test]
 fn a_token_without_the_scope_is_refused_for_every_notes_target() {
-    if !(tool_available("node") && tool_available("npm")) {
-        assert!(
-            std::env::var("MCP_REQUIRE_NODE").as_deref() != Ok("1"),
-            "MCP_REQUIRE_NODE=1 but node/npm are not on PATH"
-        );
-        eprintln!("skipped: node and npm are needed to run oidc-provider for the OAuth test");
+    let Some((provider, fx, _server, addr)) = provider_and_notes() else {
         return;
-    }
-    let provider = start_provider(&install());
-    let fx = NotesFixture::new().unwrap();
-    let writer_ws = format!("notes-writer={}", fx.notes.display());
-    let (_server, addr) = spawn_notes_http(&[
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-        "--oauth-issuer",
-        &provider.issuer,
-        "--workspace",
-        &writer_ws,
-        "--store",
-        &fx.store,
-        "--state-key-file",
-        fx.key_file.to_str().unwrap(),
-    ])
-    .unwrap();
+    };
     let resource = format!("http://{addr}/mcp");
     let secret = "writer-secret-0123456789abcdef";
     // The workspace's owner, but with a token that may only write.

@@ -72,7 +72,7 @@ use bytes::Bytes;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
 use http::request::Parts;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use mcp_types::{ErrorCode, JsonObject, RequestId};
+use mcp_types::{Envelope, ErrorCode, JsonObject, RequestId, classify_envelope};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -325,42 +325,36 @@ enum Kind {
     Response(Value),
 }
 
-fn classify(value: Value) -> Result<Kind, (Option<Value>, &'static str)> {
-    let Value::Object(map) = &value else {
-        return Err((
-            None,
-            "Invalid Request: one JSON-RPC object per POST (batches are not part of 2025-11-25)",
-        ));
-    };
-    let id = map
-        .get("id")
-        .filter(|id| RequestId::from_value(id).is_some())
-        .cloned();
-    match (map.get("method").and_then(Value::as_str), id) {
-        (Some(method), Some(id)) => {
-            let params = match map.get("params") {
-                Some(Value::Object(p)) => p.clone(),
-                None => JsonObject::new(),
-                Some(_) => return Err((Some(id), "Invalid Request: \"params\" must be an object")),
-            };
-            Ok(Kind::Request {
-                id,
-                method: method.to_owned(),
-                params,
-            })
-        }
-        (Some(method), None) if !map.contains_key("id") => Ok(Kind::Notification {
-            method: method.to_owned(),
-            value,
-        }),
-        (None, Some(_)) if map.contains_key("result") || map.contains_key("error") => {
-            Ok(Kind::Response(value))
-        }
-        _ => Err((
-            None,
-            "Invalid Request: not a JSON-RPC request, notification or response",
-        )),
+/// Sorts a POST body by [`classify_envelope`]'s rules (the modern transports' too); a
+/// client's response answers one of our requests here.
+fn classify(value: Value) -> Result<Kind, (Option<Value>, String)> {
+    enum Decided {
+        Request(Value, String, JsonObject),
+        Notification(String),
+        Response,
     }
+    let decided = match classify_envelope(&value) {
+        Ok(Envelope::Request { id, method, params }) => Decided::Request(
+            id.clone(),
+            method.to_owned(),
+            params.cloned().unwrap_or_default(),
+        ),
+        Ok(Envelope::Notification { method, .. }) => Decided::Notification(method.to_owned()),
+        Ok(Envelope::Response { .. }) => Decided::Response,
+        Err(e) => {
+            let detail = if value.is_array() {
+                "one JSON-RPC object per POST (batches are not part of 2025-11-25)".to_owned()
+            } else {
+                e.detail
+            };
+            return Err((e.id.cloned(), format!("Invalid Request: {detail}")));
+        }
+    };
+    Ok(match decided {
+        Decided::Request(id, method, params) => Kind::Request { id, method, params },
+        Decided::Notification(method) => Kind::Notification { method, value },
+        Decided::Response => Kind::Response(value),
+    })
 }
 
 async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
@@ -417,7 +411,7 @@ async fn legacy(inner: &Arc<Inner>, parts: Parts, body: Pending) -> Response {
                 StatusCode::BAD_REQUEST,
                 id.as_ref(),
                 ErrorCode::InvalidRequest,
-                reason,
+                &reason,
             );
         }
     };

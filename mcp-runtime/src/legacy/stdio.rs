@@ -4,7 +4,7 @@ use std::io;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mcp_types::{ErrorObject, JsonObject, RequestId};
+use mcp_types::{Envelope, ErrorObject, RequestId, classify_envelope};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -187,60 +187,54 @@ async fn on_message(raw: &[u8], session: &Arc<LegacySession>, pipeline: &mut Pip
             return;
         }
     };
-    let method = value.get("method").and_then(Value::as_str);
-    let id = value.get("id").and_then(RequestId::from_value);
-    match (method, id) {
-        // A response to one of our requests (elicitation/create, roots/list, ...).
-        (None, Some(_)) if value.get("result").is_some() || value.get("error").is_some() => {
-            match session.deliver_response(&value) {
-                Delivery::Delivered => {}
-                // JSON-RPC has no reply to a response: the client already got
-                // notifications/cancelled for it.
-                Delivery::TimedOut { .. } => {
-                    tracing::info!(
-                        "legacy stdio: late answer to a request cancelled after its input timeout; discarded"
-                    );
-                }
-                Delivery::Unknown => {
-                    tracing::debug!("legacy stdio: response to no pending request ignored");
-                }
-            }
+    // One classification for every reader (mcp_types::classify_envelope); only a client's
+    // response to one of our requests is legal here beyond requests and notifications.
+    let envelope = match classify_envelope(&value) {
+        Ok(envelope) => envelope,
+        Err(e) => {
+            let id = e.id.and_then(RequestId::from_value);
+            let body = error_response(id.as_ref(), ErrorObject::invalid_request(&e.detail));
+            pipeline.send(body).await;
+            return;
         }
-        (Some("notifications/cancelled"), None) => {
+    };
+    match envelope {
+        // A response to one of our requests (elicitation/create, roots/list, ...).
+        Envelope::Response { .. } => match session.deliver_response(&value) {
+            Delivery::Delivered => {}
+            // JSON-RPC has no reply to a response: the client already got
+            // notifications/cancelled for it.
+            Delivery::TimedOut { .. } => {
+                tracing::info!(
+                    "legacy stdio: late answer to a request cancelled after its input timeout; discarded"
+                );
+            }
+            Delivery::Unknown => {
+                tracing::debug!("legacy stdio: response to no pending request ignored");
+            }
+        },
+        Envelope::Notification {
+            method: "notifications/cancelled",
+            ..
+        } => {
             pipeline.in_flight().cancel_notified(&value);
         }
-        (Some(method), None) => session.handle_notification(method),
-        (Some(method), Some(id)) => {
-            let params = match value.get("params") {
-                Some(Value::Object(p)) => p.clone(),
-                None => JsonObject::new(),
-                Some(_) => {
-                    let body = error_response(
-                        Some(&id),
-                        ErrorObject::invalid_request("\"params\" must be an object"),
-                    );
-                    pipeline.send(body).await;
-                    return;
-                }
+        Envelope::Notification { method, .. } => session.handle_notification(method),
+        Envelope::Request { id, method, params } => {
+            let Some(request_id) = RequestId::from_value(id) else {
+                return;
             };
+            let params = params.cloned().unwrap_or_default();
             let session = Arc::clone(session);
             let method_owned = method.to_owned();
-            let raw_id = value.get("id").cloned().unwrap_or(Value::Null);
             pipeline
-                .request(raw_id, method, move |cancel| async move {
+                .request(id.clone(), method, move |cancel| async move {
                     let body = session
-                        .handle_request(&id, &method_owned, params, cancel)
+                        .handle_request(&request_id, &method_owned, params, cancel)
                         .await;
                     Some(Answer { body, ok: true })
                 })
                 .await;
-        }
-        _ => {
-            let body = error_response(
-                None,
-                ErrorObject::invalid_request("not a JSON-RPC request, notification or response"),
-            );
-            pipeline.send(body).await;
         }
     }
 }

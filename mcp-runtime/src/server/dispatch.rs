@@ -8,8 +8,8 @@ use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use mcp_types::depth::{check_depth, value_depth_exceeds};
 use mcp_types::{
-    ErrorCode, ErrorObject, JsonObject, MetaError, MetaField, RequestId, RequestMeta, ToolsCall,
-    ToolsCallParams, classify_client_message,
+    ErrorCode, ErrorObject, JsonObject, JsonRpcErrorResponse, MetaError, MetaField, RequestId,
+    RequestMeta, ToolsCall, ToolsCallParams, classify_envelope,
 };
 use serde_json::Value;
 
@@ -20,7 +20,6 @@ use super::request::{CallParts, Needs, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
 use crate::Principal;
 use crate::handler_error::{HandlerErrorKind, settle};
-use crate::members::member;
 use crate::observe::RequestObserver;
 use crate::service::Body;
 use crate::service::{
@@ -575,44 +574,38 @@ struct Run {
 
 type Envelope = (Option<RequestId>, String, Option<JsonObject>);
 
-/// Splits a message into id, method and params, or the exact `-32600` reply.
-///
-/// Fast path: a well-formed request is taken apart without cloning; anything else goes to
-/// `mcp_types::classify_client_message`, which words the error.
+/// Splits a message into id, method and params, or the exact `-32600` reply, by the rules
+/// of [`classify_envelope`] (the transports' too): the message is judged once, in place, and
+/// only then taken apart, without cloning.
 fn envelope(value: Value) -> Result<Envelope, Reply> {
-    if let Value::Object(obj) = value {
-        let well_formed = matches!(member(&obj, "jsonrpc"), Some(Value::String(v)) if v == "2.0")
-            && matches!(member(&obj, "method"), Some(Value::String(_)))
-            && member(&obj, "result").is_none()
-            && member(&obj, "error").is_none()
-            && matches!(member(&obj, "params"), None | Some(Value::Object(_)))
-            && member(&obj, "id").is_none_or(|v| RequestId::from_value(v).is_some());
-        if well_formed {
-            // Taken apart in one pass over the members: no hashing, no cloning.
-            let (mut id, mut method, mut params) = (None, String::new(), None);
-            for (key, member) in obj {
-                match (key.as_str(), member) {
-                    ("id", v) => id = RequestId::from_value(&v),
-                    ("method", Value::String(m)) => method = m,
-                    ("params", Value::Object(p)) => params = Some(p),
-                    _ => {}
-                }
-            }
-            return Ok((id, method, params));
-        }
-        return Err(cold_envelope_error(&Value::Object(obj)));
+    let error = match classify_envelope(&value) {
+        Ok(mcp_types::Envelope::Request { .. } | mcp_types::Envelope::Notification { .. }) => None,
+        Ok(mcp_types::Envelope::Response { id }) => Some(JsonRpcErrorResponse::new(
+            id.and_then(RequestId::from_value),
+            ErrorObject::invalid_request("clients must not send JSON-RPC responses to the server"),
+        )),
+        Err(e) => Some(e.to_response()),
+    };
+    if let Some(response) = error {
+        return Err(serialize_error(&response));
     }
-    Err(cold_envelope_error(&value))
-}
-
-fn cold_envelope_error(value: &Value) -> Reply {
-    match classify_client_message(value) {
-        Err(response) => serialize_error(&response),
-        Ok(_) => error_reply(
+    let Value::Object(obj) = value else {
+        return Err(error_reply(
             None,
-            ErrorObject::invalid_request("not a JSON-RPC request or notification"),
-        ),
+            ErrorObject::invalid_request("a JSON-RPC message must be a JSON object"),
+        ));
+    };
+    // Taken apart in one pass over the members: no hashing, no cloning.
+    let (mut id, mut method, mut params) = (None, String::new(), None);
+    for (key, member) in obj {
+        match (key.as_str(), member) {
+            ("id", v) => id = RequestId::from_value(&v),
+            ("method", Value::String(m)) => method = m,
+            ("params", Value::Object(p)) => params = Some(p),
+            _ => {}
+        }
     }
+    Ok((id, method, params))
 }
 
 /// The request's `_meta`, or the reply refusing it: malformed, or a protocol version this

@@ -7,9 +7,10 @@ use bytes::Bytes;
 use mcp_types::ErrorCode;
 use serde_json::{Map, Value};
 
-use crate::members::member;
+use mcp_types::Envelope;
 
-/// What a parsed message is, as far as a transport cares.
+/// What a parsed message is, as far as a transport cares (by the rules of
+/// [`mcp_types::classify_envelope`], the one classification every reader uses).
 #[derive(Debug)]
 pub(crate) enum Kind<'a> {
     /// A request: has a string or integer `id`.
@@ -20,54 +21,28 @@ pub(crate) enum Kind<'a> {
     /// `id` is set when a usable id could be read, so the error can echo it.
     Invalid {
         id: Option<&'a Value>,
-        reason: &'static str,
+        reason: String,
     },
 }
 
 /// Whether `id` is a legal JSON-RPC request id in this revision (string or integer, not null).
 pub(crate) fn is_valid_id(id: &Value) -> bool {
-    match id {
-        Value::String(_) => true,
-        Value::Number(n) => n.is_i64() || n.is_u64(),
-        _ => false,
-    }
+    mcp_types::is_request_id(id)
 }
 
-/// Classifies a parsed message.
+/// Classifies a parsed message a client sent: a response is refused like any other
+/// non-request, since a 2026-07-28 server sends no requests to answer.
 pub(crate) fn classify(value: &Value) -> Kind<'_> {
-    let Some(obj) = value.as_object() else {
-        let reason = if value.is_array() {
-            "batches are not supported; send one message per request"
-        } else {
-            "a JSON-RPC message must be a JSON object"
-        };
-        return Kind::Invalid { id: None, reason };
-    };
-    let id = member(obj, "id");
-    let usable_id = id.filter(|id| is_valid_id(id));
-    if member(obj, "jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Kind::Invalid {
-            id: usable_id,
-            reason: "`jsonrpc` must be \"2.0\"",
-        };
-    }
-    let Some(method) = member(obj, "method").and_then(Value::as_str) else {
-        let reason = if member(obj, "result").is_some() || member(obj, "error").is_some() {
-            "clients must not send JSON-RPC responses to the server"
-        } else {
-            "`method` must be a string"
-        };
-        return Kind::Invalid {
-            id: usable_id,
-            reason,
-        };
-    };
-    match id {
-        None => Kind::Notification { method },
-        Some(id) if is_valid_id(id) => Kind::Request { id, method },
-        Some(_) => Kind::Invalid {
-            id: None,
-            reason: "`id` must be a string or an integer",
+    match mcp_types::classify_envelope(value) {
+        Ok(Envelope::Request { id, method, .. }) => Kind::Request { id, method },
+        Ok(Envelope::Notification { method, .. }) => Kind::Notification { method },
+        Ok(Envelope::Response { id }) => Kind::Invalid {
+            id,
+            reason: "clients must not send JSON-RPC responses to the server".to_owned(),
+        },
+        Err(e) => Kind::Invalid {
+            id: e.id,
+            reason: e.detail,
         },
     }
 }

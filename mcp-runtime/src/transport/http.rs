@@ -407,7 +407,7 @@ fn serve_mcp(
             // 6. Shape, then headers against the body.
             let (id, method) = match message.kind() {
                 Kind::Invalid { id, reason } => {
-                    let body = envelope::invalid_request_body(id, reason);
+                    let body = envelope::invalid_request_body(id, &reason);
                     return reject(
                         StatusCode::BAD_REQUEST,
                         Some(body),

@@ -171,7 +171,7 @@ async fn dispatch(
     };
     let (id, method) = match message.kind() {
         Kind::Invalid { id, reason } => {
-            let body = envelope::invalid_request_body(id, reason);
+            let body = envelope::invalid_request_body(id, &reason);
             pipeline.send(body).await;
             return;
         }
