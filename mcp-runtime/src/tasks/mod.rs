@@ -81,7 +81,7 @@ pub use crate::tool::TaskStart;
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
 pub use open::open_task_store;
-pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+pub use store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 pub use tool::TaskTool;
 pub(crate) use tool::set_task_support;
 
