@@ -173,6 +173,7 @@ pub struct ServerBuilder {
     cache_scope: CacheScope,
     task_store: Option<Arc<dyn TaskStore>>,
     task_ttl: Duration,
+    max_task_result: usize,
     max_listen: Duration,
     scopes: scopes::RequiredScopes,
 }
@@ -196,6 +197,7 @@ impl Server {
             cache_scope: CacheScope::Public,
             task_store: None,
             task_ttl: ServerBuilder::DEFAULT_TASK_TTL,
+            max_task_result: ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES,
             max_listen: ServerBuilder::DEFAULT_MAX_LISTEN,
             scopes: scopes::RequiredScopes::default(),
         }
@@ -335,6 +337,22 @@ impl ServerBuilder {
         self
     }
 
+    /// The largest task result kept unless [`ServerBuilder::max_task_result_bytes`] says
+    /// otherwise: 4 MiB, the default largest request (`Limits::max_message_bytes`).
+    pub const DEFAULT_MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
+
+    /// The largest tool result a task keeps, in bytes of its JSON encoding (default
+    /// [`ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES`], at least 1 KiB). A task whose tool
+    /// returns more ends `failed` with a `-32603` error naming the result's size and this
+    /// limit (`data: {"reason": "task_result_too_large", "size", "limit"}`), and nothing of
+    /// the result is stored. The task store holds at most its task limit times this
+    /// (see [`TaskLimits`](crate::tasks::TaskLimits)).
+    #[must_use]
+    pub fn max_task_result_bytes(mut self, max: usize) -> Self {
+        self.max_task_result = max.max(1024);
+        self
+    }
+
     /// How long one `subscriptions/listen` stays open unless
     /// [`ServerBuilder::max_listen_duration`] says otherwise (30 minutes).
     pub const DEFAULT_MAX_LISTEN: Duration = Duration::from_secs(30 * 60);
@@ -464,7 +482,8 @@ impl ServerBuilder {
                     self.task_ttl,
                     Duration::from_millis(500),
                     self.max_listen,
-                ),
+                )
+                .with_max_result(self.max_task_result),
                 scopes,
             }),
         })

@@ -414,3 +414,90 @@ fn marking_an_unknown_tool_as_a_task_fails_the_build() {
         .unwrap_err();
     assert!(err.to_string().contains("nope"), "{err}");
 }
+
+/// Arguments of `big`.
+#[derive(Deserialize, JsonSchema)]
+struct BigArgs {
+    /// How many bytes of text to return.
+    bytes: usize,
+}
+
+/// Returns a text of `bytes` bytes.
+#[tool(read_only)]
+async fn big(args: BigArgs) -> String {
+    "x".repeat(args.bytes)
+}
+
+fn big_server(builder: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Server {
+    let b = Server::builder(Implementation::new("test", "1.0"))
+        .tools(
+            tools![big, gated]
+                .task("big", TaskSupport::Optional)
+                .task("gated", TaskSupport::Optional),
+        )
+        .state(Gate(Arc::new(Semaphore::new(0))))
+        .state(Dropped::default());
+    builder(b).build().unwrap()
+}
+
+async fn start(server: &Server, tool: &str, args: Value, who: &Principal) -> Value {
+    send(server, call(1, tool, args, with_tasks(json!({}))), who).await
+}
+
+/// Over the default cap (4 MiB of JSON), the task fails saying both sizes and what to do, and
+/// `tasks/get` shows no result. Before the cap, such a result was kept for the task's TTL.
+#[tokio::test]
+async fn a_result_over_the_default_cap_fails_the_task_and_keeps_nothing() {
+    let server = big_server(|b| b);
+    let r = start(&server, "big", json!({"bytes": 5 * 1024 * 1024}), &alice()).await;
+    let id = r["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = until(&server, &id, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "failed", "{}", done["status"]);
+    assert!(done.get("result").is_none());
+    let error = &done["error"];
+    assert_eq!(error["code"], -32603);
+    assert_eq!(error["data"]["reason"], "task_result_too_large");
+    assert_eq!(error["data"]["limit"], 4 * 1024 * 1024);
+    let size = error["data"]["size"].as_u64().unwrap();
+    assert!(size > 5 * 1024 * 1024, "{size}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains(&size.to_string()), "{message}");
+    assert!(message.contains("4194304 bytes"), "{message}");
+    assert!(message.contains("max_task_result_bytes"), "{message}");
+}
+
+/// The cap is the builder's: a result just under it completes, one just over fails.
+#[tokio::test]
+async fn the_result_cap_is_configurable() {
+    let server = big_server(|b| b.max_task_result_bytes(4096));
+    let small = start(&server, "big", json!({"bytes": 3000}), &alice()).await;
+    let id = small["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = until(&server, &id, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "completed", "{}", done["status"]);
+    let large = start(&server, "big", json!({"bytes": 5000}), &alice()).await;
+    let id = large["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = until(&server, &id, |t| t["status"] != "working").await;
+    assert_eq!(done["status"], "failed");
+    assert_eq!(done["error"]["data"]["limit"], 4096);
+    assert!(done.get("result").is_none());
+}
+
+/// With the default store, one principal may have 32 tasks running; the 33rd is refused
+/// with a retryable `-32600` and nothing is created, while another principal still gets
+/// tasks. Before the share, the memory store took 10,000 tasks from anyone.
+#[tokio::test]
+async fn the_33rd_running_task_of_a_principal_is_refused_and_others_are_not() {
+    let server = big_server(|b| b);
+    for _ in 0..32 {
+        let r = start(&server, "gated", json!({}), &alice()).await;
+        assert_eq!(r["result"]["resultType"], "task", "{r}");
+    }
+    let refused = start(&server, "gated", json!({}), &alice()).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(refused["error"]["data"]["retryable"], true);
+    assert_eq!(refused["error"]["data"]["limit"], 32);
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("32 tasks"), "{message}");
+    let bob = start(&server, "gated", json!({}), &Principal::new("bob")).await;
+    assert_eq!(bob["result"]["resultType"], "task", "{bob}");
+}

@@ -5,8 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::tasks::postgres::PostgresTaskStore;
-use mcp_runtime::tasks::{TaskStore, TaskStoreError, now_ms};
+use mcp_runtime::tasks::{TaskLimits, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
+use tasks_support::limits;
 use tasks_support::record;
 
 mod tasks_support;
@@ -118,4 +119,82 @@ async fn instances_starting_together_all_come_up() {
         }
         drop_table(&table).await;
     }
+}
+
+/// A fresh table for one test, with `limits`; `None` when PostgreSQL is unreachable.
+async fn limited(tag: &str, limits: TaskLimits) -> Option<(PostgresTaskStore, String)> {
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).unwrap();
+    let table = format!(
+        "tasks_{tag}_{}_{:08x}",
+        std::process::id(),
+        u32::from_le_bytes(r)
+    );
+    let store = store(&table).await?;
+    Some((store.with_limits(limits), table))
+}
+
+#[tokio::test]
+async fn bobs_completed_task_survives_alice_creating_more_than_the_total() {
+    let Some((store, table)) = limited("evict", TaskLimits::new(10, 5)).await else {
+        return;
+    };
+    limits::others_cannot_evict(&store, 25, 5, now_ms() + 60_000).await;
+    drop_table(&table).await;
+}
+
+#[tokio::test]
+async fn a_principal_at_its_share_is_refused_when_all_its_tasks_run() {
+    let Some((store, table)) = limited("share", TaskLimits::new(100, 3)).await else {
+        return;
+    };
+    limits::share_refuses_when_all_are_live(&store, 3, now_ms() + 60_000).await;
+    drop_table(&table).await;
+}
+
+#[tokio::test]
+async fn a_full_store_refuses_newcomers_and_evicts_only_the_creators_own() {
+    let Some((store, table)) = limited("full", TaskLimits::new(4, 3)).await else {
+        return;
+    };
+    limits::total_cap_refuses_and_evicts_only_the_creators_own(&store, now_ms() + 60_000).await;
+    drop_table(&table).await;
+}
+
+#[tokio::test]
+async fn expired_tasks_are_purged_and_do_not_count() {
+    let Some((store, table)) = limited("exp", TaskLimits::new(100, 2)).await else {
+        return;
+    };
+    limits::expired_tasks_do_not_count(&store, 2, now_ms() + 60_000).await;
+    drop_table(&table).await;
+}
+
+/// Hosts creating at once cannot both take a principal's last place: the share holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_on_two_hosts_keep_the_share() {
+    let Some((a, table)) = limited("race", TaskLimits::new(100, 4)).await else {
+        return;
+    };
+    let b = store(&table)
+        .await
+        .unwrap()
+        .with_limits(TaskLimits::new(100, 4));
+    let later = now_ms() + 60_000;
+    let creates = (0..12).map(|i| {
+        let host = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tokio::spawn(async move {
+            host.create(record(
+                &format!("r-{i}"),
+                "alice",
+                TaskStatus::Working,
+                later,
+            ))
+            .await
+        })
+    });
+    let outcomes = futures::future::join_all(creates).await;
+    let stored = outcomes.iter().filter(|o| matches!(o, Ok(Ok(())))).count();
+    assert_eq!(stored, 4, "{outcomes:?}");
+    drop_table(&table).await;
 }

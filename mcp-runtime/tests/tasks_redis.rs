@@ -5,8 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::tasks::redis::RedisTaskStore;
-use mcp_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+use mcp_runtime::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
+use tasks_support::limits;
 
 mod tasks_support;
 
@@ -80,4 +81,48 @@ async fn two_hosts_share_tasks_and_terminal_tasks_stay_final() {
         .await
         .unwrap();
     assert!(a.get("old", "alice").await.unwrap().is_none());
+}
+
+/// A store on a fresh prefix, with `limits`; `None` when Redis is unreachable.
+async fn limited(limits: TaskLimits) -> Option<RedisTaskStore> {
+    let mut r = [0u8; 4];
+    getrandom::fill(&mut r).unwrap();
+    let prefix = format!(
+        "mcp:test:tasks:{}:{:08x}",
+        std::process::id(),
+        u32::from_le_bytes(r)
+    );
+    Some(store(&prefix).await?.with_limits(limits))
+}
+
+#[tokio::test]
+async fn bobs_completed_task_survives_alice_creating_more_than_the_total() {
+    let Some(store) = limited(TaskLimits::new(10, 5)).await else {
+        return;
+    };
+    limits::others_cannot_evict(&store, 25, 5, now_ms() + 60_000).await;
+}
+
+#[tokio::test]
+async fn a_principal_at_its_share_is_refused_when_all_its_tasks_run() {
+    let Some(store) = limited(TaskLimits::new(100, 3)).await else {
+        return;
+    };
+    limits::share_refuses_when_all_are_live(&store, 3, now_ms() + 60_000).await;
+}
+
+#[tokio::test]
+async fn a_full_store_refuses_newcomers_and_evicts_only_the_creators_own() {
+    let Some(store) = limited(TaskLimits::new(4, 3)).await else {
+        return;
+    };
+    limits::total_cap_refuses_and_evicts_only_the_creators_own(&store, now_ms() + 60_000).await;
+}
+
+#[tokio::test]
+async fn expired_tasks_are_purged_and_do_not_count() {
+    let Some(store) = limited(TaskLimits::new(100, 2)).await else {
+        return;
+    };
+    limits::expired_tasks_do_not_count(&store, 2, now_ms() + 60_000).await;
 }

@@ -81,6 +81,124 @@ async fn expired_tasks_are_never_returned_and_are_pruned() {
         .unwrap();
 }
 
+mod limits {
+    use mcp_runtime::replay::sqlite::rusqlite;
+    use mcp_runtime::tasks::sqlite::SqliteTaskStore;
+    use mcp_runtime::tasks::{TaskLimits, TaskStore, now_ms};
+    use mcp_types::TaskStatus;
+
+    use super::tasks_support::{limits, record};
+
+    async fn open(dir: &tempfile::TempDir, limits: Option<TaskLimits>) -> SqliteTaskStore {
+        let store = SqliteTaskStore::open(dir.path().join("tasks.db"))
+            .await
+            .unwrap();
+        match limits {
+            Some(l) => store.with_limits(l),
+            None => store,
+        }
+    }
+
+    /// With the default limits (10,000 tasks, 32 per principal) one principal's tasks no
+    /// longer pile up: before, the SQLite store kept every task until its expiry.
+    #[tokio::test]
+    async fn default_limits_bound_one_principal_and_spare_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, None).await;
+        limits::others_cannot_evict(&store, 40, 32, now_ms() + 60_000).await;
+    }
+
+    #[tokio::test]
+    async fn bobs_completed_task_survives_alice_creating_more_than_the_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, Some(TaskLimits::new(10, 5))).await;
+        limits::others_cannot_evict(&store, 25, 5, now_ms() + 60_000).await;
+    }
+
+    #[tokio::test]
+    async fn a_principal_at_its_share_is_refused_when_all_its_tasks_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, Some(TaskLimits::new(100, 3))).await;
+        limits::share_refuses_when_all_are_live(&store, 3, now_ms() + 60_000).await;
+    }
+
+    /// Two processes on one file share the limits: the second sees the first's tasks.
+    #[tokio::test]
+    async fn a_full_store_refuses_newcomers_across_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = open(&dir, Some(TaskLimits::new(4, 3))).await;
+        let b = open(&dir, Some(TaskLimits::new(4, 3))).await;
+        let later = now_ms() + 60_000;
+        limits::total_cap_refuses_and_evicts_only_the_creators_own(&b, later).await;
+        let full = a
+            .create(record("x", "xavier", TaskStatus::Working, later))
+            .await;
+        assert!(
+            matches!(full, Err(mcp_runtime::tasks::TaskStoreError::Full(4))),
+            "{full:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn expired_tasks_are_purged_and_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, Some(TaskLimits::new(100, 2))).await;
+        limits::expired_tasks_do_not_count(&store, 2, now_ms() + 60_000).await;
+    }
+
+    /// A file written before the limits (no owner index) opens, keeps its tasks, and gains
+    /// the index; its tasks count from then on.
+    #[tokio::test]
+    async fn a_file_from_before_the_limits_opens_and_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tasks.db");
+        let later = now_ms() + 60_000;
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE mcp_tasks (
+                     task_id TEXT NOT NULL PRIMARY KEY, owner TEXT NOT NULL,
+                     terminal INTEGER NOT NULL, revision INTEGER NOT NULL,
+                     expires_ms INTEGER NOT NULL, record TEXT NOT NULL
+                 ) WITHOUT ROWID;
+                 CREATE INDEX mcp_tasks_expires_ms ON mcp_tasks (expires_ms);",
+            )
+            .unwrap();
+            let old = record("old", "alice", TaskStatus::Working, later);
+            conn.execute(
+                "INSERT INTO mcp_tasks VALUES (?1, ?2, 0, 0, ?3, ?4)",
+                rusqlite::params![
+                    "old",
+                    "alice",
+                    i64::try_from(later).unwrap(),
+                    serde_json::to_string(&old).unwrap()
+                ],
+            )
+            .unwrap();
+        }
+        let store = SqliteTaskStore::open(&path)
+            .await
+            .unwrap()
+            .with_limits(TaskLimits::new(10, 1));
+        assert!(store.get("old", "alice").await.unwrap().is_some());
+        assert!(
+            store
+                .create(record("new", "alice", TaskStatus::Working, later))
+                .await
+                .is_err()
+        );
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let indexed: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'mcp_tasks_owner'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexed, 1);
+    }
+}
+
 mod fleet {
     use std::sync::Arc;
     use std::time::{Duration, Instant};

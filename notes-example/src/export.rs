@@ -15,8 +15,26 @@ const PATH: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
-/// The bundle's size limit: the export stops (saying so) rather than grow without bound.
+/// The bundle's size limit, counted as the bundle travels (JSON-escaped text): the export
+/// stops (saying so) rather than grow without bound.
 pub const MAX_BUNDLE_BYTES: usize = 8 * 1024 * 1024;
+
+/// The task result cap the notes server sets (`ServerBuilder::max_task_result_bytes`): the
+/// largest bundle plus room for the result's envelope and the stop notice, so an export that
+/// runs as a task always fits (the runtime's default, 4 MiB, would fail the larger ones).
+pub const MAX_TASK_RESULT_BYTES: usize = MAX_BUNDLE_BYTES + 64 * 1024;
+
+/// The length of `text` once JSON-escaped (without the quotes), as `serde_json` writes it:
+/// a note full of control characters or quotes grows, and the limit must hold for that.
+fn json_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if u32::from(c) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
+}
 
 /// Arguments of `notes_export`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -39,6 +57,7 @@ pub async fn notes_export(
     let base = uri.to_string();
     let base = base.trim_end_matches('/');
     let mut bundle = format!("# Notes of {base}\n");
+    let mut encoded = json_len(&bundle);
     for (done, note) in (0u64..).zip(listed.iter()) {
         // tasks/cancel (or the client leaving a plain call) stops the export between notes.
         if ctx.is_cancelled() {
@@ -49,20 +68,37 @@ pub async fn notes_export(
         ctx.progress(done, Some(total), Some(&note.id)).await;
         let note_uri = format!("{base}/{}", utf8_percent_encode(&note.id, PATH));
         let (_, text) = notes.read_note_uri(ctx.principal(), &note_uri).await?;
-        if bundle.len() + text.len() > MAX_BUNDLE_BYTES {
+        let section = format!("\n---\n\n<!-- {} -->\n\n{}\n", note.id, text.trim_end());
+        let section_len = json_len(&section);
+        if encoded + section_len > MAX_BUNDLE_BYTES {
             bundle.push_str(&format!(
                 "\n(export stopped at {done} of {total} notes: the bundle reached its {MAX_BUNDLE_BYTES}-byte limit)\n"
             ));
             return Ok(bundle);
         }
-        bundle.push_str(&format!(
-            "\n---\n\n<!-- {} -->\n\n{}\n",
-            note.id,
-            text.trim_end()
-        ));
+        encoded += section_len;
+        bundle.push_str(&section);
         // Let other work run between notes: a large export must not hog a worker thread.
         tokio::task::yield_now().await;
     }
     ctx.progress(total, Some(total), Some("done")).await;
     Ok(bundle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_len;
+
+    #[test]
+    fn json_len_matches_serde_json() {
+        for text in [
+            "plain",
+            "a \"quoted\" \\ line\n\ttab",
+            "\u{1}\u{1f}\u{7f} é 📝",
+            "",
+        ] {
+            let encoded = serde_json::to_string(text).unwrap_or_default();
+            assert_eq!(json_len(text), encoded.len() - 2, "{text:?}");
+        }
+    }
 }

@@ -257,6 +257,8 @@ pub fn build_server_with(
     .state_keys(keys)
     .replay_store(stores.replay)
     .state_ttl(state_ttl)
+    // notes_export's bundle (up to 8 MiB) is over the runtime's default task result cap.
+    .max_task_result_bytes(crate::export::MAX_TASK_RESULT_BYTES)
     .instructions(
         "Notes live in workspaces named by file: URIs. notes_list shows ids and titles; \
              notes_delete always asks the user which note and for confirmation; notes_export \

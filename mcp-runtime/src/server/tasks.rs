@@ -33,6 +33,8 @@ pub(super) struct Tasks {
     pub(super) store: Arc<dyn TaskStore>,
     pub(super) ttl: Duration,
     pub(super) poll_interval: Duration,
+    /// The largest result kept, in bytes of JSON.
+    max_result: usize,
     /// Cancellation of the passes running here, by task id.
     running: Mutex<HashMap<String, CancellationToken>>,
     /// The same store as `store`, for subscribing to the changes this instance writes.
@@ -57,12 +59,18 @@ impl Tasks {
             store: Arc::clone(&announcing) as Arc<dyn TaskStore>,
             ttl,
             poll_interval,
+            max_result: crate::server::ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES,
             running: Mutex::new(HashMap::new()),
             announcing,
             listens: ListenCounts::default(),
             max_listen,
             closing: CancellationToken::new(),
         }
+    }
+
+    pub(super) fn with_max_result(mut self, max: usize) -> Self {
+        self.max_result = max;
+        self
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, CancellationToken>> {
@@ -82,6 +90,41 @@ fn pass(tool: Arc<dyn ToolHandler>, mut ctx: RequestContext, args: JsonObject) -
         let outcome = crate::tool::call_caught(&*tool, &mut ctx, args).await;
         (outcome, ctx)
     })
+}
+
+/// `Ok` when `value` encodes to at most `max` bytes of JSON, else `Err` with its size (or
+/// at least `max + 1`, if it could not be measured). Counted without building the text.
+fn json_size(value: &Value, max: usize) -> Result<(), usize> {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) if count.0 <= max => Ok(()),
+        Ok(()) => Err(count.0),
+        Err(_) => Err(count.0.max(max.saturating_add(1))),
+    }
+}
+
+/// The error of a task whose result is over the server's cap (`-32603`, with the sizes).
+fn result_too_large(tool: &str, size: usize, max: usize) -> ErrorObject {
+    ErrorObject::internal_error(format!(
+        "tool `{tool}` returned a result of {size} bytes, over this server's task result limit \
+         of {max} bytes, so it was not kept; ask for less (a narrower query, fewer items), or \
+         have the server's operator raise the limit (ServerBuilder::max_task_result_bytes)"
+    ))
+    .with_data(serde_json::json!({
+        "reason": "task_result_too_large",
+        "size": size,
+        "limit": max,
+    }))
 }
 
 /// Whether this request's capabilities declare the tasks extension.
@@ -270,10 +313,20 @@ impl Server {
                 TaskStatus::Failed
             }
             Ok(Ok(result)) => match serde_json::to_value(&result) {
-                Ok(v) => {
-                    record.result = Some(v);
-                    TaskStatus::Completed
-                }
+                Ok(v) => match json_size(&v, self.inner.tasks.max_result) {
+                    Ok(()) => {
+                        record.result = Some(v);
+                        TaskStatus::Completed
+                    }
+                    Err(size) => {
+                        record.error = Some(result_too_large(
+                            &record.tool,
+                            size,
+                            self.inner.tasks.max_result,
+                        ));
+                        TaskStatus::Failed
+                    }
+                },
                 Err(e) => {
                     record.error = Some(ErrorObject::internal_error(format!(
                         "result failed to serialise: {e}"

@@ -5,32 +5,54 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 
-use super::store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// Tasks kept in memory: for a single process (tasks are lost on restart and invisible to
 /// other instances; use a shared store for a fleet).
 ///
-/// Bounds: at most `capacity` tasks are held. Expired tasks are purged on every create; when
-/// the store is still full, the terminal task that finished longest ago is evicted early
-/// (it can no longer change, and its client had the time up to now to read it); when every
-/// held task is still live, creating a task fails with [`TaskStoreError::Full`]. Each task's
+/// Bounds ([`TaskLimits`]): at most `capacity` tasks in all (default
+/// [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY), 1,000) and at most
+/// [`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`] (32) per principal
+/// ([`with_limits`](Self::with_limits) changes both). Expired tasks are purged on every
+/// create. When the creating principal is at its share, or the store is full, that
+/// principal's own finished tasks that would expire first are evicted to make room; when it
+/// has none, the create fails with [`TaskStoreError::PrincipalFull`] or
+/// [`TaskStoreError::Full`]. Another principal's task is never evicted, so no client can
+/// make another's result disappear before its expiry. With results capped at
+/// `ServerBuilder::max_task_result_bytes`, the memory held is at most about
+/// `capacity × max_task_result_bytes` (one principal's part of it `32 ×` that). Each task's
 /// lifetime is what the runtime gives it (`ServerBuilder::task_ttl`, capped).
 #[derive(Debug)]
 pub struct MemoryTaskStore {
-    capacity: usize,
+    limits: TaskLimits,
     tasks: Mutex<HashMap<String, TaskRecord>>,
 }
 
 impl MemoryTaskStore {
-    /// The capacity [`Default`] uses.
-    pub const DEFAULT_CAPACITY: usize = 10_000;
+    /// The capacity [`Default`] (and the `memory` spec) uses: 1,000 tasks, so that even
+    /// full-size results (4 MiB each by default) stay within a few GB.
+    pub const DEFAULT_CAPACITY: usize = 1_000;
 
-    /// A store holding at most `capacity` tasks (at least 1).
+    /// A store holding at most `capacity` tasks (at least 1), each principal at most
+    /// [`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`] of them (or `capacity`, if smaller).
     pub fn new(capacity: usize) -> Self {
+        Self::with_limits(TaskLimits::new(
+            capacity,
+            TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+        ))
+    }
+
+    /// A store with these limits (clamped as [`TaskLimits`] says).
+    pub fn with_limits(limits: TaskLimits) -> Self {
         Self {
-            capacity: capacity.max(1),
+            limits: limits.clamped(),
             tasks: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The limits this store enforces.
+    pub fn limits(&self) -> TaskLimits {
+        self.limits
     }
 
     /// How many tasks are held (expired ones included until the next purge).
@@ -54,21 +76,31 @@ impl MemoryTaskStore {
         if tasks.contains_key(&record.task_id) {
             return Err(TaskStoreError::Exists(record.task_id));
         }
-        if tasks.len() >= self.capacity {
-            let now = now_ms();
-            tasks.retain(|_, t| !t.expired_at(now));
+        let now = now_ms();
+        tasks.retain(|_, t| !t.expired_at(now));
+        let mut own_done: Vec<(u64, &String)> = Vec::new();
+        let mut own = 0;
+        for t in tasks.values().filter(|t| t.owner == record.owner) {
+            own += 1;
+            if t.status.is_terminal() {
+                own_done.push((t.expires_ms, &t.task_id));
+            }
         }
-        if tasks.len() >= self.capacity {
-            let oldest_done = tasks
-                .values()
-                .filter(|t| t.status.is_terminal())
-                .min_by_key(|t| t.updated_ms)
-                .map(|t| t.task_id.clone());
-            match oldest_done {
-                Some(id) => {
-                    tasks.remove(&id);
-                }
-                None => return Err(TaskStoreError::Full(self.capacity)),
+        let evict = self.limits.to_evict(own, tasks.len());
+        if evict > 0 {
+            // Only the creator's own finished tasks give way, those closest to expiry first;
+            // all or nothing, so a refused create changes nothing.
+            if own_done.len() < evict {
+                return Err(self.limits.refusal(own));
+            }
+            own_done.sort_unstable();
+            let gone: Vec<String> = own_done
+                .iter()
+                .take(evict)
+                .map(|(_, id)| (*id).clone())
+                .collect();
+            for id in gone {
+                tasks.remove(&id);
             }
         }
         tasks.insert(record.task_id.clone(), record);
@@ -130,7 +162,7 @@ mod tests {
     use super::*;
     use mcp_types::TaskStatus;
 
-    use super::tasks_support::record;
+    use super::tasks_support::{limits, record};
 
     fn block<T>(f: BoxFuture<'_, T>) -> T {
         futures::executor::block_on(f)
@@ -170,16 +202,44 @@ mod tests {
     }
 
     #[test]
-    fn full_store_evicts_finished_tasks_first_and_refuses_when_all_are_live() {
-        let store = MemoryTaskStore::new(2);
-        block(store.create(record("done", "a", TaskStatus::Completed, u64::MAX))).unwrap();
-        block(store.create(record("live", "a", TaskStatus::Working, u64::MAX))).unwrap();
-        block(store.create(record("new", "a", TaskStatus::Working, u64::MAX))).unwrap();
-        assert!(block(store.get("done", "a")).unwrap().is_none());
-        assert!(matches!(
-            block(store.create(record("more", "a", TaskStatus::Working, u64::MAX))),
-            Err(TaskStoreError::Full(2))
+    fn bobs_completed_task_survives_alice_creating_more_than_the_capacity() {
+        // Before per-principal shares, a full store evicted the oldest finished task of
+        // anyone: bob's, the first to finish.
+        let store = MemoryTaskStore::new(10);
+        // Bob's task takes one of the 10 places: alice keeps 9 of hers.
+        futures::executor::block_on(limits::others_cannot_evict(&store, 25, 9, u64::MAX / 2));
+        assert!(store.len() <= 10);
+    }
+
+    #[test]
+    fn a_principal_at_its_share_is_refused_when_all_its_tasks_run() {
+        let store = MemoryTaskStore::with_limits(TaskLimits::new(100, 3));
+        futures::executor::block_on(limits::share_refuses_when_all_are_live(&store, 3, u64::MAX));
+    }
+
+    #[test]
+    fn a_full_store_refuses_newcomers_and_evicts_only_the_creators_own() {
+        let store = MemoryTaskStore::with_limits(TaskLimits::new(4, 3));
+        futures::executor::block_on(limits::total_cap_refuses_and_evicts_only_the_creators_own(
+            &store,
+            u64::MAX,
         ));
+        assert_eq!(store.len(), 4);
+    }
+
+    #[test]
+    fn expired_tasks_are_purged_and_do_not_count() {
+        let store = MemoryTaskStore::with_limits(TaskLimits::new(100, 2));
+        futures::executor::block_on(limits::expired_tasks_do_not_count(&store, 2, u64::MAX));
         assert_eq!(store.len(), 2);
+    }
+
+    #[test]
+    fn default_limits_are_documented_ones() {
+        let store = MemoryTaskStore::default();
+        assert_eq!(store.limits().max_tasks, 1_000);
+        assert_eq!(store.limits().max_tasks_per_principal, 32);
+        // A share never exceeds the capacity.
+        assert_eq!(MemoryTaskStore::new(2).limits().max_tasks_per_principal, 2);
     }
 }

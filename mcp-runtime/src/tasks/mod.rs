@@ -47,14 +47,26 @@
 //!   lists as a use of it), visible to `tasks/get` on any instance; a burst is coalesced to
 //!   its latest message. A task's handler always has a progress token for this, whether or
 //!   not the call carried one. `ctx.log(..)` inside a task is dropped.
-//! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (bounded
-//!   count, one process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
+//! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (one
+//!   process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
 //!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
 //!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
 //!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
 //!   `ttlMs`, and is forgotten after it (never returned, and deleted by the store's next
 //!   sweep). [`open_task_store`] reads the replay store's spec, so one setting puts both in
 //!   the same backend.
+//! - **Limits.** Every built-in store enforces [`TaskLimits`]: at most 32 unexpired tasks per
+//!   principal ([`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`]) and at most
+//!   [`MemoryTaskStore::DEFAULT_CAPACITY`] (1,000) tasks in the memory store,
+//!   [`TaskLimits::DEFAULT_MAX_TASKS`] (10,000) in the SQLite, PostgreSQL and Redis stores
+//!   (each store's `with_limits` changes them). Expired tasks are purged on every create. At
+//!   a limit, only the creating principal's own finished task closest to expiry gives way; when
+//!   all its tasks are still running, `tools/call` is refused (`-32600`
+//!   [`TaskStoreError::PrincipalFull`], or `-32603` [`TaskStoreError::Full`], both with
+//!   `data.retryable: true`) and no task is created. No principal can evict or starve
+//!   another's tasks. A task's result is capped at `ServerBuilder::max_task_result_bytes`
+//!   (default 4 MiB of JSON): a larger one fails the task with `-32603` naming both sizes
+//!   (`data.reason: "task_result_too_large"`), and nothing of it is stored.
 //! - **Headers.** Over HTTP `tasks/get`, `tasks/update` and `tasks/cancel` carry
 //!   `Mcp-Name: <taskId>`; a mismatch is refused with `-32020`.
 //! - **Status notifications.** A client that declares the extension sends
@@ -81,7 +93,7 @@ pub use crate::tool::TaskStart;
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
 pub use open::open_task_store;
-pub use store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+pub use store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 pub use tool::TaskTool;
 pub(crate) use tool::set_task_support;
 

@@ -5,13 +5,15 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 
-use super::store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// Deadline of each Redis command (and of connecting).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The conditional update, atomic in Redis: write only over a live, non-terminal task of the
-/// same owner whose revision is one less than the new one.
+/// same owner whose revision is one less than the new one. A write that ends the task also
+/// files it among its owner's finished tasks (KEYS[2], scored by expiry), the ones a create
+/// may evict.
 const UPDATE_SCRIPT: &str = r"
 local cur = redis.call('GET', KEYS[1])
 if not cur then return 0 end
@@ -22,17 +24,70 @@ if rec.status == 'completed' or rec.status == 'failed' or rec.status == 'cancell
 end
 if (tonumber(rec.revision) or 0) + 1 ~= tonumber(ARGV[3]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[4])
+if ARGV[5] == '1' then
+  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
+  local top = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+  if tonumber(top[2]) <= tonumber(ARGV[4]) then redis.call('PEXPIREAT', KEYS[2], ARGV[4]) end
+end
+return 1
+";
+
+/// The create, atomic in Redis. KEYS: the task, its owner's tasks, its owner's finished
+/// tasks, every task (sorted sets of task ids scored by expiry). ARGV: the record, its
+/// expiry, now, the per-principal limit, the total limit, the key prefix with its `:`, the
+/// task id, whether it is created finished (`1`). Returns 1 (stored), 0 (id taken), -1 (principal at its share), -2 (store full).
+const CREATE_SCRIPT: &str = r"
+local now = tonumber(ARGV[3])
+for i = 2, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local own = redis.call('ZCARD', KEYS[2])
+local need = math.max(own + 1 - tonumber(ARGV[4]), redis.call('ZCARD', KEYS[4]) + 1 - tonumber(ARGV[5]), 0)
+if need > 0 then
+  local done = redis.call('ZRANGE', KEYS[3], 0, need - 1)
+  if #done < need then
+    if own >= tonumber(ARGV[4]) then return -1 end
+    return -2
+  end
+  for _, id in ipairs(done) do
+    redis.call('DEL', ARGV[6] .. id)
+    redis.call('ZREM', KEYS[2], id)
+    redis.call('ZREM', KEYS[3], id)
+    redis.call('ZREM', KEYS[4], id)
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+local sets = {2, 4}
+if ARGV[8] == '1' then sets = {2, 3, 4} end
+for _, i in ipairs(sets) do
+  redis.call('ZADD', KEYS[i], ARGV[2], ARGV[7])
+  -- A set lives as long as its latest task.
+  local top = redis.call('ZRANGE', KEYS[i], -1, -1, 'WITHSCORES')
+  if tonumber(top[2]) <= tonumber(ARGV[2]) then redis.call('PEXPIREAT', KEYS[i], ARGV[2]) end
+end
 return 1
 ";
 
 /// Tasks in Redis, one key per task (`PREFIX:TASK_ID`, the record as JSON) that Redis itself
 /// expires at the task's expiry (`PXAT`), so nothing outlives a task's TTL. Durable only as
 /// far as Redis persists (run it with `appendonly yes`).
+///
+/// Bounds: [`TaskLimits`] (default [`TaskLimits::default`]: 10,000 tasks, 32 per principal;
+/// [`with_limits`](Self::with_limits) changes them) hold for the whole fleet, checked and
+/// applied by one Lua script per create. It keeps sorted sets of task ids by expiry beside
+/// the tasks (`PREFIX:index`, `PREFIX:owner:OWNER`, `PREFIX:done:OWNER`), drops their expired
+/// entries, and at a limit deletes the creating principal's own finished tasks closest to
+/// expiry, or refuses ([`TaskStoreError::PrincipalFull`], [`TaskStoreError::Full`]) with
+/// nothing written. The scripts touch keys they compute, so on Redis Cluster give a prefix
+/// with a hash tag (`{mcp}:tasks`) to keep every key in one slot; and keep the instance at
+/// `maxmemory-policy noeviction` (an evicted task would still count until its expiry).
+/// Tasks stored by an older build are not in the sets: they do not count, and expire as
+/// before.
 #[derive(Debug)]
 pub struct RedisTaskStore {
     client: redis::Client,
     conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
     prefix: String,
+    limits: TaskLimits,
 }
 
 fn failed(context: &'static str, e: &redis::RedisError) -> TaskStoreError {
@@ -77,6 +132,7 @@ impl RedisTaskStore {
             client,
             conn: tokio::sync::Mutex::new(None),
             prefix: prefix.to_owned(),
+            limits: TaskLimits::default(),
         };
         let _: String = store
             .run("checking the connection", redis::cmd("PING"))
@@ -84,8 +140,27 @@ impl RedisTaskStore {
         Ok(store)
     }
 
+    /// The same store with these limits (clamped as [`TaskLimits`] says). Give every
+    /// instance sharing the prefix the same limits: each enforces its own on the tasks it
+    /// creates.
+    #[must_use]
+    pub fn with_limits(mut self, limits: TaskLimits) -> Self {
+        self.limits = limits.clamped();
+        self
+    }
+
+    /// The limits this store enforces.
+    pub fn limits(&self) -> TaskLimits {
+        self.limits
+    }
+
     fn key(&self, task_id: &str) -> String {
         format!("{}:{task_id}", self.prefix)
+    }
+
+    /// The sorted set of `owner`'s tasks (`which` = `owner`) or finished tasks (`done`).
+    fn owner_key(&self, which: &str, owner: &str) -> String {
+        format!("{}:{which}:{owner}", self.prefix)
     }
 
     async fn connection(&self) -> Result<MultiplexedConnection, TaskStoreError> {
@@ -132,16 +207,34 @@ impl TaskStore for RedisTaskStore {
     fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
         Box::pin(async move {
             let json = encode(&record)?;
-            let mut cmd = redis::cmd("SET");
-            cmd.arg(self.key(&record.task_id))
+            let limits = self.limits;
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(CREATE_SCRIPT)
+                .arg(4)
+                .arg(self.key(&record.task_id))
+                .arg(self.owner_key("owner", &record.owner))
+                .arg(self.owner_key("done", &record.owner))
+                .arg(format!("{}:index", self.prefix))
                 .arg(json)
-                .arg("NX")
-                .arg("PXAT")
-                .arg(record.expires_ms.max(1));
-            let set: Option<String> = self.run("storing a task", cmd).await?;
-            match set {
-                Some(_) => Ok(()),
-                None => Err(TaskStoreError::Exists(record.task_id)),
+                .arg(record.expires_ms.max(1))
+                .arg(now_ms())
+                .arg(limits.max_tasks_per_principal)
+                .arg(limits.max_tasks)
+                .arg(format!("{}:", self.prefix))
+                .arg(&record.task_id)
+                .arg(if record.status.is_terminal() {
+                    "1"
+                } else {
+                    "0"
+                });
+            let outcome: i64 = self.run("storing a task", cmd).await?;
+            match outcome {
+                1 => Ok(()),
+                0 => Err(TaskStoreError::Exists(record.task_id)),
+                -1 => Err(TaskStoreError::PrincipalFull(
+                    limits.max_tasks_per_principal,
+                )),
+                _ => Err(TaskStoreError::Full(limits.max_tasks)),
             }
         })
     }
@@ -168,12 +261,19 @@ impl TaskStore for RedisTaskStore {
             let json = encode(&record)?;
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(UPDATE_SCRIPT)
-                .arg(1)
+                .arg(2)
                 .arg(self.key(&record.task_id))
+                .arg(self.owner_key("done", &record.owner))
                 .arg(json)
                 .arg(&record.owner)
                 .arg(record.revision)
-                .arg(record.expires_ms.max(1));
+                .arg(record.expires_ms.max(1))
+                .arg(if record.status.is_terminal() {
+                    "1"
+                } else {
+                    "0"
+                })
+                .arg(&record.task_id);
             let wrote: i64 = self.run("updating a task", cmd).await?;
             Ok(wrote == 1)
         })

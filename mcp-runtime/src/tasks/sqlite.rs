@@ -5,15 +5,17 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::store::{TaskRecord, TaskStore, TaskStoreError, now_ms};
+use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// How long a write waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The table (created if absent). One row per task: the record as JSON, plus the columns
-/// the conditional update and the expiry need.
+/// the conditional update, the expiry and the limits need. The owner index is the only
+/// addition since the first release: an older file gains it on open, and older builds still
+/// read and write the file as before.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_tasks (
         task_id    TEXT    NOT NULL PRIMARY KEY,
         owner      TEXT    NOT NULL,
@@ -22,19 +24,26 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_tasks (
         expires_ms INTEGER NOT NULL,
         record     TEXT    NOT NULL
     ) WITHOUT ROWID;
-    CREATE INDEX IF NOT EXISTS mcp_tasks_expires_ms ON mcp_tasks (expires_ms);";
+    CREATE INDEX IF NOT EXISTS mcp_tasks_expires_ms ON mcp_tasks (expires_ms);
+    CREATE INDEX IF NOT EXISTS mcp_tasks_owner ON mcp_tasks (owner, terminal, expires_ms);";
 
 /// Tasks in a SQLite file (WAL mode): every process that opens the same file sees the same
 /// tasks, so any of them can answer `tasks/get`, `tasks/update` and `tasks/cancel`.
 ///
-/// Bounds: a task row is deleted once past its expiry (checked on every create, and never
-/// returned after it), so the table holds at most the tasks created within one task TTL.
-/// Writes wait up to 10 s for another process's lock. Work runs on
-/// `tokio::task::spawn_blocking`, so this store needs a Tokio runtime.
+/// Bounds: a task row is deleted once past its expiry (on every create, and never returned
+/// after it). [`TaskLimits`] (default [`TaskLimits::default`]: 10,000 tasks, 32 per
+/// principal; [`with_limits`](Self::with_limits) changes them) hold for every process
+/// sharing the file, checked and applied in one `BEGIN IMMEDIATE` transaction per create:
+/// at a limit, the creating principal's own finished tasks closest to expiry are deleted to
+/// make room, or the create is refused ([`TaskStoreError::PrincipalFull`],
+/// [`TaskStoreError::Full`]) with nothing written. Writes wait up to 10 s for another
+/// process's lock. Work runs on `tokio::task::spawn_blocking`, so this store needs a Tokio
+/// runtime.
 #[derive(Debug, Clone)]
 pub struct SqliteTaskStore {
     path: PathBuf,
     conn: Arc<Mutex<Connection>>,
+    limits: TaskLimits,
 }
 
 impl SqliteTaskStore {
@@ -57,7 +66,21 @@ impl SqliteTaskStore {
         Ok(Self {
             path,
             conn: Arc::new(Mutex::new(conn)),
+            limits: TaskLimits::default(),
         })
+    }
+
+    /// The same store with these limits (clamped as [`TaskLimits`] says). Give every process
+    /// sharing the file the same limits: each enforces its own on the tasks it creates.
+    #[must_use]
+    pub fn with_limits(mut self, limits: TaskLimits) -> Self {
+        self.limits = limits.clamped();
+        self
+    }
+
+    /// The limits this store enforces.
+    pub fn limits(&self) -> TaskLimits {
+        self.limits
     }
 
     /// The file this store uses.
@@ -102,31 +125,73 @@ fn encode(record: &TaskRecord) -> Result<String, TaskStoreError> {
 
 impl TaskStore for SqliteTaskStore {
     fn create(&self, record: TaskRecord) -> BoxFuture<'_, Result<(), TaskStoreError>> {
+        let limits = self.limits;
         self.run(move |conn| {
             let json = encode(&record)?;
-            conn.execute(
+            // One write transaction: the counts, the evictions and the insert see no other
+            // process's create in between, and a refusal rolls back whatever it did.
+            let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+                .map_err(backend("starting a transaction"))?;
+            tx.execute(
                 "DELETE FROM mcp_tasks WHERE expires_ms <= ?1",
                 params![i64_of(now_ms())],
             )
             .map_err(backend("pruning expired tasks"))?;
-            let inserted = conn
-                .execute(
-                    "INSERT INTO mcp_tasks (task_id, owner, terminal, revision, expires_ms, record)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (task_id) DO NOTHING",
-                    params![
-                        record.task_id,
-                        record.owner,
-                        record.status.is_terminal(),
-                        i64_of(record.revision),
-                        i64_of(record.expires_ms),
-                        json
-                    ],
+            let exists: bool = tx
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM mcp_tasks WHERE task_id = ?1)",
+                    params![record.task_id],
+                    |row| row.get(0),
                 )
-                .map_err(backend("inserting a task"))?;
-            if inserted == 0 {
+                .map_err(backend("checking a task id"))?;
+            if exists {
                 return Err(TaskStoreError::Exists(record.task_id));
             }
-            Ok(())
+            let count = |sql: &str, owner: Option<&str>| -> Result<usize, TaskStoreError> {
+                let n: i64 = match owner {
+                    Some(o) => tx.query_row(sql, params![o], |row| row.get(0)),
+                    None => tx.query_row(sql, [], |row| row.get(0)),
+                }
+                .map_err(backend("counting tasks"))?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            };
+            let own = count(
+                "SELECT COUNT(*) FROM mcp_tasks WHERE owner = ?1",
+                Some(&record.owner),
+            )?;
+            let total = count("SELECT COUNT(*) FROM mcp_tasks", None)?;
+            let evict = limits.to_evict(own, total);
+            if evict > 0 {
+                // Only the creator's own finished tasks give way, those closest to expiry.
+                let done = count(
+                    "SELECT COUNT(*) FROM mcp_tasks WHERE owner = ?1 AND terminal = 1",
+                    Some(&record.owner),
+                )?;
+                if done < evict {
+                    return Err(limits.refusal(own));
+                }
+                tx.execute(
+                    "DELETE FROM mcp_tasks WHERE task_id IN (
+                         SELECT task_id FROM mcp_tasks WHERE owner = ?1 AND terminal = 1
+                         ORDER BY expires_ms LIMIT ?2)",
+                    params![record.owner, i64::try_from(evict).unwrap_or(i64::MAX)],
+                )
+                .map_err(backend("evicting finished tasks"))?;
+            }
+            tx.execute(
+                "INSERT INTO mcp_tasks (task_id, owner, terminal, revision, expires_ms, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    record.task_id,
+                    record.owner,
+                    record.status.is_terminal(),
+                    i64_of(record.revision),
+                    i64_of(record.expires_ms),
+                    json
+                ],
+            )
+            .map_err(backend("inserting a task"))?;
+            tx.commit().map_err(backend("committing a new task"))
         })
     }
 

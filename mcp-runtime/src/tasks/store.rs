@@ -119,16 +119,95 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// How many tasks a store holds: all principals together, and one principal.
+///
+/// Every built-in store enforces both at [`TaskStore::create`], after dropping expired tasks:
+/// when the creating principal holds `max_tasks_per_principal` tasks, or the store holds
+/// `max_tasks`, the creating principal's **own** finished tasks (completed, failed,
+/// cancelled) that would expire first are evicted to make room; another principal's task is
+/// never touched. When that principal has no finished task to give up, the create is refused
+/// ([`TaskStoreError::PrincipalFull`] or [`TaskStoreError::Full`]) and nothing is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskLimits {
+    /// Most unexpired tasks in the store, all principals together (at least 1).
+    pub max_tasks: usize,
+    /// Most unexpired tasks one principal holds, running or finished (at least 1, at most
+    /// `max_tasks`).
+    pub max_tasks_per_principal: usize,
+}
+
+impl TaskLimits {
+    /// `max_tasks` of the SQLite, PostgreSQL and Redis stores unless set (the memory store
+    /// uses [`MemoryTaskStore::DEFAULT_CAPACITY`](super::MemoryTaskStore::DEFAULT_CAPACITY)).
+    pub const DEFAULT_MAX_TASKS: usize = 10_000;
+    /// `max_tasks_per_principal` of every store unless set: an agent can keep 32 tasks
+    /// (running, or finished and not yet expired) before its oldest finished one gives way.
+    pub const DEFAULT_MAX_TASKS_PER_PRINCIPAL: usize = 32;
+
+    /// Limits of `max_tasks` in all, `per_principal` for one principal (each clamped as the
+    /// fields say).
+    pub fn new(max_tasks: usize, per_principal: usize) -> Self {
+        let max_tasks = max_tasks.max(1);
+        Self {
+            max_tasks,
+            max_tasks_per_principal: per_principal.clamp(1, max_tasks),
+        }
+    }
+
+    /// The same limits, clamped as the fields say (for limits built field by field).
+    #[must_use]
+    pub fn clamped(self) -> Self {
+        Self::new(self.max_tasks, self.max_tasks_per_principal)
+    }
+
+    /// How many of the creating principal's finished tasks must go before one more task fits,
+    /// given that it holds `own` and the store `total` (0: it fits as is).
+    pub fn to_evict(&self, own: usize, total: usize) -> usize {
+        let limits = self.clamped();
+        let over_own = (own + 1).saturating_sub(limits.max_tasks_per_principal);
+        let over_total = (total + 1).saturating_sub(limits.max_tasks);
+        over_own.max(over_total)
+    }
+
+    /// The refusal when too few finished tasks of the principal could go: its share if it
+    /// is at its share, else the store's total.
+    pub fn refusal(&self, own: usize) -> TaskStoreError {
+        let limits = self.clamped();
+        if own >= limits.max_tasks_per_principal {
+            TaskStoreError::PrincipalFull(limits.max_tasks_per_principal)
+        } else {
+            TaskStoreError::Full(limits.max_tasks)
+        }
+    }
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        Self::new(
+            Self::DEFAULT_MAX_TASKS,
+            Self::DEFAULT_MAX_TASKS_PER_PRINCIPAL,
+        )
+    }
+}
+
 /// Why a task store failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TaskStoreError {
-    /// The store holds as many live tasks as it may; wait for some to finish or expire, or
-    /// raise the store's capacity.
+    /// The store holds as many tasks as it may (the number is its `max_tasks`) and the
+    /// creating principal has no finished task to give up; retry once tasks finish or
+    /// expire, or raise the store's limit.
     #[error(
-        "too many live tasks ({0}); wait for running tasks to finish or expire, or raise the task store's capacity"
+        "the task store is full ({0} tasks); retry in a while, when tasks have finished or expired, or ask the operator to raise the task store's limit"
     )]
     Full(usize),
+    /// The creating principal holds its share of tasks (the number) and every one of them is
+    /// still running or waiting for input; retry once one of them finishes. Other
+    /// principals are not affected.
+    #[error(
+        "you have {0} tasks running or waiting for input, the most one client may have; retry when one of them finishes (or cancel one with tasks/cancel)"
+    )]
+    PrincipalFull(usize),
     /// A task with this id exists already (ids are random: a second create is a bug).
     #[error("task `{0}` exists already")]
     Exists(String),
@@ -150,9 +229,29 @@ pub enum TaskStoreError {
 }
 
 impl TaskStoreError {
-    /// The JSON-RPC error a client sees for this failure (`-32603`, saying what happened).
+    /// The JSON-RPC error a client sees for this failure, saying what happened: `-32600`
+    /// for [`PrincipalFull`](Self::PrincipalFull) (the caller's own doing, as for too many
+    /// listens), `-32603` otherwise. A full store's errors carry
+    /// `data: {"reason", "limit", "retryable": true}` (`reason` is `task_share_exhausted`
+    /// or `task_store_full`): nothing was stored, and the same call may succeed later.
     pub fn to_error_object(&self) -> ErrorObject {
-        ErrorObject::internal_error(self.to_string())
+        match self {
+            Self::PrincipalFull(limit) => {
+                ErrorObject::invalid_request(self.to_string()).with_data(serde_json::json!({
+                    "reason": "task_share_exhausted",
+                    "limit": limit,
+                    "retryable": true,
+                }))
+            }
+            Self::Full(limit) => {
+                ErrorObject::internal_error(self.to_string()).with_data(serde_json::json!({
+                    "reason": "task_store_full",
+                    "limit": limit,
+                    "retryable": true,
+                }))
+            }
+            _ => ErrorObject::internal_error(self.to_string()),
+        }
     }
 }
 
