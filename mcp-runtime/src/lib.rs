@@ -40,6 +40,7 @@ mod handler_error;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
 pub mod log_safe;
+#[cfg(feature = "http")]
 mod members;
 mod mrtr;
 pub mod observe;

@@ -3,7 +3,9 @@
 //! `serde_json`'s map (an `IndexMap` with SipHash, for `preserve_order`) hashes the key on every
 //! `get`. A JSON-RPC envelope, a `tools/call` params object or a `_meta` has a handful of
 //! members, and comparing a few short strings is cheaper than one SipHash; the hot path does
-//! dozens of such lookups per request.
+//! dozens of such lookups per request. Only the HTTP transport's header checks read the raw
+//! message this way now (envelopes are classified by `mcp_types::classify_envelope`), so the
+//! module is built with the `http` feature.
 
 use mcp_types::JsonObject;
 use serde_json::Value;
@@ -21,7 +23,6 @@ pub(crate) fn member<'a>(obj: &'a JsonObject, key: &str) -> Option<&'a Value> {
 }
 
 /// `value[key]` when `value` is an object.
-#[cfg(any(feature = "http", test))]
 pub(crate) fn member_of<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
     value.as_object().and_then(|obj| member(obj, key))
 }

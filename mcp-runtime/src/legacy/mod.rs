@@ -42,10 +42,12 @@
 //! The adapter reaches the core only through the service seam,
 //! [`McpService`](crate::service::McpService) (as the modern transports do): it forwards
 //! each request as a [`Message`](crate::service::Message) to
-//! [`McpService::handle`](crate::service::McpService::handle) and asks
-//! [`McpService::required_scopes`](crate::service::McpService::required_scopes) for the
-//! OAuth check, so it serves a [`Server`](crate::Server) or any wrapper around one. A
-//! forwarded message therefore passes the core's own size and depth limits, like a modern one.
+//! [`McpService::handle`](crate::service::McpService::handle) under the request's
+//! [`Grant`](crate::service::Grant), so the core authorizes it as it does a modern request
+//! (over HTTP the adapter asks [`McpService::authorize`](crate::service::McpService::authorize)
+//! first, to answer a refusal with 403 before its session is touched). It serves a
+//! [`Server`](crate::Server) or any wrapper around one. A forwarded message therefore passes
+//! the core's own size and depth limits and scope checks, like a modern one.
 //!
 //! # Security
 //!
