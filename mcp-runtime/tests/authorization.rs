@@ -275,6 +275,7 @@ async fn the_seam_answers_a_refusal_as_forbidden_with_the_step_up_scopes() {
     assert_eq!(reply.step_up_scope(), None);
 }
 
+#[cfg(feature = "client")]
 #[tokio::test]
 async fn the_in_process_client_is_authorized_like_any_transport() {
     let runs = Runs::default();
