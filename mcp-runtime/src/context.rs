@@ -787,6 +787,16 @@ impl RequestContext {
         self.mrtr.seal_next(&self.principal, sealing)
     }
 
+    /// Whether the pass must look for a recorded outcome first (see `Mrtr::may_have_recorded`).
+    pub(crate) fn may_have_recorded(&self) -> bool {
+        self.mrtr.may_have_recorded()
+    }
+
+    /// Recorded results first (see `Mrtr::recorded_first`).
+    pub(crate) async fn recorded_first(&mut self) -> Result<bool, HandlerError> {
+        self.mrtr.recorded_first(&self.principal).await
+    }
+
     /// The final answer of a `tools/call` pass (see `Mrtr::finish_call`).
     /// See [`Mrtr::finish_is_plain`].
     pub(crate) fn finish_is_plain(&self) -> bool {

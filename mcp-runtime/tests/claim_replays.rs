@@ -225,3 +225,95 @@ async fn redis_store_replays_identical_retries() {
     // Redis's own `PXAT` and is not checked here.
     identical_retries_replay(store).await;
 }
+
+/// The one item a `remove` call can take away.
+#[derive(Clone, Default)]
+struct Item(Arc<std::sync::Mutex<bool>>);
+
+/// How many times `remove` ran at all.
+#[derive(Clone, Default)]
+struct Runs(Arc<AtomicUsize>);
+
+#[derive(Deserialize, JsonSchema)]
+struct NoArgs {}
+
+/// Removes the item after the user confirms; says so truthfully when there is none.
+#[tool(destructive, requires(form_elicitation))]
+async fn remove(
+    ctx: &mut RequestContext,
+    State(item): State<Item>,
+    State(runs): State<Runs>,
+    _args: NoArgs,
+) -> Result<String, HandlerError> {
+    runs.0.fetch_add(1, Ordering::SeqCst);
+    if !*item.0.lock().unwrap() {
+        return Err(HandlerError::tool("There is no item; nothing was removed"));
+    }
+    let outcome = ctx
+        .elicit_with_commit::<Confirm, _, _>("confirm", "Remove it?", (), move |c| {
+            if c.confirm {
+                *item.0.lock().unwrap() = false;
+            }
+            Ok(c.confirm)
+        })
+        .await?;
+    match outcome {
+        Elicitation::Accepted(true) => Ok("Removed.".to_owned()),
+        _ => Ok("Nothing removed.".to_owned()),
+    }
+}
+
+fn remove_body(extra: Value) -> Vec<u8> {
+    let mut params = json!({
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}},
+        "name": "remove",
+        "arguments": {}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
+    )
+    .unwrap()
+}
+
+fn remove_answer(confirm: bool, state: &str) -> Vec<u8> {
+    remove_body(json!({"requestState": state, "inputResponses": {"confirm":
+        {"action": "accept", "content": {"confirm": confirm}}}}))
+}
+
+/// An agent whose reply was lost resends the same retry after the work is done and the world
+/// has changed: it gets the recorded outcome, before any tool code runs again, not what the
+/// tool would say now ("there is no item") nor a request to start over.
+#[tokio::test]
+async fn a_retry_after_a_lost_reply_gets_the_recorded_outcome_whatever_the_world_says() {
+    let (item, runs) = (Item(Arc::new(std::sync::Mutex::new(true))), Runs::default());
+    let server = Server::builder(Implementation::new("t", "1.0"))
+        .tools(tools![remove])
+        .state(item.clone())
+        .state(runs.clone())
+        .replay_store(Arc::new(MemoryReplayStore::new(64)))
+        .build()
+        .unwrap();
+    let first = send(&server, "me", &remove_body(json!({}))).await;
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let done = send(&server, "me", &remove_answer(true, &state)).await;
+    assert_eq!(text(&done), "Removed.", "{done}");
+    assert!(!*item.0.lock().unwrap());
+    assert_eq!(runs.0.load(Ordering::SeqCst), 2);
+
+    let again = send(&server, "me", &remove_answer(true, &state)).await;
+    assert_eq!(text(&again), "Removed.", "{again}");
+    assert_eq!(again["result"]["_meta"][REPLAYED_META_KEY], true, "{again}");
+    assert_eq!(
+        runs.0.load(Ordering::SeqCst),
+        2,
+        "the tool did not run for the replayed retry"
+    );
+    // Other answers under the same state stay refused, and run nothing either.
+    let other = send(&server, "me", &remove_answer(false, &state)).await;
+    assert!(text(&other).contains("already used"), "{other}");
+    assert_eq!(runs.0.load(Ordering::SeqCst), 2);
+}

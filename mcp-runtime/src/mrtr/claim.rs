@@ -60,6 +60,49 @@ impl Mrtr {
         already_used()
     }
 
+    /// Whether this pass must first look for an outcome an earlier retry of its state
+    /// recorded ([`Mrtr::recorded_first`]): it carries a verified state, and the store records.
+    pub(crate) fn may_have_recorded(&self) -> bool {
+        self.opened.is_some() && !self.claimed && self.store.records_outcomes()
+    }
+
+    /// Recorded results first: before the tool runs again, the outcome an earlier retry of
+    /// this state recorded. `Ok(true)`: it was this same retry (principal and answers), and
+    /// the pass answers with it ([`Mrtr::finish_call`]) whatever the world looks like now;
+    /// `Err`: the state was used with other answers (refused as already used); `Ok(false)`:
+    /// nothing is recorded, and the pass runs as usual (its claim still decides). A store
+    /// failure here is not an answer: the claim that follows has its own.
+    pub(crate) async fn recorded_first(
+        &mut self,
+        principal: &Principal,
+    ) -> Result<bool, HandlerError> {
+        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
+            return Ok(false);
+        };
+        let timer = StoreTimer::start("recorded_outcome");
+        let recorded = self.store.recorded_outcome(state.nonce).await;
+        timer.done(&recorded);
+        match recorded {
+            Ok(Some(bytes)) => match RecordedOutcome::decode(&bytes, fingerprint) {
+                Some(outcome) => {
+                    self.replayed = Some(outcome);
+                    observe::refused("replayed");
+                    Ok(true)
+                }
+                None => {
+                    observe::claim("already_used");
+                    observe::refused("already_used");
+                    Err(already_used())
+                }
+            },
+            Ok(None) => Ok(false),
+            Err(e) => {
+                tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
+                Ok(false)
+            }
+        }
+    }
+
     /// Claims this retry's state nonce once per pass.
     pub(crate) async fn claim(&mut self, principal: &Principal) -> Result<(), HandlerError> {
         if self.claimed {

@@ -365,10 +365,34 @@ impl Server {
                     Box::pin(server.call_as_task(id, tool, call, meta, principal)).await
                 }
                 CallStep::Run(ref mut run) => {
+                    // Recorded results first: an identical retry of a state whose outcome was
+                    // recorded gets that outcome before any tool code runs again (boxed: only
+                    // retries of recording stores take this path).
+                    if run.ctx.may_have_recorded() {
+                        let early = match Box::pin(run.ctx.recorded_first()).await {
+                            Ok(false) => None,
+                            // The replayed outcome answers; the tool's is never asked for.
+                            Ok(true) => {
+                                Some(Ok(Ok(mcp_types::CallToolResult::success(Vec::new()))))
+                            }
+                            Err(refused) => Some(Ok(Err(refused))),
+                        };
+                        if let Some(called) = early {
+                            let target = Target {
+                                method: mcp_types::METHOD_TOOLS_CALL,
+                                name: &run.name,
+                            };
+                            return server
+                                .settle_reply(id, called, &mut run.ctx, target, run.arg_digest)
+                                .reply()
+                                .await;
+                        }
+                    }
                     let arguments = std::mem::take(&mut run.arguments);
                     // A panicking tool must not take the connection down with it: answer -32603.
                     let called =
                         crate::tool::call_caught(&*run.tool, &mut run.ctx, arguments).await;
+                    // Made after the run, so it is not held across it (the future's size).
                     let target = Target {
                         method: mcp_types::METHOD_TOOLS_CALL,
                         name: &run.name,
