@@ -86,6 +86,8 @@ impl Mrtr {
             Ok(Some(bytes)) => match RecordedOutcome::decode(&bytes, fingerprint) {
                 Some(outcome) => {
                     self.replayed = Some(outcome);
+                    // Counted as before: the state was found used, and the retry replayed.
+                    observe::claim("already_used");
                     observe::refused("replayed");
                     Ok(true)
                 }
