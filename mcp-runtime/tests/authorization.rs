@@ -234,17 +234,23 @@ async fn tasks_are_authorized_at_creation_and_on_every_task_operation() {
     }
 }
 
-#[tokio::test]
-async fn the_seam_answers_a_refusal_as_forbidden_with_the_step_up_scopes() {
-    let runs = Runs::default();
-    let s = server(&runs);
-    let message = Message::parse(call(1, "purge", json!({}), json!({})).into()).unwrap();
+/// `bytes` handled through the service seam, as a transport would, under a token that holds
+/// only `notes:write`.
+async fn through_the_seam(server: &Server, bytes: Vec<u8>) -> mcp_runtime::service::Reply {
+    let message = Message::parse(bytes.into()).unwrap();
     let scope = RequestScope::new(
         alice(&["notes:write"]),
         NotificationSink::discard(),
         CancellationToken::new(),
     );
-    let reply = McpService::handle(&s, message, scope).await.unwrap();
+    McpService::handle(server, message, scope).await.unwrap()
+}
+
+#[tokio::test]
+async fn the_seam_answers_a_refusal_as_forbidden_with_the_step_up_scopes() {
+    let runs = Runs::default();
+    let s = server(&runs);
+    let reply = through_the_seam(&s, call(1, "purge", json!({}), json!({}))).await;
     assert_eq!(reply.kind, ReplyKind::Forbidden);
     assert_eq!(reply.http_status(), 403);
     assert_eq!(
@@ -264,13 +270,7 @@ async fn the_seam_answers_a_refusal_as_forbidden_with_the_step_up_scopes() {
     .unwrap();
     assert_eq!(verdict.kind, ReplyKind::Forbidden);
     // An undeclared target offers no step-up: no scope would help.
-    let message = Message::parse(call(2, "peek", json!({}), json!({})).into()).unwrap();
-    let scope = RequestScope::new(
-        alice(&["notes:write"]),
-        NotificationSink::discard(),
-        CancellationToken::new(),
-    );
-    let reply = McpService::handle(&s, message, scope).await.unwrap();
+    let reply = through_the_seam(&s, call(2, "peek", json!({}), json!({}))).await;
     assert_eq!(reply.kind, ReplyKind::Forbidden);
     assert_eq!(reply.step_up_scope(), None);
 }

@@ -103,6 +103,12 @@ fn start_provider(dir: &Path) -> Provider {
 
 /// One HTTP/1.1 exchange over a fresh connection; returns (status, body).
 fn exchange(addr: SocketAddr, request: &str) -> (u16, String) {
+    let (status, _, body) = exchange_with_head(addr, request);
+    (status, body)
+}
+
+/// One HTTP/1.1 exchange over a fresh connection; returns (status, head, body).
+fn exchange_with_head(addr: SocketAddr, request: &str) -> (u16, String, String) {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -112,7 +118,7 @@ fn exchange(addr: SocketAddr, request: &str) -> (u16, String) {
     stream.read_to_string(&mut raw).unwrap();
     let (head, body) = raw.split_once("\r\n\r\n").unwrap();
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, body.to_owned())
+    (status, head.to_owned(), body.to_owned())
 }
 
 fn form_encode(value: &str) -> String {
@@ -321,16 +327,7 @@ fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], message: &Value) -> (u16
     }
     request.push_str("\r\n");
     request.push_str(&body);
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
-    let mut raw = String::new();
-    stream.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, head.to_owned(), body.to_owned())
+    exchange_with_head(addr, &request)
 }
 
 /// Every notes tool, the export as a task, reading a note and the 2025-11-25 adapter refuse a

@@ -34,22 +34,34 @@ impl Mrtr {
         ))
     }
 
+    /// The outcome recorded under this state's nonce, as this retry sees it: `Some(Some(..))`
+    /// for an identical retry (same principal, same answers), `Some(None)` for the record of
+    /// another use of the state, `None` when nothing readable is recorded (a store failure is
+    /// logged: the caller's claim, or its refusal, stands on its own).
+    async fn recorded(&self, principal: &Principal) -> Option<Option<RecordedOutcome>> {
+        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
+            return None;
+        };
+        let timer = StoreTimer::start("recorded_outcome");
+        let recorded = self.store.recorded_outcome(state.nonce).await;
+        timer.done(&recorded);
+        match recorded {
+            Ok(Some(bytes)) => Some(RecordedOutcome::decode(&bytes, fingerprint)),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
+                None
+            }
+        }
+    }
+
     /// The refusal of a used state; when the claimant recorded its outcome for an identical
     /// retry, that outcome is kept in `replayed` for the dispatcher to answer with.
     async fn refuse_reuse(&mut self, principal: &Principal) -> HandlerError {
         if self.store.records_outcomes()
-            && let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal))
+            && let Some(Some(outcome)) = self.recorded(principal).await
         {
-            let timer = StoreTimer::start("recorded_outcome");
-            let recorded = self.store.recorded_outcome(state.nonce).await;
-            timer.done(&recorded);
-            match recorded {
-                Ok(Some(bytes)) => self.replayed = RecordedOutcome::decode(&bytes, fingerprint),
-                Ok(None) => {}
-                Err(e) => {
-                    tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
-                }
-            }
+            self.replayed = Some(outcome);
         }
         observe::claim("already_used");
         observe::refused(if self.replayed.is_some() {
@@ -76,32 +88,20 @@ impl Mrtr {
         &mut self,
         principal: &Principal,
     ) -> Result<bool, HandlerError> {
-        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
-            return Ok(false);
-        };
-        let timer = StoreTimer::start("recorded_outcome");
-        let recorded = self.store.recorded_outcome(state.nonce).await;
-        timer.done(&recorded);
-        match recorded {
-            Ok(Some(bytes)) => match RecordedOutcome::decode(&bytes, fingerprint) {
-                Some(outcome) => {
-                    self.replayed = Some(outcome);
-                    // Counted as before: the state was found used, and the retry replayed.
-                    observe::claim("already_used");
-                    observe::refused("replayed");
-                    Ok(true)
-                }
-                None => {
-                    observe::claim("already_used");
-                    observe::refused("already_used");
-                    Err(already_used())
-                }
-            },
-            Ok(None) => Ok(false),
-            Err(e) => {
-                tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
-                Ok(false)
+        match self.recorded(principal).await {
+            Some(Some(outcome)) => {
+                self.replayed = Some(outcome);
+                // Counted as before: the state was found used, and the retry replayed.
+                observe::claim("already_used");
+                observe::refused("replayed");
+                Ok(true)
             }
+            Some(None) => {
+                observe::claim("already_used");
+                observe::refused("already_used");
+                Err(already_used())
+            }
+            None => Ok(false),
         }
     }
 
