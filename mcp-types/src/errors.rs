@@ -30,6 +30,9 @@ pub enum ErrorCode {
     MissingRequiredClientCapability,
     /// `-32022`: the requested protocol version is not supported.
     UnsupportedProtocolVersion,
+    /// `-32023`: the sender made too many requests; retry after `error.data.retryAfterMs`
+    /// (SEP-3304, a proposal: see [`ErrorObject::rate_limited`]).
+    RateLimited,
     /// Any other code (application-defined, or received from a peer).
     Other(i64),
 }
@@ -46,6 +49,7 @@ impl ErrorCode {
             ErrorCode::HeaderMismatch => -32020,
             ErrorCode::MissingRequiredClientCapability => -32021,
             ErrorCode::UnsupportedProtocolVersion => -32022,
+            ErrorCode::RateLimited => -32023,
             ErrorCode::Other(c) => c,
         }
     }
@@ -61,6 +65,7 @@ impl ErrorCode {
             -32020 => ErrorCode::HeaderMismatch,
             -32021 => ErrorCode::MissingRequiredClientCapability,
             -32022 => ErrorCode::UnsupportedProtocolVersion,
+            -32023 => ErrorCode::RateLimited,
             other => ErrorCode::Other(other),
         }
     }
@@ -243,6 +248,28 @@ impl ErrorObject {
         )
     }
 
+    /// `-32023` RateLimited (SEP-3304): the sender made too many requests, with message
+    /// `"Rate limited: {detail}"` and `data` as [`RateLimitedData`] serialises it, e.g.
+    /// `{"retryAfterMs": 30000, "retryAfter": 30, "limit": 10, "window": 60}`.
+    ///
+    /// SEP-3304 is an open proposal. Its text names the wait `retryAfterMs` (milliseconds,
+    /// and a client must prefer it to the HTTP `Retry-After` header); the issue it answers, and
+    /// the HTTP header, count whole seconds. So the data carries both, for the same instant:
+    /// `retryAfter` is a whole number of seconds, rounded up, at least 1, and `retryAfterMs` is
+    /// exactly `retryAfter × 1000`. Over HTTP the response is `429 Too Many Requests` with
+    /// `Retry-After: {retryAfter}` (and `RateLimit-Limit: {limit}` when `limit` is present).
+    /// The optional quota members describe the caller's own limit only; never put another
+    /// sender's quota state here.
+    pub fn rate_limited(data: &RateLimitedData, detail: impl std::fmt::Display) -> Self {
+        // Serializing a struct of integers cannot fail.
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
+        Self::build(
+            ErrorCode::RateLimited,
+            format!("Rate limited: {detail}"),
+            Some(data),
+        )
+    }
+
     /// An application-defined error. Refuses every code in the reserved range
     /// `-32768..=-32000` (which includes the forbidden `-32002` and `-32042`).
     pub fn application(
@@ -264,6 +291,18 @@ impl ErrorObject {
         self.data
             .clone()
             .and_then(|d| serde_json::from_value(d).ok())
+    }
+
+    /// Reads typed `-32023` data, if this is such an error with well-formed data (at least
+    /// one of `retryAfterMs` and `retryAfter`).
+    pub fn rate_limited_data(&self) -> Option<RateLimitedData> {
+        if self.code != ErrorCode::RateLimited {
+            return None;
+        }
+        self.data
+            .clone()
+            .and_then(|d| serde_json::from_value::<RateLimitedData>(d).ok())
+            .filter(|d| d.retry_after().is_some())
     }
 
     /// Reads typed `-32022` data, if this is such an error with well-formed data.
@@ -300,4 +339,63 @@ pub struct UnsupportedProtocolVersionData {
     pub supported: Vec<String>,
     /// The version the request asked for.
     pub requested: String,
+}
+
+/// `error.data` of a `-32023` RateLimited error ([`ErrorObject::rate_limited`]).
+///
+/// [`RateLimitedData::after_secs`] builds what this crate sends: both wait members, for the
+/// same instant. A received error may carry either; [`RateLimitedData::retry_after`] reads
+/// `retryAfterMs` first, as SEP-3304 asks of clients.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RateLimitedData {
+    /// Milliseconds the client should wait before retrying (SEP-3304's member).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+    /// Whole seconds the client should wait before retrying: the value of the HTTP
+    /// `Retry-After` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+    /// Requests the caller may make per window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
+    /// Requests the caller has left in the current window (SEP-3304; this crate never sends
+    /// it: a refused caller has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<u64>,
+    /// The window's length in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u64>,
+}
+
+impl RateLimitedData {
+    /// A wait of `secs` whole seconds (at least 1): `retryAfter` = `secs` and `retryAfterMs` =
+    /// `secs × 1000`, no quota members.
+    pub fn after_secs(secs: u64) -> Self {
+        let secs = secs.max(1);
+        Self {
+            retry_after_ms: Some(secs.saturating_mul(1000)),
+            retry_after: Some(secs),
+            limit: None,
+            remaining: None,
+            window: None,
+        }
+    }
+
+    /// Adds the caller's own quota: `limit` requests per `window_secs` seconds.
+    #[must_use]
+    pub fn with_quota(mut self, limit: u64, window_secs: u64) -> Self {
+        self.limit = Some(limit);
+        self.window = Some(window_secs);
+        self
+    }
+
+    /// How long to wait: `retryAfterMs` when present, else `retryAfter` seconds.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match (self.retry_after_ms, self.retry_after) {
+            (Some(ms), _) => Some(std::time::Duration::from_millis(ms)),
+            (None, Some(secs)) => Some(std::time::Duration::from_secs(secs)),
+            (None, None) => None,
+        }
+    }
 }
