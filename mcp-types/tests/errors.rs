@@ -147,7 +147,10 @@ fn rate_limited_data_reads_either_wait_preferring_milliseconds() {
     )
     .unwrap();
     let data = sep.rate_limited_data().unwrap();
-    assert_eq!(data.retry_after(), Some(std::time::Duration::from_millis(1500)));
+    assert_eq!(
+        data.retry_after(),
+        Some(std::time::Duration::from_millis(1500))
+    );
     assert_eq!((data.limit, data.remaining), (Some(5), Some(0)));
     let both: ErrorObject = serde_json::from_value(
         json!({"code":-32023,"message":"m","data":{"retryAfterMs":2500,"retryAfter":9}}),
@@ -157,10 +160,9 @@ fn rate_limited_data_reads_either_wait_preferring_milliseconds() {
         both.rate_limited_data().unwrap().retry_after(),
         Some(std::time::Duration::from_millis(2500))
     );
-    let secs: ErrorObject = serde_json::from_value(
-        json!({"code":-32023,"message":"m","data":{"retryAfter":4}}),
-    )
-    .unwrap();
+    let secs: ErrorObject =
+        serde_json::from_value(json!({"code":-32023,"message":"m","data":{"retryAfter":4}}))
+            .unwrap();
     assert_eq!(
         secs.rate_limited_data().unwrap().retry_after(),
         Some(std::time::Duration::from_secs(4))
