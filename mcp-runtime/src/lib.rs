@@ -47,6 +47,7 @@ pub mod observe;
 pub mod prelude;
 mod principal;
 pub mod prompt;
+pub mod rate_limit;
 pub mod replay;
 pub mod resource;
 pub mod router;

@@ -47,6 +47,7 @@
 //! | `mcp_mrtr_refusals_total` | counter | `reason`: as the span's `refusal` |
 //! | `mcp_replay_store_duration_seconds` | histogram | `op`: `claim`, `claim_with`, `claim_in_tx`, `recorded_outcome`, `record_outcome`, `ping` |
 //! | `mcp_replay_store_errors_total` | counter | `op`, `reason` ([`ReplayError::reason`](crate::replay::ReplayError::reason)) |
+//! | `mcp_rate_limit_checks_total` | counter | `result`: `allowed`, `limited` (refused with `-32023`), `store_error` (see [`rate_limit`](crate::rate_limit)) |
 //! | `mcp_http_connections_open` | gauge | |
 //! | `mcp_http_connections_total` | counter | |
 
@@ -131,6 +132,17 @@ pub(crate) fn claim(result: &'static str) {
     #[cfg(feature = "metrics")]
     if metrics_on() {
         metrics::counter!("mcp_mrtr_claims_total", "result" => result).increment(1);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = result;
+}
+
+/// Records one rate-limit check of a first `tools/call`: `allowed`, `limited` or
+/// `store_error` (the store failed or missed its deadline).
+pub(crate) fn rate_limit(result: &'static str) {
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::counter!("mcp_rate_limit_checks_total", "result" => result).increment(1);
     }
     #[cfg(not(feature = "metrics"))]
     let _ = result;

@@ -370,6 +370,17 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 
     /// Deletes claims whose expiry has passed; returns how many were deleted.
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>>;
+
+    /// A rate-limit store in the same backend as this replay store, sharing its connection
+    /// or pool where it can, for a server with rate limits and no rate-limit store of its
+    /// own ([`ServerBuilder::rate_limit_store`](crate::ServerBuilder::rate_limit_store)).
+    /// Called once, when the server is built; it must not block (a store that needs I/O to
+    /// open connects on first use). Every built-in store has one (see
+    /// [`rate_limit`](crate::rate_limit)); the default, `None`, leaves the server counting in
+    /// memory, per process.
+    fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
+        None
+    }
 }
 
 /// Opens a store from a configuration string:

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
@@ -221,6 +221,12 @@ impl MemoryReplayStore {
 impl ReplayStore for MemoryReplayStore {
     fn name(&self) -> &'static str {
         "memory"
+    }
+
+    /// A fresh [`MemoryRateLimitStore`](crate::rate_limit::MemoryRateLimitStore) (this process
+    /// only, like this store).
+    fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
+        Some(Arc::new(crate::rate_limit::MemoryRateLimitStore::default()))
     }
 
     fn claim(

@@ -353,6 +353,22 @@ impl ReplayStore for PostgresReplayStore {
         NAME
     }
 
+    /// A [`PostgresRateLimitStore`](crate::rate_limit::postgres::PostgresRateLimitStore) on
+    /// this store's connection pool: table `mcp_rate_limits` beside the default replay table,
+    /// `TABLE_rate_limits` beside a replay table `TABLE` of your choice (created on first use).
+    fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
+        use crate::rate_limit::postgres::PostgresRateLimitStore;
+        let table = if self.inner.table == Self::DEFAULT_TABLE {
+            PostgresRateLimitStore::DEFAULT_TABLE.to_owned()
+        } else {
+            format!("{}_rate_limits", self.inner.table)
+        };
+        Some(Arc::new(PostgresRateLimitStore::with_pool_on(
+            self.inner.pool.clone(),
+            table,
+        )))
+    }
+
     fn claim(
         &self,
         nonce: Nonce,

@@ -29,6 +29,7 @@
 //! [`ReplayError::Backend`] naming `redis` (nothing claimed, nothing acted on), and the next operation
 //! reconnects.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
@@ -286,6 +287,26 @@ impl RedisReplayStore {
 impl ReplayStore for RedisReplayStore {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    /// A [`RedisRateLimitStore`](crate::rate_limit::redis::RedisRateLimitStore) on the same
+    /// Redis server and database (a connection of its own, opened on first use): keys under
+    /// `mcp:ratelimit` beside the default claims, `PREFIX:ratelimit` beside claims under a
+    /// prefix `PREFIX` of your choice.
+    fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
+        use crate::rate_limit::redis::RedisRateLimitStore;
+        let store = RedisRateLimitStore::with_client(self.client.clone(), self.shown.clone());
+        let store = if self.prefix == "mcp:replay" {
+            store
+        } else {
+            // A prefix already checked for this store, plus a suffix of plain letters.
+            store
+                .with_prefix(&format!("{}:ratelimit", self.prefix))
+                .unwrap_or_else(|_| {
+                    RedisRateLimitStore::with_client(self.client.clone(), self.shown.clone())
+                })
+        };
+        Some(Arc::new(store))
     }
 
     fn claim(

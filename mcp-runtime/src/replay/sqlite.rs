@@ -434,6 +434,14 @@ impl ReplayStore for SqliteReplayStore {
         NAME
     }
 
+    /// A [`SqliteRateLimitStore`](crate::rate_limit::sqlite::SqliteRateLimitStore) on this
+    /// store's file (table `mcp_rate_limits`, a connection of its own opened on first use).
+    fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
+        Some(Arc::new(
+            crate::rate_limit::sqlite::SqliteRateLimitStore::lazy(self.path()),
+        ))
+    }
+
     fn claim(
         &self,
         nonce: Nonce,
