@@ -89,7 +89,8 @@ pub trait McpService: Send + Sync + 'static {
     /// Checks what the service needs to answer requests, for readiness probes (the HTTP
     /// transport's `/readyz`): each check's name and, when it failed, why. The transport
     /// bounds the wait. Default: nothing to check. [`Server`](crate::Server) checks its replay
-    /// store ([`ReplayStore::ping`](crate::replay::ReplayStore::ping)) and its state keys.
+    /// store ([`ReplayStore::ping`](crate::replay::ReplayStore::ping)) and its state keys, and
+    /// its rate-limit store when it has rate limits.
     fn readiness(&self) -> BoxFuture<'_, Vec<ReadinessCheck>> {
         Box::pin(async { Vec::new() })
     }
@@ -99,6 +100,16 @@ pub trait McpService: Send + Sync + 'static {
     /// their final result now, rather than have them cut off at the grace limit. Default:
     /// nothing.
     fn shutting_down(&self) {}
+
+    /// How long this service may take, at most, to refuse a request under a rate limit
+    /// before any handler runs ([`Reply::rate_limited`]), or `None` when it limits nothing.
+    /// A transport that must choose its HTTP status before it starts a stream (the 2025-11-25
+    /// adapter's SSE responses) waits this long for such a refusal, so that it can answer 429
+    /// rather than a stream. Default: `None`. [`Server`](crate::Server) answers its
+    /// rate-limit store's deadline when it has rate limits.
+    fn admission_wait(&self) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// The result of one readiness check ([`McpService::readiness`]).

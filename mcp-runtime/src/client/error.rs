@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use mcp_types::{
     ClientCapabilities, ErrorCode, ErrorObject, MissingRequiredClientCapabilityData,
-    UnsupportedProtocolVersionData,
+    RateLimitedData, UnsupportedProtocolVersionData,
 };
 
 /// Why a client call failed.
@@ -35,6 +35,15 @@ pub enum ClientError {
         error: Box<ErrorObject>,
         /// `data` (`supported`, `requested`), when the server sent it well-formed.
         data: Option<Box<UnsupportedProtocolVersionData>>,
+    },
+    /// `-32023`: the server refused the request under its rate limit; wait
+    /// [`RateLimitedData::retry_after`] (with some jitter) before sending it again.
+    #[error("the server is rate limiting this client: {error}")]
+    RateLimited {
+        /// The error as received.
+        error: Box<ErrorObject>,
+        /// `data` (`retryAfterMs`, `retryAfter`, quota), when the server sent it well-formed.
+        data: Option<Box<RateLimitedData>>,
     },
     /// `-32602`: invalid params (unknown tool, bad arguments, malformed `_meta` or answers).
     #[error("the server rejected the params: {0}")]
@@ -111,6 +120,10 @@ impl ClientError {
                 let data = error.unsupported_version_data().map(Box::new);
                 ClientError::UnsupportedVersion { error, data }
             }
+            ErrorCode::RateLimited => {
+                let data = error.rate_limited_data().map(Box::new);
+                ClientError::RateLimited { error, data }
+            }
             ErrorCode::InvalidParams => ClientError::InvalidParams(error),
             ErrorCode::MethodNotFound => ClientError::MethodNotFound(error),
             _ => ClientError::Rpc(error),
@@ -125,7 +138,8 @@ impl ClientError {
             | ClientError::MethodNotFound(e)
             | ClientError::Rpc(e)
             | ClientError::MissingCapability { error: e, .. }
-            | ClientError::UnsupportedVersion { error: e, .. } => Some(&**e),
+            | ClientError::UnsupportedVersion { error: e, .. }
+            | ClientError::RateLimited { error: e, .. } => Some(&**e),
             _ => None,
         }
     }

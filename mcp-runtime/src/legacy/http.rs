@@ -41,6 +41,11 @@
 //!   stream closes; while nothing is sent, an SSE comment every
 //!   [`LegacyHttpConfig::keep_alive`] keeps proxies from closing the stream. With `Accept: application/json` only, the response is plain JSON and a tool
 //!   that needs client input fails (`-32603`: the client cannot be asked).
+//! - A `tools/call` the core refuses under a rate limit ([`crate::rate_limit`]) is answered
+//!   **429** with the `-32023` JSON-RPC error as its `application/json` body, `Retry-After`
+//!   and `RateLimit-Limit`, like the 2026-07-28 transport does: before starting a stream the
+//!   adapter waits up to the service's [`McpService::admission_wait`] (the rate-limit
+//!   store's deadline) for that verdict. A call let through streams as above.
 //! - A JSON-RPC response (the client's answer to one of those requests): 202; 409 with a
 //!   JSON-RPC error (code `-32001`) explaining it when that request was cancelled after
 //!   [`LegacyHttpConfig::input_timeout`] without an answer; 400 when no request of this
@@ -635,8 +640,12 @@ async fn request(
         entry: Arc::clone(&entry),
         ticket: Some(ticket),
     };
-    let (tx, rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
+    let (tx, mut rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
     let session = Arc::clone(&entry.session);
+    // A `tools/call` may be refused under a rate limit before anything runs (429).
+    let admission = (method == mcp_types::METHOD_TOOLS_CALL)
+        .then(|| inner.service.admission_wait())
+        .flatten();
     let started = Instant::now();
     let run = {
         let cancel = cancel.clone();
@@ -676,7 +685,10 @@ async fn request(
         // JSON only: nothing can be sent to the client before the response, so input rounds fail.
         drop(rx);
         return match run.await {
-            Some((reply, _)) => gates::json(StatusCode::OK, reply),
+            Some((reply, _)) => match rate_limited(&reply) {
+                Some(refusal) => refusal.response(reply),
+                None => gates::json(StatusCode::OK, reply),
+            },
             None => StatusCode::ACCEPTED.into_response(),
         };
     }
@@ -687,17 +699,37 @@ async fn request(
     });
     // Dropping the stream (response finished, or client gone) cancels the request.
     let guard = cancel.drop_guard();
+    // The status is sent before the stream: wait as long as a rate-limit refusal can take,
+    // so a refused call is a 429, not a stream. A call let through sends something first (a
+    // notification, a question, its reply) or passes the wait; either way the stream goes on
+    // from there, nothing lost.
+    let mut first = None;
+    if let Some(wait) = admission
+        && let Ok(Some(message)) = tokio::time::timeout(wait + ADMISSION_SLACK, rx.recv()).await
+    {
+        if let Some(refusal) = rate_limited(&message) {
+            return refusal.response(message);
+        }
+        first = Some(message);
+    }
     let keep_alive = inner.config.keep_alive;
-    let stream = futures::stream::unfold((rx, guard), move |(mut rx, guard)| async move {
-        let event = match keep_alive {
-            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
-                Ok(message) => gates::sse_event(&message?),
-                Err(_) => Bytes::from_static(b": keep-alive\n\n"),
-            },
-            None => gates::sse_event(&rx.recv().await?),
-        };
-        Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
-    });
+    let stream = futures::stream::unfold(
+        (rx, guard, first),
+        move |(mut rx, guard, first)| async move {
+            if let Some(message) = first {
+                let event = gates::sse_event(&message);
+                return Some((Ok::<_, std::convert::Infallible>(event), (rx, guard, None)));
+            }
+            let event = match keep_alive {
+                Some(every) => match tokio::time::timeout(every, rx.recv()).await {
+                    Ok(message) => gates::sse_event(&message?),
+                    Err(_) => Bytes::from_static(b": keep-alive\n\n"),
+                },
+                None => gates::sse_event(&rx.recv().await?),
+            };
+            Some((Ok::<_, std::convert::Infallible>(event), (rx, guard, None)))
+        },
+    );
     (
         StatusCode::OK,
         [
@@ -713,10 +745,83 @@ async fn request(
         .into_response()
 }
 
+/// Added to a service's [`McpService::admission_wait`] for the hops between the core's
+/// verdict and this adapter (the session, the channel).
+const ADMISSION_SLACK: Duration = Duration::from_millis(250);
+
+/// A forwarded request's reply that is a `-32023` RateLimited error: what its 429 needs.
+struct RateLimited {
+    retry_after: Option<u32>,
+    limit: Option<u32>,
+}
+
+impl RateLimited {
+    /// The 429 carrying `reply` (the JSON-RPC error), with `Retry-After` and
+    /// `RateLimit-Limit` as the error's data says.
+    fn response(self, reply: Bytes) -> Response {
+        tracing::info!(target: LOG_TARGET, status = 429, reason = "rate limited", "legacy request refused");
+        let mut response = gates::json(StatusCode::TOO_MANY_REQUESTS, reply);
+        gates::rate_limit_headers(response.headers_mut(), self.retry_after, self.limit);
+        response
+    }
+}
+
+/// Whether a serialized JSON-RPC message is a `-32023` error response, and its wait and
+/// limit (`error.data.retryAfter`, `error.data.limit`).
+fn rate_limited(reply: &[u8]) -> Option<RateLimited> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        error: Option<ProbeError>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ProbeError {
+        code: i64,
+        data: Option<ProbeData>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ProbeData {
+        retry_after: Option<u64>,
+        limit: Option<u64>,
+    }
+    let error = serde_json::from_slice::<Probe>(reply).ok()?.error?;
+    if error.code != ErrorCode::RateLimited.code() {
+        return None;
+    }
+    let data = error.data;
+    let clamp = |v: Option<u64>| v.map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+    Some(RateLimited {
+        retry_after: clamp(data.as_ref().and_then(|d| d.retry_after)),
+        limit: clamp(data.as_ref().and_then(|d| d.limit)),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn rate_limited_replies_are_recognised_at_the_top_level_only() {
+        let refused = rate_limited(
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32023,"message":"m","data":{"retryAfterMs":7000,"retryAfter":7,"limit":3,"window":60}}}"#,
+        )
+        .unwrap();
+        assert_eq!((refused.retry_after, refused.limit), (Some(7), Some(3)));
+        assert!(
+            rate_limited(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"m"}}"#)
+                .is_none()
+        );
+        assert!(
+            rate_limited(br#"{"jsonrpc":"2.0","id":1,"result":{"error":{"code":-32023}}}"#)
+                .is_none()
+        );
+        assert!(
+            rate_limited(br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#)
+                .is_none()
+        );
+        assert!(rate_limited(b"garbage").is_none());
+    }
     use serde_json::json;
 
     #[test]

@@ -72,6 +72,7 @@ fn reply_outcome(reply: &Reply) -> (&'static str, Option<i64>) {
             "forbidden",
             Some(mcp_types::ErrorCode::InvalidRequest.code()),
         ),
+        ReplyKind::RateLimited { .. } => ("error", Some(mcp_types::ErrorCode::RateLimited.code())),
     }
 }
 

@@ -1,4 +1,13 @@
 //! [`Reply`]: the service's answer to one request.
+//!
+//! Besides the body, a reply says what kind it is ([`ReplyKind`]), so a transport can choose
+//! its framing without parsing the body again. Two kinds carry more than a status: a request
+//! the grant may not make ([`Reply::forbidden`], HTTP 403 with a scope challenge), and a
+//! request refused under a rate limit ([`Reply::rate_limited`]): the `-32023` RateLimited
+//! error of SEP-3304, which Streamable HTTP (and the 2025-11-25 adapter's HTTP half) sends as
+//! **429 Too Many Requests** with `Retry-After: N` (delta-seconds, the same `N` as the body's
+//! `error.data.retryAfter`) and `RateLimit-Limit` when the limit is known. stdio sends the
+//! JSON-RPC error alone. See [`crate::rate_limit`] for when the core refuses.
 
 use std::sync::Arc;
 
@@ -67,6 +76,35 @@ impl Reply {
         }
     }
 
+    /// A `-32023` RateLimited error (`body` built with
+    /// [`ErrorObject::rate_limited`](mcp_types::ErrorObject::rate_limited)): retry after
+    /// `retry_after_secs` whole seconds (at least 1, the body's `error.data.retryAfter`);
+    /// `limit` is the caller's own limit per window, when the body carries it. HTTP answers
+    /// 429 with `Retry-After: {retry_after_secs}` (and `RateLimit-Limit: {limit}`); other
+    /// transports send the body as it is.
+    pub fn rate_limited(body: Bytes, retry_after_secs: u32, limit: Option<u32>) -> Self {
+        Self {
+            body,
+            kind: ReplyKind::RateLimited {
+                retry_after_secs: retry_after_secs.max(1),
+                limit,
+            },
+            input_required: false,
+            step_up: None,
+        }
+    }
+
+    /// With [`ReplyKind::RateLimited`]: the whole seconds to wait before a retry (the HTTP
+    /// `Retry-After` value).
+    pub fn retry_after_secs(&self) -> Option<u32> {
+        match self.kind {
+            ReplyKind::RateLimited {
+                retry_after_secs, ..
+            } => Some(retry_after_secs),
+            _ => None,
+        }
+    }
+
     /// With [`ReplyKind::Forbidden`]: the scopes a new token needs (space-separated), when a
     /// step-up would help.
     pub fn step_up_scope(&self) -> Option<&str> {
@@ -95,12 +133,20 @@ pub enum ReplyKind {
     /// A `-32600` error because the request's grant may not make the request (see
     /// [`Reply::forbidden`]).
     Forbidden,
+    /// A `-32023` RateLimited error (see [`Reply::rate_limited`]).
+    RateLimited {
+        /// Whole seconds to wait before a retry, at least 1.
+        retry_after_secs: u32,
+        /// The caller's limit per window, when known.
+        limit: Option<u32>,
+    },
 }
 
 impl ReplyKind {
     /// The HTTP status for this kind (spec §Streamable HTTP): 404 for `-32601`; 400 for
     /// `-32020`/`-32021`/`-32022`, malformed `_meta`, and the envelope errors `-32700`/`-32600`;
-    /// 403 for a request the grant may not make;
+    /// 403 for a request the grant may not make; 429 for a request refused under a rate limit
+    /// ([`ReplyKind::RateLimited`], and a bare `-32023` error too);
     /// 200 for everything else, including other `-32602`s and `-32603`, because dual-era
     /// clients read a 400 with an unrecognised body as a legacy server.
     pub fn http_status(self) -> StatusCode {
@@ -108,7 +154,9 @@ impl ReplyKind {
             Self::Result => StatusCode::OK,
             Self::MalformedMeta => StatusCode::BAD_REQUEST,
             Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Error { code } => match code {
+                ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
                 ErrorCode::MethodNotFound => StatusCode::NOT_FOUND,
                 ErrorCode::HeaderMismatch
                 | ErrorCode::MissingRequiredClientCapability

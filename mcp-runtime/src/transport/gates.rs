@@ -142,6 +142,39 @@ pub(crate) fn forbidden(auth: &dyn Authenticator, reply: Reply) -> Response {
     response
 }
 
+/// The 429 for a request the core refused under a rate limit ([`Reply::rate_limited`]): the
+/// core's JSON-RPC body (`-32023`), with `Retry-After` (delta-seconds, the body's
+/// `error.data.retryAfter`) and `RateLimit-Limit` when the limit is known.
+pub(crate) fn rate_limited(reply: Reply) -> Response {
+    let (retry_after, limit) = match reply.kind {
+        crate::service::ReplyKind::RateLimited {
+            retry_after_secs,
+            limit,
+        } => (Some(retry_after_secs), limit),
+        _ => (None, None),
+    };
+    let mut response = json(StatusCode::TOO_MANY_REQUESTS, reply.body);
+    rate_limit_headers(response.headers_mut(), retry_after, limit);
+    response
+}
+
+/// `Retry-After: {retry_after}` and `RateLimit-Limit: {limit}`, each when known.
+pub(crate) fn rate_limit_headers(
+    headers: &mut HeaderMap,
+    retry_after: Option<u32>,
+    limit: Option<u32>,
+) {
+    if let Some(secs) = retry_after {
+        headers.insert(RETRY_AFTER, HeaderValue::from(secs.max(1)));
+    }
+    if let Some(limit) = limit {
+        headers.insert(RATELIMIT_LIMIT, HeaderValue::from(limit));
+    }
+}
+
+/// The `RateLimit-Limit` header SEP-3304 asks for beside `Retry-After`.
+const RATELIMIT_LIMIT: http::HeaderName = http::HeaderName::from_static("ratelimit-limit");
+
 /// Reads the body within `limit` bytes and by `deadline` (computed by the caller from the
 /// request's start: no clock read here), charged to the server-wide budget under
 /// [`super::serve_router`]; `timeout` is the allowance the refusal reports.

@@ -174,6 +174,12 @@ pub(super) fn handle_request<'a>(
                     log.answered(StatusCode::FORBIDDEN, &reply);
                     return gates::forbidden(shared.auth.as_ref(), reply);
                 }
+                // Likewise a rate-limit refusal decided at once (the memory store): 429. One
+                // that waited on a shared store comes as the stream's final event instead.
+                if matches!(reply.kind, ReplyKind::RateLimited { .. }) {
+                    log.answered(StatusCode::TOO_MANY_REQUESTS, &reply);
+                    return gates::rate_limited(reply);
+                }
                 let mut sse = stream.state(None, None, None, log, guard);
                 if let Some(mut rx) = lazy.try_take() {
                     while let Ok(note) = rx.try_recv() {
@@ -213,6 +219,9 @@ pub(super) fn handle_request<'a>(
                     drop(guard);
                     if reply.kind == ReplyKind::Forbidden {
                         return gates::forbidden(shared.auth.as_ref(), reply);
+                    }
+                    if matches!(reply.kind, ReplyKind::RateLimited { .. }) {
+                        return gates::rate_limited(reply);
                     }
                     return json(status, reply.body);
                 },
