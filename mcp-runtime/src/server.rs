@@ -9,7 +9,10 @@
 //! Validation order (each step answers with the spec's code and shape): size and depth limits
 //! (`-32600`), parse (`-32700`), JSON-RPC shape (`-32600`), `_meta` (`-32602`, message names the
 //! member), protocol version (`-32022`), method (`-32601`), params (`-32602`), required client
-//! capabilities (`-32021`), request state (`-32602`), then the tool.
+//! capabilities (`-32021`), request state (`-32602`), then the tool. A `tools/call` is
+//! authorized (scopes, `-32600`) before anything of the tool is looked at, and a first call
+//! (no `requestState`) of a tool with a rate limit is counted against it (`-32023`, see
+//! [`rate_limit`](crate::rate_limit)) right before the tool runs or its task is created.
 //!
 //! Where `Server`'s methods live, one file per step of a request: building and the public
 //! accessors here; the entry points and the method table in `server/dispatch.rs`; opening a
@@ -26,6 +29,7 @@ mod listen;
 mod listing;
 mod mrtr;
 mod param_headers;
+mod rate;
 mod reply;
 mod request;
 mod scopes;
@@ -40,6 +44,7 @@ use std::time::Duration;
 use mcp_types::{CacheScope, Implementation, ResultMeta};
 
 use crate::context::StateMap;
+use crate::rate_limit::{RateLimit, RateLimitStore, StoreFailure};
 use crate::replay::{MemoryReplayStore, ReplayStore};
 use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 use crate::service::ParamHeader;
@@ -103,6 +108,8 @@ struct Inner {
     tasks: tasks::Tasks,
     /// OAuth scopes tools, prompts and resources require.
     scopes: scopes::RequiredScopes,
+    /// Rate limits on `tools/call`; `None` when no tool has one.
+    rate: Option<rate::Limiter>,
 }
 
 /// Why [`ServerBuilder::build`] failed.
@@ -176,6 +183,7 @@ pub struct ServerBuilder {
     max_task_result: usize,
     max_listen: Duration,
     scopes: scopes::RequiredScopes,
+    rate: rate::RateConfig,
 }
 
 impl Server {
@@ -200,6 +208,7 @@ impl Server {
             max_task_result: ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES,
             max_listen: ServerBuilder::DEFAULT_MAX_LISTEN,
             scopes: scopes::RequiredScopes::default(),
+            rate: rate::RateConfig::default(),
         }
     }
 
@@ -370,6 +379,108 @@ impl ServerBuilder {
         self
     }
 
+    /// The rate limit of every tool without one of its own
+    /// ([`tool_rate_limit`](Self::tool_rate_limit)): at most `limit.limit()` first calls per
+    /// window, per principal and tool. Default: none (nothing is limited). Replaces earlier
+    /// calls.
+    ///
+    /// Only a call without `requestState` counts (the first round of a flow; its later rounds
+    /// and replayed retries do not); a refused call gets `-32023` with `retryAfter`, HTTP
+    /// 429 with `Retry-After`. See [`rate_limit`](crate::rate_limit) for every rule.
+    ///
+    /// ```
+    /// use mcp_runtime::prelude::*;
+    /// use mcp_runtime::rate_limit::RateLimit;
+    ///
+    /// /// Pings.
+    /// #[tool]
+    /// async fn ping() -> ToolResult<String> {
+    ///     Ok("pong".into())
+    /// }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = Server::builder(Implementation::new("s", "1.0"))
+    ///     .tools(tools![ping])
+    ///     .rate_limit(RateLimit::per_minute(60))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate.default = Some(limit);
+        self
+    }
+
+    /// The rate limit of `tool`, instead of the default ([`rate_limit`](Self::rate_limit)),
+    /// per principal. The tool must be registered ([`build`](Self::build) fails naming it
+    /// otherwise). A later call for the same tool replaces the earlier one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_runtime::prelude::*;
+    /// use mcp_runtime::rate_limit::RateLimit;
+    ///
+    /// /// Deletes something.
+    /// #[tool(destructive)]
+    /// async fn remove() -> ToolResult<String> {
+    ///     Ok("removed".into())
+    /// }
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = Server::builder(Implementation::new("s", "1.0"))
+    ///     .tools(tools![remove])
+    ///     .tool_rate_limit("remove", RateLimit::new(10, Duration::from_secs(60)))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn tool_rate_limit(mut self, tool: impl Into<String>, limit: RateLimit) -> Self {
+        self.rate.tools.insert(tool.into(), Some(limit));
+        self
+    }
+
+    /// Exempts `tool` from the default rate limit ([`rate_limit`](Self::rate_limit)): it is
+    /// never counted. The tool must be registered.
+    #[must_use]
+    pub fn tool_without_rate_limit(mut self, tool: impl Into<String>) -> Self {
+        self.rate.tools.insert(tool.into(), None);
+        self
+    }
+
+    /// Where rate-limit counters are kept. Default: the replay store's own
+    /// ([`ReplayStore::rate_limit_store`]: the same backend, sharing its connection or pool),
+    /// else memory (this process only). Give every instance of a fleet the same shared store
+    /// so that they enforce one limit; see [`rate_limit`](crate::rate_limit) and
+    /// [`open_rate_limit_store`](crate::rate_limit::open_rate_limit_store).
+    #[must_use]
+    pub fn rate_limit_store(mut self, store: Arc<dyn RateLimitStore>) -> Self {
+        self.rate.store = Some(store);
+        self
+    }
+
+    /// How long one rate-limit check may wait for its store (default
+    /// [`DEFAULT_DEADLINE`](crate::rate_limit::DEFAULT_DEADLINE), 2 s; clamped to 10 ms ..=
+    /// 30 s). Past it the check counts as a store failure
+    /// ([`rate_limit_on_store_failure`](Self::rate_limit_on_store_failure)).
+    #[must_use]
+    pub fn rate_limit_deadline(mut self, deadline: Duration) -> Self {
+        self.rate.deadline = deadline.clamp(Duration::from_millis(10), Duration::from_secs(30));
+        self
+    }
+
+    /// What a rate-limited call gets when the store fails or misses the deadline: refused
+    /// with a retryable `-32603` ([`StoreFailure::Refuse`], the default: fail closed) or run
+    /// unlimited ([`StoreFailure::Allow`]: fail open). Either way the failure is logged.
+    #[must_use]
+    pub fn rate_limit_on_store_failure(mut self, failure: StoreFailure) -> Self {
+        self.rate.on_failure = failure;
+        self
+    }
+
     /// Builds the server, serialising the discover and tool-list results once.
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(name) = self.router.duplicates().first() {
@@ -426,6 +537,10 @@ impl ServerBuilder {
         let store = self.store.unwrap_or_else(|| {
             Arc::new(MemoryReplayStore::new(MemoryReplayStore::DEFAULT_CAPACITY))
         });
+        let rate = self
+            .rate
+            .build(&self.router, &*store)
+            .map_err(BuildError::ToolDeclaration)?;
         let param_headers =
             param_headers::collect(&self.router).map_err(BuildError::ParamHeader)?;
         let result_meta = ResultMeta::with_server_info(self.info.clone());
@@ -485,6 +600,7 @@ impl ServerBuilder {
                 )
                 .with_max_result(self.max_task_result),
                 scopes,
+                rate,
             }),
         })
     }

@@ -351,9 +351,19 @@ impl Server {
     ) -> impl Future<Output = Reply> + Send + 'a {
         async move {
             let (server, id) = (server.borrow(), id.borrow());
+            // A first call of a rate-limited tool is counted first (boxed: only such calls
+            // wait on the rate-limit store, and what waits is the box alone).
+            if let CallStep::Admit(admit) = step {
+                step = Box::pin(server.admit_step(id, *admit)).await;
+            }
             // Matched in place: moving the run out of `step` would store it twice.
             match step {
                 CallStep::Done(reply) => reply,
+                // Counted above: `admit_step` never returns another admission.
+                CallStep::Admit(_) => error_reply(
+                    Some(id),
+                    ErrorObject::internal_error("rate-limit admission did not complete"),
+                ),
                 // Boxed: the task path's state is several times the size of a plain call's.
                 CallStep::Task(task) => {
                     let TaskCall {
@@ -435,19 +445,31 @@ impl Server {
         {
             return CallStep::Done(refusal);
         }
+        // Only the first call of a flow counts against a rate limit: a retry carries the
+        // state a counted first call was issued (checked before the tool runs, like a first
+        // call's count).
+        let rate_check = match &self.inner.rate {
+            Some(limiter) if retry.request_state.is_none() => {
+                limiter.check_for(&rctx.grant.principal, &name)
+            }
+            _ => None,
+        };
         let support = tool.task_support();
         if support != mcp_types::TaskSupport::Forbidden {
             if super::tasks::declared(&meta.client_capabilities) {
-                return CallStep::Task(Box::new(TaskCall {
-                    tool: std::sync::Arc::clone(tool),
-                    call: CallParts {
-                        name,
-                        arguments,
-                        retry,
-                    },
-                    meta,
-                    principal: rctx.grant.principal,
-                }));
+                return admitted(
+                    rate_check,
+                    CallStep::Task(Box::new(TaskCall {
+                        tool: std::sync::Arc::clone(tool),
+                        call: CallParts {
+                            name,
+                            arguments,
+                            retry,
+                        },
+                        meta,
+                        principal: rctx.grant.principal,
+                    })),
+                );
             }
             if support == mcp_types::TaskSupport::Required {
                 return CallStep::Done(error_reply(Some(id), super::tasks::extension_required()));
@@ -469,13 +491,16 @@ impl Server {
             meta,
             rctx,
         ) {
-            Ok(opened) => CallStep::Run(Run {
-                tool: std::sync::Arc::clone(tool),
-                ctx: Box::new(opened.ctx),
-                arg_digest: opened.arg_digest,
-                name,
-                arguments,
-            }),
+            Ok(opened) => admitted(
+                rate_check,
+                CallStep::Run(Run {
+                    tool: std::sync::Arc::clone(tool),
+                    ctx: Box::new(opened.ctx),
+                    arg_digest: opened.arg_digest,
+                    name,
+                    arguments,
+                }),
+            ),
             Err(e) => CallStep::Done(error_reply(Some(id), e)),
         }
     }
@@ -574,10 +599,49 @@ impl Settled<'_> {
 enum CallStep {
     /// Answered already (a refusal).
     Done(Reply),
+    /// A first call of a rate-limited tool: counted, then the step it wraps (boxed: only
+    /// servers with rate limits make it).
+    Admit(Box<Admit>),
     /// A task-supporting tool called by a task-aware client (rare; boxed).
     Task(Box<TaskCall>),
     /// A plain call, ready to run.
     Run(Run),
+}
+
+/// A step to take once its call is counted against the tool's rate limit.
+struct Admit {
+    check: super::rate::RateCheck,
+    then: CallStep,
+}
+
+/// `step`, counted against a rate limit first when `check` says so.
+fn admitted(check: Option<super::rate::RateCheck>, step: CallStep) -> CallStep {
+    match check {
+        Some(check) => CallStep::Admit(Box::new(Admit { check, then: step })),
+        None => step,
+    }
+}
+
+impl CallStep {
+    /// The tool this step calls.
+    fn tool_name(&self) -> &str {
+        match self {
+            CallStep::Run(run) => &run.name,
+            CallStep::Task(task) => &task.call.name,
+            CallStep::Admit(admit) => admit.then.tool_name(),
+            CallStep::Done(_) => "",
+        }
+    }
+}
+
+impl Server {
+    /// Counts an admission's call: its step when let through, else the refusal.
+    async fn admit_step(&self, id: &RequestId, admit: Admit) -> CallStep {
+        match self.admit(id, &admit.check, admit.then.tool_name()).await {
+            None => admit.then,
+            Some(refusal) => CallStep::Done(refusal),
+        }
+    }
 }
 
 struct TaskCall {
@@ -719,16 +783,28 @@ impl McpService for Server {
     fn readiness(&self) -> BoxFuture<'_, Vec<crate::service::ReadinessCheck>> {
         Box::pin(async move {
             let store = self.inner.store.ping().await.map_err(|e| e.to_string());
-            vec![
+            let mut checks = vec![
                 crate::service::ReadinessCheck::new("replay_store", store),
                 // Keys are loaded when the server is built; a running server has them.
                 crate::service::ReadinessCheck::new("state_keys", Ok(())),
-            ]
+            ];
+            if let Some(rate) = &self.inner.rate {
+                let pinged = rate.store.ping().await.map_err(|e| e.to_string());
+                checks.push(crate::service::ReadinessCheck::new(
+                    "rate_limit_store",
+                    pinged,
+                ));
+            }
+            checks
         })
     }
 
     fn shutting_down(&self) {
         self.close_listens();
+    }
+
+    fn admission_wait(&self) -> Option<std::time::Duration> {
+        self.inner.rate.as_ref().map(|rate| rate.deadline())
     }
 }
 

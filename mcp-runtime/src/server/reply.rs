@@ -18,6 +18,17 @@ pub(crate) fn error_reply(id: Option<&RequestId>, error: ErrorObject) -> Reply {
     Reply::error(code, error_body(id, error))
 }
 
+/// A `-32023` RateLimited reply (`error` from [`ErrorObject::rate_limited`]), which HTTP
+/// sends as 429 with `Retry-After`.
+pub(super) fn rate_limited_reply(
+    id: &RequestId,
+    error: ErrorObject,
+    retry_after_secs: u32,
+    limit: Option<u32>,
+) -> Reply {
+    Reply::rate_limited(error_body(Some(id), error), retry_after_secs, limit)
+}
+
 pub(super) fn error_body(id: Option<&RequestId>, error: ErrorObject) -> Bytes {
     let response = JsonRpcErrorResponse::new(id.cloned(), error);
     Bytes::from(serde_json::to_vec(&response).unwrap_or_default())
