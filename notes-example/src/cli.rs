@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use mcp_runtime::rate_limit::RateLimit;
 use mcp_runtime::transport::{HostAllowlist, HttpConfig};
 
 /// Exit code for bad flags and unusable configuration.
@@ -97,6 +98,20 @@ pub struct ServeArgs {
     /// Do not confine the process with Landlock.
     #[arg(long)]
     pub no_sandbox: bool,
+    /// Rate limit of every tool, per principal: CALLS/WINDOW, e.g. `60/min`, `10/30s`,
+    /// `1000/h`. Only a call's first round counts; past the limit a call gets JSON-RPC
+    /// `-32023` with `retryAfter` (HTTP 429 with `Retry-After`). Counted in the --store
+    /// backend, so every instance sharing it enforces one limit. Default: no limit.
+    #[arg(long, value_name = "CALLS/WINDOW", value_parser = parse_rate_limit)]
+    pub rate_limit: Option<RateLimit>,
+    /// One tool's own rate limit, per principal: `TOOL=CALLS/WINDOW` (e.g.
+    /// `notes_delete=10/min`), or `TOOL=off` to exempt it from --rate-limit. Repeatable.
+    #[arg(
+        long = "tool-rate-limit",
+        value_name = "TOOL=CALLS/WINDOW",
+        value_parser = parse_tool_rate_limit
+    )]
+    pub tool_rate_limits: Vec<ToolRateLimit>,
     /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line. Must not be accessible
     /// by group or others (`chmod 600 PATH`).
     #[arg(long, value_name = "PATH", conflicts_with = "oauth_issuer")]
@@ -152,6 +167,44 @@ pub struct ServeArgs {
     /// with the request span's fields, for log shippers).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub log_format: LogFormat,
+}
+
+/// One `--tool-rate-limit`: a tool and its limit (`None`: exempt from `--rate-limit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRateLimit {
+    /// The tool's name.
+    pub tool: String,
+    /// Its limit, or `None` for `off`.
+    pub limit: Option<RateLimit>,
+}
+
+/// Reads `--rate-limit`.
+fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
+    text.parse()
+        .map_err(|e: mcp_runtime::rate_limit::ParseRateLimitError| e.to_string())
+}
+
+/// Reads `--tool-rate-limit TOOL=CALLS/WINDOW` (or `TOOL=off`).
+fn parse_tool_rate_limit(text: &str) -> Result<ToolRateLimit, String> {
+    let Some((tool, limit)) = text.split_once('=') else {
+        return Err(format!(
+            "`{text}` names no tool; write TOOL=CALLS/WINDOW, e.g. `notes_delete=10/min` (or TOOL=off)"
+        ));
+    };
+    let tool = tool.trim();
+    if tool.is_empty() {
+        return Err(format!(
+            "`{text}` names no tool; write TOOL=CALLS/WINDOW, e.g. `notes_delete=10/min`"
+        ));
+    }
+    let limit = match limit.trim() {
+        "off" | "none" => None,
+        limit => Some(parse_rate_limit(limit)?),
+    };
+    Ok(ToolRateLimit {
+        tool: tool.to_owned(),
+        limit,
+    })
 }
 
 /// How `serve` writes its logs.
@@ -220,6 +273,13 @@ Database notes (--notes sqlite:PATH or postgres://...): --workspace DIR names th
 file://DIR (the directory need not exist); load notes with `notes-example import`. The replay \
 store is the same database.
 
+Rate limits: --rate-limit CALLS/WINDOW limits every tool per principal, --tool-rate-limit \
+TOOL=CALLS/WINDOW one tool (TOOL=off exempts it); windows are s, min, h or day, with a count \
+if needed (10/30s). Only the first round of a call counts (answering a confirmation or \
+retrying after a lost reply is free). Past the limit a call gets JSON-RPC -32023 with \
+error.data.retryAfter in whole seconds (HTTP 429 with Retry-After). Counters live in the \
+--store backend: every instance given the same --store enforces one limit. Default: none.
+
 State keys: the first line of --state-key-file signs, every line verifies. To rotate across a \
 fleet with no failed flow: deploy [old, new] everywhere (all verify the new key), then [new, old] \
 (all sign with it), then [new] once --state-ttl has passed.";
@@ -235,8 +295,36 @@ impl ServeArgs {
         Duration::from_secs(self.state_ttl)
     }
 
+    /// The rate limits `--rate-limit` and `--tool-rate-limit` set.
+    pub fn rate_limits(&self) -> crate::tools::RateLimits {
+        crate::tools::RateLimits {
+            default: self.rate_limit,
+            tools: self
+                .tool_rate_limits
+                .iter()
+                .map(|t| (t.tool.clone(), t.limit))
+                .collect(),
+        }
+    }
+
     /// Checks combinations clap cannot express; the message is one line.
     pub fn validate(&self) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::new();
+        for t in &self.tool_rate_limits {
+            if !crate::tools::TOOL_NAMES.contains(&t.tool.as_str()) {
+                return Err(format!(
+                    "--tool-rate-limit: this server has no tool named `{}`; its tools are {}",
+                    t.tool.escape_debug(),
+                    crate::tools::TOOL_NAMES.join(", ")
+                ));
+            }
+            if !seen.insert(t.tool.as_str()) {
+                return Err(format!(
+                    "--tool-rate-limit names `{}` twice; give each tool one limit",
+                    t.tool
+                ));
+            }
+        }
         if self.auth_file.is_some() && self.http.is_none() {
             return Err("--auth-file only applies to --http (stdio runs as --principal)".into());
         }
@@ -368,6 +456,66 @@ mod tests {
             split_grant("=/n", "me"),
             ("me".into(), PathBuf::from("=/n"))
         );
+    }
+
+    fn serve(extra: &[&str]) -> Result<ServeArgs, String> {
+        let mut argv = vec!["n", "serve", "--stdio", "--workspace", "/x"];
+        argv.extend_from_slice(extra);
+        let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+        let Some(Command::Serve(args)) = cli.command else {
+            panic!("not serve")
+        };
+        args.validate()?;
+        Ok(*args)
+    }
+
+    #[test]
+    fn rate_limit_flags_read_and_say_what_to_write() {
+        let args = serve(&[
+            "--rate-limit",
+            "60/min",
+            "--tool-rate-limit",
+            "notes_delete=10/min",
+            "--tool-rate-limit",
+            "notes_list=off",
+        ])
+        .unwrap();
+        let limits = args.rate_limits();
+        assert_eq!(limits.default, Some(RateLimit::per_minute(60)));
+        assert_eq!(
+            limits.tools,
+            vec![
+                ("notes_delete".to_owned(), Some(RateLimit::per_minute(10))),
+                ("notes_list".to_owned(), None),
+            ]
+        );
+        assert_eq!(serve(&[]).unwrap().rate_limits(), Default::default());
+        for (flags, needle) in [
+            (&["--rate-limit", "60"][..], "e.g. `60/min`"),
+            (&["--rate-limit", "0/min"], "CALLS must be"),
+            (&["--rate-limit", "5/fortnight"], "unknown window unit"),
+            (&["--tool-rate-limit", "10/min"], "names no tool"),
+            (
+                &["--tool-rate-limit", "notes_delete=ten/min"],
+                "e.g. `60/min`",
+            ),
+            (
+                &["--tool-rate-limit", "notes_zap=1/s"],
+                "no tool named `notes_zap`",
+            ),
+            (
+                &[
+                    "--tool-rate-limit",
+                    "notes_delete=1/s",
+                    "--tool-rate-limit",
+                    "notes_delete=2/s",
+                ],
+                "twice",
+            ),
+        ] {
+            let err = serve(flags).unwrap_err();
+            assert!(err.contains(needle), "{flags:?}: {err}");
+        }
     }
 
     #[test]

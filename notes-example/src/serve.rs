@@ -23,7 +23,7 @@ use crate::backend::{NotesSpec, NotesStore, UriGrants};
 use crate::cli::{EXIT_USAGE, ImportArgs, ServeArgs, local_user};
 use crate::connect::{self, ExportConnect};
 use crate::notes::Notes;
-use crate::tools::build_server_with;
+use crate::tools::build_server_limited;
 use mcp_runtime::observe::prometheus::PrometheusMetrics;
 
 /// Where requests come from.
@@ -67,6 +67,9 @@ pub struct Prepared {
     pub store: String,
     /// How long confirmations stay valid.
     pub state_ttl: std::time::Duration,
+    /// Rate limits of `tools/call` (`--rate-limit`, `--tool-rate-limit`), counted in the
+    /// replay store's backend.
+    pub rate_limits: crate::tools::RateLimits,
     /// How long a 2025-11-25 session waits for the client to answer one question.
     pub legacy_input_timeout: std::time::Duration,
     /// Paths granted read-write by the sandbox, or `None` with `--no-sandbox`.
@@ -288,6 +291,7 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         keys,
         store,
         state_ttl: args.state_ttl(),
+        rate_limits: args.rate_limits(),
         legacy_input_timeout: args.legacy_input_timeout(),
         sandbox_rw: (!args.no_sandbox).then_some(rw),
         sandbox_ro: ro,
@@ -358,7 +362,9 @@ async fn serve(prepared: Prepared) -> i32 {
     };
     let connect = ExportConnect::default();
     let notes_probe = notes.clone();
-    let server = match build_server_with(
+    // Rate limits are counted in the replay store's backend (its own rate-limit store), so
+    // every instance sharing --store enforces one limit.
+    let server = match build_server_limited(
         notes,
         prepared.keys,
         crate::tools::Stores {
@@ -367,6 +373,7 @@ async fn serve(prepared: Prepared) -> i32 {
         },
         prepared.state_ttl,
         connect.clone(),
+        &prepared.rate_limits,
     ) {
         Ok(server) => server,
         Err(e) => {

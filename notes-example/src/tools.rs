@@ -214,14 +214,68 @@ pub fn build_server(
     )
 }
 
+/// The names of the notes server's tools (what `--tool-rate-limit` may name).
+pub const TOOL_NAMES: &[&str] = &[
+    "notes_list",
+    "notes_delete",
+    "notes_connect_export",
+    "notes_export",
+];
+
+/// Rate limits of `tools/call`, per principal (`--rate-limit`, `--tool-rate-limit`). They
+/// are counted in the replay store's backend (`--store`), so every instance sharing it
+/// enforces one limit. Default: none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RateLimits {
+    /// The limit of every tool without one of its own.
+    pub default: Option<mcp_runtime::rate_limit::RateLimit>,
+    /// Per-tool limits; `None` exempts the tool from the default.
+    pub tools: Vec<(String, Option<mcp_runtime::rate_limit::RateLimit>)>,
+}
+
+impl RateLimits {
+    /// `builder` with these limits.
+    pub fn apply(&self, builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+        let builder = match self.default {
+            Some(limit) => builder.rate_limit(limit),
+            None => builder,
+        };
+        self.tools
+            .iter()
+            .fold(builder, |builder, (tool, limit)| match limit {
+                Some(limit) => builder.tool_rate_limit(tool.clone(), *limit),
+                None => builder.tool_without_rate_limit(tool.clone()),
+            })
+    }
+}
+
 /// The notes server: its tools, the notes state, and the given state keys, stores (replay
-/// claims and tasks) and state lifetime, and the connect flow's state.
+/// claims and tasks) and state lifetime, and the connect flow's state; no rate limits.
 pub fn build_server_with(
     notes: impl Into<NotesStore>,
     keys: mcp_runtime::state::StateKeyring,
     store: impl Into<Stores>,
     state_ttl: std::time::Duration,
     connect: crate::connect::ExportConnect,
+) -> Result<Server, mcp_runtime::server::BuildError> {
+    build_server_limited(
+        notes,
+        keys,
+        store,
+        state_ttl,
+        connect,
+        &RateLimits::default(),
+    )
+}
+
+/// [`build_server_with`], with rate limits on `tools/call`.
+pub fn build_server_limited(
+    notes: impl Into<NotesStore>,
+    keys: mcp_runtime::state::StateKeyring,
+    store: impl Into<Stores>,
+    state_ttl: std::time::Duration,
+    connect: crate::connect::ExportConnect,
+    limits: &RateLimits,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
     // A connect link lives as long as the requestState that carries it.
     connect.set_link_ttl(state_ttl);
@@ -265,9 +319,9 @@ pub fn build_server_with(
              bundles a workspace into one Markdown text (a task when the client supports \
              tasks).",
     );
-    match stores.tasks {
+    let builder = match stores.tasks {
         Some(tasks) => builder.task_store(tasks),
         None => builder,
-    }
-    .build()
+    };
+    limits.apply(builder).build()
 }

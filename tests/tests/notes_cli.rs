@@ -39,6 +39,32 @@ fn unknown_flag_is_one_line_exit_2() {
 }
 
 #[test]
+fn malformed_rate_limits_are_one_line_exit_2() {
+    let out = run(&[
+        "serve",
+        "--stdio",
+        "--workspace",
+        "/tmp",
+        "--rate-limit",
+        "60",
+    ]);
+    assert_usage_error(&out, "e.g. `60/min`");
+    let fx = NotesFixture::new().unwrap();
+    let out = run(&[
+        "serve",
+        "--stdio",
+        "--no-sandbox",
+        "--store",
+        "memory",
+        "--workspace",
+        fx.notes.to_str().unwrap(),
+        "--tool-rate-limit",
+        "notes_zap=1/min",
+    ]);
+    assert_usage_error(&out, "no tool named `notes_zap`");
+}
+
+#[test]
 fn serve_without_workspace_is_exit_2() {
     let out = run(&["serve", "--stdio"]);
     assert_usage_error(&out, "--workspace");

@@ -20,6 +20,10 @@ const ALICE: &str = "alice-token-0123456789abcdefghijklmnopqrstuv";
 const BOB: &str = "bob-token-0123456789abcdefghijklmnopqrstuvwx";
 
 fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
+    start_with(fx, &[])
+}
+
+fn start_with(fx: &NotesFixture, extra: &[&str]) -> (StdioServer, SocketAddr) {
     let root = fx.root();
     let private = root.join("private");
     std::fs::create_dir_all(&private).unwrap();
@@ -52,6 +56,7 @@ fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr) {
         "--state-key-file",
         fx.key_file.to_str().unwrap(),
     ];
+    let args: Vec<&str> = args.iter().chain(extra).copied().collect();
     spawn_notes_http(&args).unwrap()
 }
 
@@ -125,6 +130,61 @@ fn http_status_codes_on_the_wire() {
     other["params"]["inputResponses"][DELETE_KEY] = json!({"action": "decline"});
     let refused = post(addr, &other);
     assert!(is_refusal(&refused), "{refused}");
+}
+
+/// `--rate-limit` and `--tool-rate-limit` on the wire: the call past alice's limit of
+/// `notes_list` is a 429 whose `Retry-After` is the body's `retryAfter`; bob, and alice's
+/// other tools, are not affected.
+#[test]
+fn rate_limits_answer_429_with_retry_after() {
+    let fx = NotesFixture::new().unwrap();
+    let (_server, addr) = start_with(
+        &fx,
+        &[
+            "--rate-limit",
+            "100/day",
+            "--tool-rate-limit",
+            "notes_list=2/day",
+        ],
+    );
+    let uri = fx.uri.clone();
+    let list = |id| {
+        rpc(
+            id,
+            "tools/call",
+            call_params("notes_list", json!({"workspaceUri": uri}), json!({})),
+        )
+    };
+    for id in 1..=2 {
+        let ok = http_post(addr, Some(ALICE), &list(id)).unwrap();
+        assert_eq!(ok.status, 200, "{ok:?}");
+    }
+    let refused = http_post(addr, Some(ALICE), &list(3)).unwrap();
+    assert_eq!(refused.status, 429, "{refused:?}");
+    let body = refused.json().unwrap();
+    assert_eq!(body["error"]["code"], -32023, "{body}");
+    let secs = body["error"]["data"]["retryAfter"].as_u64().unwrap();
+    assert_eq!(
+        refused.header("retry-after"),
+        Some(secs.to_string().as_str())
+    );
+    assert_eq!(refused.header("ratelimit-limit"), Some("2"));
+    // Bob has his own count: his call reaches the tool (which keeps alice's workspace from
+    // him) rather than the limit.
+    let bobs = http_post(addr, Some(BOB), &list(4)).unwrap();
+    assert_eq!(bobs.status, 200, "{bobs:?}");
+    // Alice's other tools go by the default limit.
+    let delete = rpc(
+        5,
+        "tools/call",
+        call_params(
+            "notes_delete",
+            fx.delete_args("tps report (draft)"),
+            form_caps(),
+        ),
+    );
+    let asked = http_post(addr, Some(ALICE), &delete).unwrap();
+    assert_eq!(asked.status, 200, "{asked:?}");
 }
 
 #[tokio::test]
