@@ -16,7 +16,7 @@
 //! | JSON-RPC shape | batch, response, `id: null`, no `method` | 400 | `-32600` (id echoed if usable) |
 //! | headers vs body (§13.2) | missing/malformed/different `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 | `-32020` (id echoed) |
 //! | `Accept` | lists neither JSON nor SSE | 406 | `-32600` (id echoed) |
-//! | the service | see [`ReplyKind::http_status`] | 200 / 400 / 404 | the service's response |
+//! | the service | see [`ReplyKind::http_status`] | 200 / 400 / 403 / 404 / 429 (`-32023` rate limited: `Retry-After`, `RateLimit-Limit`) | the service's response |
 //!
 //! Before any of this, the connection edge ([`serve_router`]) refuses a `Host` that is not
 //! allowed (421) and two `Authorization` headers (400), and bounds header, idle and body waits,

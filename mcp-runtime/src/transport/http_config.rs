@@ -7,6 +7,12 @@ use std::time::Duration;
 use super::allowlist::{HostAllowlist, OriginAllowlist};
 
 /// Tunables for the HTTP transport and its connection edge ([`serve_router`](super::serve_router)).
+///
+/// Rate limits on `tools/call` are not set here: they are the core's policy, per principal and
+/// tool, and must hold on every transport, so they are set on the server
+/// ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit), see
+/// [`rate_limit`](crate::rate_limit)); this transport only answers a refusal with 429 and
+/// `Retry-After`.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// Where to listen. Default `127.0.0.1:8080`: loopback, as the spec recommends for local
