@@ -495,3 +495,54 @@ async fn the_in_process_client_types_the_refusal() {
         (Some(1), Some(MAX_WINDOW.as_secs()))
     );
 }
+
+/// A store that answers counts but fails its ping.
+#[derive(Debug)]
+struct Unreachable;
+
+impl RateLimitStore for Unreachable {
+    fn hit<'a>(
+        &'a self,
+        _: &'a RateKey,
+        _: Duration,
+    ) -> BoxFuture<'a, Result<Hit, RateLimitError>> {
+        Box::pin(async { Ok(Hit::new(1, Duration::from_secs(1))) })
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<(), RateLimitError>> {
+        Box::pin(async { Err(RateLimitError::backend("unreachable", "ping", "no route")) })
+    }
+}
+
+#[tokio::test]
+async fn readiness_checks_the_rate_limit_store_only_when_there_are_limits() {
+    use mcp_runtime::service::McpService;
+    let names = |checks: &[mcp_runtime::service::ReadinessCheck]| {
+        checks.iter().map(|c| c.name.clone()).collect::<Vec<_>>()
+    };
+    let unlimited = Server::builder(Implementation::new("t", "1.0"))
+        .tools(tools![free])
+        .rate_limit_store(Arc::new(Unreachable))
+        .build()
+        .unwrap();
+    let checks = unlimited.readiness().await;
+    assert!(!names(&checks).contains(&"rate_limit_store".to_owned()));
+    assert_eq!(unlimited.admission_wait(), None);
+    let limited = Server::builder(Implementation::new("t", "1.0"))
+        .tools(tools![free])
+        .rate_limit(per_day(1))
+        .rate_limit_store(Arc::new(Unreachable))
+        .rate_limit_deadline(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let checks = limited.readiness().await;
+    let rate = checks
+        .iter()
+        .find(|c| c.name == "rate_limit_store")
+        .expect("checked");
+    assert!(
+        rate.error.as_deref().unwrap().contains("no route"),
+        "{rate:?}"
+    );
+    assert_eq!(limited.admission_wait(), Some(Duration::from_millis(300)));
+}
