@@ -101,13 +101,19 @@ pub trait McpService: Send + Sync + 'static {
     /// nothing.
     fn shutting_down(&self) {}
 
-    /// How long this service may take, at most, to refuse a request under a rate limit
-    /// before any handler runs ([`Reply::rate_limited`]), or `None` when it limits nothing.
-    /// A transport that must choose its HTTP status before it starts a stream (the 2025-11-25
-    /// adapter's SSE responses) waits this long for such a refusal, so that it can answer 429
-    /// rather than a stream. Default: `None`. [`Server`](crate::Server) answers its
-    /// rate-limit store's deadline when it has rate limits.
-    fn admission_wait(&self) -> Option<std::time::Duration> {
+    /// How long this service may take, at most, to refuse the request `method` with `params`
+    /// under a rate limit before any handler runs ([`Reply::rate_limited`]), or `None` when it
+    /// will not count this request. A transport that must choose its HTTP status before it
+    /// starts a stream (the 2025-11-25 adapter's SSE responses) waits this long for such a
+    /// refusal, so that it can answer 429 rather than a stream. Default: `None`.
+    /// [`Server`](crate::Server) answers its rate-limit store's deadline for a `tools/call`
+    /// without `requestState` of a tool that has a limit.
+    fn admission_wait(
+        &self,
+        method: &str,
+        params: &mcp_types::JsonObject,
+    ) -> Option<std::time::Duration> {
+        let _ = (method, params);
         None
     }
 }

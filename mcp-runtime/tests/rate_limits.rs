@@ -527,7 +527,13 @@ async fn readiness_checks_the_rate_limit_store_only_when_there_are_limits() {
         .unwrap();
     let checks = unlimited.readiness().await;
     assert!(!names(&checks).contains(&"rate_limit_store".to_owned()));
-    assert_eq!(unlimited.admission_wait(), None);
+    let call = |name: &str| {
+        json!({"name": name, "arguments": {}})
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(unlimited.admission_wait("tools/call", &call("free")), None);
     let limited = Server::builder(Implementation::new("t", "1.0"))
         .tools(tools![free])
         .rate_limit(per_day(1))
@@ -544,5 +550,13 @@ async fn readiness_checks_the_rate_limit_store_only_when_there_are_limits() {
         rate.error.as_deref().unwrap().contains("no route"),
         "{rate:?}"
     );
-    assert_eq!(limited.admission_wait(), Some(Duration::from_millis(300)));
+    assert_eq!(
+        limited.admission_wait("tools/call", &call("free")),
+        Some(Duration::from_millis(300))
+    );
+    // Not counted, so no wait: a retry, another method.
+    let mut retry = call("free");
+    retry.insert("requestState".into(), json!("s"));
+    assert_eq!(limited.admission_wait("tools/call", &retry), None);
+    assert_eq!(limited.admission_wait("prompts/get", &call("free")), None);
 }

@@ -643,9 +643,7 @@ async fn request(
     let (tx, mut rx) = mpsc::channel::<Bytes>(inner.config.stream_buffer.max(1));
     let session = Arc::clone(&entry.session);
     // A `tools/call` may be refused under a rate limit before anything runs (429).
-    let admission = (method == mcp_types::METHOD_TOOLS_CALL)
-        .then(|| inner.service.admission_wait())
-        .flatten();
+    let admission = inner.service.admission_wait(&method, &params);
     let started = Instant::now();
     let run = {
         let cancel = cancel.clone();

@@ -803,8 +803,13 @@ impl McpService for Server {
         self.close_listens();
     }
 
-    fn admission_wait(&self) -> Option<std::time::Duration> {
-        self.inner.rate.as_ref().map(|rate| rate.deadline())
+    fn admission_wait(&self, method: &str, params: &JsonObject) -> Option<std::time::Duration> {
+        if method != mcp_types::METHOD_TOOLS_CALL || params.contains_key("requestState") {
+            return None;
+        }
+        let rate = self.inner.rate.as_ref()?;
+        let name = params.get("name").and_then(Value::as_str)?;
+        rate.limits(name).then(|| rate.deadline())
     }
 }
 

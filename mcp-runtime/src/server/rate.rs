@@ -129,6 +129,11 @@ impl Limiter {
         })
     }
 
+    /// Whether `tool` has a limit (its first calls are counted).
+    pub(super) fn limits(&self, tool: &str) -> bool {
+        self.limit_for(tool).is_some()
+    }
+
     /// How long a check may take at most: the store's deadline.
     pub(super) fn deadline(&self) -> Duration {
         self.deadline
