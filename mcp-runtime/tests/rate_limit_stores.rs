@@ -200,8 +200,8 @@ mod postgres {
 
     /// A store on its own table, or why the test is skipped.
     async fn store(table: &str) -> Option<PostgresRateLimitStore> {
-        match PostgresRateLimitStore::connect(&url()).await {
-            Ok(s) => Some(s.with_table(table).unwrap()),
+        match PostgresRateLimitStore::connect_with_table(&url(), table).await {
+            Ok(s) => Some(s),
             Err(e) => {
                 assert!(
                     std::env::var_os("MCP_REQUIRE_POSTGRES").is_none(),

@@ -54,6 +54,13 @@ fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> RateLimitE
     move |e| RateLimitError::backend(NAME, context, describe(&e))
 }
 
+fn invalid_table(table: &str) -> RateLimitError {
+    RateLimitError::InvalidSpec {
+        spec: table.chars().take(64).collect(),
+        hint: "a table name is 1 to 48 of a-z 0-9 _, not starting with a digit",
+    }
+}
+
 fn valid_table(table: &str) -> bool {
     let mut chars = table.chars();
     table.len() <= 48
@@ -68,8 +75,18 @@ impl PostgresRateLimitStore {
     pub const DEFAULT_TABLE: &'static str = "mcp_rate_limits";
 
     /// Connects (a pool of at most 16 connections, each wait at most 10 s) to `url`
-    /// (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`) and creates the table if missing.
+    /// (`postgres://USER[:PASSWORD]@HOST[:PORT]/DB`) and creates [`Self::DEFAULT_TABLE`] if
+    /// missing.
     pub async fn connect(url: &str) -> Result<Self, RateLimitError> {
+        Self::connect_with_table(url, Self::DEFAULT_TABLE).await
+    }
+
+    /// Like [`Self::connect`] with another table (1 to 48 of `a-z 0-9 _`, not starting with a
+    /// digit), e.g. one per deployment.
+    pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, RateLimitError> {
+        if !valid_table(table) {
+            return Err(invalid_table(table));
+        }
         let config: tokio_postgres::Config = url.parse().map_err(pg("parsing the URL"))?;
         let manager = Manager::from_config(
             config,
@@ -85,7 +102,7 @@ impl PostgresRateLimitStore {
             .create_timeout(Some(Duration::from_secs(10)))
             .build()
             .map_err(|e| RateLimitError::backend(NAME, "building the connection pool", e))?;
-        let store = Self::with_pool(pool);
+        let store = Self::on(pool, table.to_owned());
         store.ensure_table().await?;
         Ok(store)
     }
@@ -100,10 +117,7 @@ impl PostgresRateLimitStore {
     /// e.g. one per deployment; created on first use.
     pub fn with_table(self, table: &str) -> Result<Self, RateLimitError> {
         if !valid_table(table) {
-            return Err(RateLimitError::InvalidSpec {
-                spec: table.chars().take(64).collect(),
-                hint: "a table name is 1 to 48 of a-z 0-9 _, not starting with a digit",
-            });
+            return Err(invalid_table(table));
         }
         Ok(Self::on(self.inner.pool.clone(), table.to_owned()))
     }
