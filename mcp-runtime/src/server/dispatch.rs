@@ -430,6 +430,18 @@ impl Server {
         let Some(tool) = self.inner.router.get(&name) else {
             return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
         };
+        // What the transport received beside the body (HTTP's `Mcp-Param-*` headers) must
+        // mirror the arguments the tool declares `x-mcp-header` on: routing decisions made
+        // on them must not be about a different call.
+        if let Some(mirrors) = rctx.param_mirrors()
+            && let Some(rules) = self.inner.param_headers.get(&name)
+            && let Err(mismatch) = mirrors.check(&arguments, rules)
+        {
+            return CallStep::Done(error_reply(
+                Some(id),
+                ErrorObject::header_mismatch(mismatch),
+            ));
+        }
         // Authorization before anything of the tool runs, task or not.
         if let Some(refusal) = self.authorize(&rctx.grant, id, mcp_types::METHOD_TOOLS_CALL, &name)
         {
@@ -693,11 +705,8 @@ impl McpService for Server {
         }
     }
 
-    fn param_headers(&self, tool: &str) -> &[crate::service::ParamHeader] {
-        self.inner
-            .param_headers
-            .get(tool)
-            .map_or(&[], Vec::as_slice)
+    fn check_grants(&self, scheme: crate::service::AuthScheme) -> Result<(), String> {
+        self.inner.scopes.check_grants(scheme)
     }
 
     fn authorize(
