@@ -50,6 +50,10 @@ pub(crate) struct Mrtr {
     /// The outcome an earlier, identical retry recorded, found when this pass's claim was
     /// refused: the call's answer (see [`Mrtr::finish_call`]).
     replayed: Option<RecordedOutcome>,
+    /// How long to wait for the outcome of a copy of this retry still at work elsewhere
+    /// ([`crate::server::Limits::duplicate_wait`]); `None` when the request records no
+    /// outcomes (prompts and resources: a claim without one is simply used).
+    duplicate_wait: Option<std::time::Duration>,
 }
 
 /// An answer taken from this retry on this pass. Its [`AnswerRecord`] is only built when a
@@ -93,7 +97,15 @@ impl Mrtr {
             claimed: false,
             new_correlations: BTreeMap::new(),
             replayed: None,
+            duplicate_wait: None,
         }
+    }
+
+    /// Makes this a retry whose claimed passes record their outcomes (a `tools/call`), and
+    /// sets how long a copy of it waits for another copy's outcome.
+    pub(crate) fn with_duplicate_wait(mut self, wait: std::time::Duration) -> Self {
+        self.duplicate_wait = Some(wait);
+        self
     }
 
     /// The round of the verified state this retry brought (`None` on a first call).

@@ -125,6 +125,19 @@ pub enum ClaimOutcome {
     AlreadyUsed,
 }
 
+/// Where the claim of a nonce stands ([`ReplayStore::claim_state`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClaimState {
+    /// Not claimed: never, or its claim expired, or the work under it failed and rolled
+    /// the claim back.
+    Unclaimed,
+    /// Claimed, and no outcome is recorded (yet: the claimant may still be running).
+    Claimed,
+    /// Claimed, with this outcome recorded ([`ReplayStore::record_outcome`]).
+    Recorded(Vec<u8>),
+}
+
 /// Why a replay store operation failed. Messages say what to fix; none contains credentials.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -366,6 +379,23 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
     ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
         let _ = nonce;
         Box::pin(async { Ok(None) })
+    }
+
+    /// Where the claim of `nonce` stands: unclaimed, claimed with no outcome recorded (its
+    /// claimant may still be at work), or claimed with its recorded outcome. The runtime asks
+    /// this before a retry's tool code runs, so that a copy of a retry still in flight elsewhere
+    /// is waited for rather than run again.
+    ///
+    /// The default knows only what [`recorded_outcome`](Self::recorded_outcome) says: a claim
+    /// without an outcome reads as unclaimed, and such a copy is then refused at its own
+    /// claim (and waits there) instead. Every built-in store tells the three apart.
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        Box::pin(async move {
+            Ok(match self.recorded_outcome(nonce).await? {
+                Some(outcome) => ClaimState::Recorded(outcome),
+                None => ClaimState::Unclaimed,
+            })
+        })
     }
 
     /// Deletes claims whose expiry has passed; returns how many were deleted.

@@ -28,7 +28,9 @@ pub use grant::{AuthScheme, Grant};
 pub(crate) use message::Body;
 pub use message::Message;
 pub use notifications::{LazyReceiver, NotificationSink};
-pub use param_header::ParamHeader;
+pub use param_header::{MirrorMismatch, ParamHeader, ParamMirrors};
+#[cfg(feature = "http")]
+pub(crate) use param_header::{clip as param_header_clip, decode_sentinel};
 pub use reply::{Reply, ReplyKind};
 pub use scope::RequestScope;
 
@@ -64,12 +66,6 @@ pub trait McpService: Send + Sync + 'static {
         Box::pin(async move { self.handle(message, ctx).await })
     }
 
-    /// Header rules a `tools/call` of `tool` must satisfy (its `x-mcp-header` properties, which
-    /// become `Mcp-Param-*` headers on HTTP). Default: none.
-    fn param_headers(&self, _tool: &str) -> &[ParamHeader] {
-        &[]
-    }
-
     /// Whether `grant` may make the request `method` with `params` (its `name` or `uri`
     /// target), by the service's own policy: `None` when it may, else the refusal
     /// ([`Reply::forbidden`]). [`McpService::handle`] enforces the same verdict itself on
@@ -84,6 +80,22 @@ pub trait McpService: Send + Sync + 'static {
         _params: &mcp_types::JsonObject,
     ) -> Option<Reply> {
         None
+    }
+
+    /// Whether the service can authorize the grants a transport authenticates by `scheme`;
+    /// asked once, when the transport is set up, so that a server that would refuse (or,
+    /// worse, silently mis-handle) every request of a whole class of credentials does not
+    /// start. `Err(what to do)` stops the transport with that message.
+    ///
+    /// [`Server`](crate::Server) refuses [`AuthScheme::OAuth`] unless it was built with
+    /// [`ServerBuilder::scoped_authorization`](crate::ServerBuilder::scoped_authorization):
+    /// OAuth grants carry scopes, and only then has every tool, prompt and resource been
+    /// checked at build time to declare the scopes it needs. Default: every scheme is fine.
+    ///
+    /// # Errors
+    /// Why grants of this scheme cannot be served, and how to fix it.
+    fn check_grants(&self, _scheme: AuthScheme) -> Result<(), String> {
+        Ok(())
     }
 
     /// Checks what the service needs to answer requests, for readiness probes (the HTTP

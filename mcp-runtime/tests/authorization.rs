@@ -359,3 +359,49 @@ fn public_and_scoped_at_once_is_a_build_error() {
     let err = builder(&runs).public_tool("nope").build().unwrap_err();
     assert!(err.to_string().contains("`nope`"), "{err}");
 }
+
+/// Accepts every request as an OAuth grant (a stand-in for the real resource server, whose
+/// token checks are not what this file tests).
+#[cfg(feature = "http")]
+struct OAuthLike;
+
+#[cfg(feature = "http")]
+impl mcp_runtime::transport::auth::Authenticator for OAuthLike {
+    fn authenticate(
+        &self,
+        _headers: &http::HeaderMap,
+    ) -> Result<Principal, mcp_runtime::transport::auth::AuthRejection> {
+        Ok(Principal::new("alice"))
+    }
+
+    fn scheme(&self) -> AuthScheme {
+        AuthScheme::OAuth
+    }
+}
+
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn an_oauth_endpoint_on_a_server_built_without_scoped_authorization_does_not_start() {
+    use mcp_runtime::transport::http::{HttpConfig, HttpServer, SetupError};
+    let runs = Runs::default();
+    // Built without `scoped_authorization()`: an OAuth endpoint is refused up front, with a
+    // message that says what to do.
+    let unscoped = HttpServer::new(Arc::new(server(&runs)), Arc::new(OAuthLike));
+    let err = unscoped.router().expect_err("refused");
+    assert!(matches!(err, SetupError::Grants(_)), "{err}");
+    assert!(err.to_string().contains("scoped_authorization()"), "{err}");
+    let err = unscoped.bind().await.err().expect("bind refused too");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    // Other schemes on the same server, and OAuth on a scoped server, start.
+    let anonymous = mcp_runtime::transport::auth::AllowAnonymous(Principal::new("me"));
+    let local = HttpServer::new(Arc::new(server(&runs)), Arc::new(anonymous));
+    assert!(local.router().is_ok());
+    let scoped = builder(&runs)
+        .scoped_authorization()
+        .public_tool("peek")
+        .build()
+        .unwrap();
+    let oauth =
+        HttpServer::new(Arc::new(scoped), Arc::new(OAuthLike)).with_config(HttpConfig::default());
+    assert!(oauth.router().is_ok());
+}

@@ -482,9 +482,9 @@ impl ToolHandler for HeaderTool {
     }
 }
 
-#[test]
-fn x_mcp_header_rules_reach_the_transport_and_bad_ones_fail_the_build() {
-    use mcp_runtime::service::{McpService, ParamHeader};
+#[tokio::test]
+async fn x_mcp_header_mirrors_are_held_to_the_rules_in_the_core_and_bad_rules_fail_the_build() {
+    use mcp_runtime::service::ParamMirrors;
     let ok = HeaderTool::with_schema(json!({"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
         "opts": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}}
@@ -493,14 +493,60 @@ fn x_mcp_header_rules_reach_the_transport_and_bad_ones_fail_the_build() {
         .tools(ToolRouter::new().with(ok))
         .build()
         .unwrap();
-    assert_eq!(
-        s.param_headers("h"),
-        [
-            ParamHeader::new("Region", ["region"]),
-            ParamHeader::new("Dry-Run", ["opts", "dry"])
-        ]
+    let body = call(
+        1,
+        "h",
+        json!({"region": "eu", "opts": {"dry": true}}),
+        json!({}),
     );
-    assert!(s.param_headers("other").is_empty());
+    let answer = |mirrors: Option<&[(&str, &str)]>| {
+        let mut scope = ctx();
+        if let Some(pairs) = mirrors {
+            let mut m = ParamMirrors::new();
+            for (name, value) in pairs {
+                m.push(name, Some(value));
+            }
+            scope = scope.with_param_mirrors(m);
+        }
+        let msg = Message::parse(bytes::Bytes::from(body.clone())).unwrap();
+        let s = s.clone();
+        async move {
+            let reply = McpService::handle(&s, msg, scope).await.unwrap();
+            (reply.kind, parse(Some(reply.body.to_vec())))
+        }
+    };
+    // A transport that carries no mirrors (stdio, in process) has nothing to check.
+    let (kind, r) = answer(None).await;
+    assert_eq!(kind, ReplyKind::Result, "{r}");
+    // One that carries them has every rule enforced before the tool runs.
+    let (kind, r) = answer(Some(&[("region", "eu"), ("DRY-RUN", "true")])).await;
+    assert_eq!(kind, ReplyKind::Result, "{r}");
+    for (mirrors, names) in [
+        (&[][..], "Mcp-Param-Region"),
+        (
+            &[("region", "EU"), ("dry-run", "true")][..],
+            "Mcp-Param-Region",
+        ),
+        (&[("region", "eu")][..], "Mcp-Param-Dry-Run"),
+        (
+            &[("region", "eu"), ("dry-run", "false")][..],
+            "Mcp-Param-Dry-Run",
+        ),
+    ] {
+        let (kind, r) = answer(Some(mirrors)).await;
+        assert_eq!(
+            kind,
+            ReplyKind::Error {
+                code: mcp_types::ErrorCode::HeaderMismatch
+            },
+            "{mirrors:?}: {r}"
+        );
+        assert_eq!(r["error"]["code"], -32020, "{r}");
+        assert_eq!(r["id"], 1, "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("Header mismatch: "), "{message}");
+        assert!(message.contains(names), "{mirrors:?}: {message}");
+    }
     for bad in [
         json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
         json!({"type": "object", "properties": {"n": {"type": "string", "x-mcp-header": "bad name"}}}),

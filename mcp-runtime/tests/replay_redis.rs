@@ -321,3 +321,68 @@ async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
         ClaimOutcome::Claimed
     );
 }
+
+/// A TCP forwarder to Redis that holds every reply `delay` before passing it on: a Redis that
+/// stalls (a slow disk, a failover) without dropping the connection.
+async fn stalling_proxy(delay: Duration) -> Option<String> {
+    let upstream = url()
+        .strip_prefix("redis://")
+        .and_then(|rest| rest.split('/').next())
+        .map(str::to_owned)?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.ok()?;
+    let addr = listener.local_addr().ok()?;
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else {
+                return;
+            };
+            let (mut client_read, mut client_write) = client.into_split();
+            let (mut server_read, mut server_write) = server.into_split();
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+            });
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n) = server_read.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    tokio::time::sleep(delay).await;
+                    if client_write.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    Some(format!("redis://{addr}/0"))
+}
+
+/// Finding: while Redis stalled, the driver's own 0.5 s response timeout answered "nothing was
+/// changed" though the claim landed when Redis resumed. A stall shorter than the store's own
+/// deadline is now simply waited out, and the claim's answer is the truth.
+#[tokio::test]
+async fn a_stall_longer_than_the_driver_default_is_waited_out() {
+    if store("stall-probe").await.is_none() {
+        return;
+    }
+    let proxied = stalling_proxy(Duration::from_millis(1500)).await.unwrap();
+    let store = RedisReplayStore::connect(&proxied)
+        .await
+        .unwrap()
+        .with_prefix(&prefix("stall"))
+        .unwrap();
+    let n = nonce(0x5a, 1);
+    let started = std::time::Instant::now();
+    let first = store.claim(n, later()).await;
+    assert!(
+        matches!(first, Ok(ClaimOutcome::Claimed)),
+        "{first:?} after {:?}",
+        started.elapsed()
+    );
+    assert!(matches!(
+        store.claim(n, later()).await,
+        Ok(ClaimOutcome::AlreadyUsed)
+    ));
+}

@@ -9,7 +9,7 @@ use crate::Principal;
 use crate::handler_error::HandlerError;
 use crate::observe::{self, StoreTimer};
 use crate::replay::{
-    ClaimOutcome, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
+    ClaimOutcome, ClaimState, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
 };
 
 /// The `_meta` key marking a result as the recorded outcome of an earlier, identical retry
@@ -34,34 +34,71 @@ impl Mrtr {
         ))
     }
 
-    /// The outcome recorded under this state's nonce, as this retry sees it: `Some(Some(..))`
-    /// for an identical retry (same principal, same answers), `Some(None)` for the record of
-    /// another use of the state, `None` when nothing readable is recorded (a store failure is
-    /// logged: the caller's claim, or its refusal, stands on its own).
-    async fn recorded(&self, principal: &Principal) -> Option<Option<RecordedOutcome>> {
+    /// Where the claim of this state's nonce stands, as this retry sees it. A store failure
+    /// is logged and read as [`ClaimLookup::Unreadable`]: the caller's claim, or its refusal,
+    /// stands on its own.
+    async fn claim_lookup(&self, principal: &Principal) -> ClaimLookup {
         let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
-            return None;
+            return ClaimLookup::Nothing;
         };
         let timer = StoreTimer::start("recorded_outcome");
-        let recorded = self.store.recorded_outcome(state.nonce).await;
-        timer.done(&recorded);
-        match recorded {
-            Ok(Some(bytes)) => Some(RecordedOutcome::decode(&bytes, fingerprint)),
-            Ok(None) => None,
+        let found = self.store.claim_state(state.nonce).await;
+        timer.done(&found);
+        match found {
+            Ok(ClaimState::Recorded(bytes)) => match RecordedOutcome::decode(&bytes, fingerprint) {
+                // A flow that went on to another round has nothing to replay.
+                Some(RecordedOutcome::Continued) | None => ClaimLookup::Other,
+                Some(outcome) => ClaimLookup::Same(outcome),
+            },
+            Ok(ClaimState::Claimed) => ClaimLookup::Pending,
+            Ok(_) => ClaimLookup::Nothing,
             Err(e) => {
-                tracing::warn!(reason = e.reason(), error = %e, "reading a recorded outcome failed");
-                None
+                tracing::warn!(reason = e.reason(), error = %e, "reading a claim failed");
+                ClaimLookup::Unreadable
             }
         }
     }
 
-    /// The refusal of a used state; when the claimant recorded its outcome for an identical
-    /// retry, that outcome is kept in `replayed` for the dispatcher to answer with.
+    /// [`Mrtr::claim_lookup`], waiting (within the duplicate wait) while another copy of this
+    /// retry holds the claim and has not recorded its outcome yet.
+    async fn settled_lookup(&self, principal: &Principal) -> ClaimLookup {
+        let mut found = self.claim_lookup(principal).await;
+        let Some(wait) = self.duplicate_wait else {
+            return found;
+        };
+        if !matches!(found, ClaimLookup::Pending) {
+            return found;
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut pause = std::time::Duration::from_millis(20);
+        while matches!(found, ClaimLookup::Pending) {
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                break;
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(std::time::Duration::from_millis(500));
+            found = self.claim_lookup(principal).await;
+        }
+        found
+    }
+
+    /// The refusal of a used state. When another copy of this retry holds the claim, its
+    /// outcome is waited for: an identical retry's recorded outcome is kept in `replayed` for
+    /// the dispatcher to answer with; one still not recorded by the end of the wait is a
+    /// retryable "in progress" error, never "restart the call".
     async fn refuse_reuse(&mut self, principal: &Principal) -> HandlerError {
-        if self.store.records_outcomes()
-            && let Some(Some(outcome)) = self.recorded(principal).await
-        {
-            self.replayed = Some(outcome);
+        let mut refusal = already_used();
+        if self.store.records_outcomes() {
+            match self.settled_lookup(principal).await {
+                ClaimLookup::Same(outcome) => self.replayed = Some(outcome),
+                ClaimLookup::Pending => {
+                    if let Some(waited) = self.duplicate_wait {
+                        refusal = in_progress(waited);
+                    }
+                }
+                ClaimLookup::Other | ClaimLookup::Nothing | ClaimLookup::Unreadable => {}
+            }
         }
         observe::claim("already_used");
         observe::refused(if self.replayed.is_some() {
@@ -69,7 +106,7 @@ impl Mrtr {
         } else {
             "already_used"
         });
-        already_used()
+        refusal
     }
 
     /// Whether this pass must first look for an outcome an earlier retry of its state
@@ -79,29 +116,36 @@ impl Mrtr {
     }
 
     /// Recorded results first: before the tool runs again, the outcome an earlier retry of
-    /// this state recorded. `Ok(true)`: it was this same retry (principal and answers), and
-    /// the pass answers with it ([`Mrtr::finish_call`]) whatever the world looks like now;
-    /// `Err`: the state was used with other answers (refused as already used); `Ok(false)`:
-    /// nothing is recorded, and the pass runs as usual (its claim still decides). A store
+    /// this state recorded, waiting for it while another copy of this retry is still at work
+    /// (within the duplicate wait). `Ok(true)`: it was this same retry (principal and
+    /// answers), and the pass answers with it ([`Mrtr::finish_call`]) whatever the world
+    /// looks like now; `Err`: the state was used with other answers (refused as already
+    /// used), or the other copy is still at work after the wait (retryable); `Ok(false)`:
+    /// nothing is claimed, and the pass runs as usual (its claim still decides). A store
     /// failure here is not an answer: the claim that follows has its own.
     pub(crate) async fn recorded_first(
         &mut self,
         principal: &Principal,
     ) -> Result<bool, HandlerError> {
-        match self.recorded(principal).await {
-            Some(Some(outcome)) => {
+        match self.settled_lookup(principal).await {
+            ClaimLookup::Same(outcome) => {
                 self.replayed = Some(outcome);
                 // Counted as before: the state was found used, and the retry replayed.
                 observe::claim("already_used");
                 observe::refused("replayed");
                 Ok(true)
             }
-            Some(None) => {
+            ClaimLookup::Other => {
                 observe::claim("already_used");
                 observe::refused("already_used");
                 Err(already_used())
             }
-            None => Ok(false),
+            ClaimLookup::Pending => {
+                observe::claim("already_used");
+                observe::refused("in_progress");
+                Err(in_progress(self.duplicate_wait.unwrap_or_default()))
+            }
+            ClaimLookup::Nothing | ClaimLookup::Unreadable => Ok(false),
         }
     }
 
@@ -255,7 +299,7 @@ impl Mrtr {
     /// and nothing is to be recorded (no claim, or a store that keeps no outcomes). Lets the
     /// dispatcher skip that future, and its state, on almost every call.
     pub(crate) fn finish_is_plain(&self) -> bool {
-        self.replayed.is_none() && !(self.claimed && self.store.records_outcomes())
+        self.replayed.is_none() && !(self.opened.is_some() && self.store.records_outcomes())
     }
 
     /// The final answer of a `tools/call` pass: the outcome recorded for an identical retry
@@ -267,38 +311,99 @@ impl Mrtr {
         outcome: Result<CallToolResult, HandlerError>,
     ) -> Result<CallToolResult, HandlerError> {
         if let Some(recorded) = self.replayed.take() {
-            return Ok(replayed_result(recorded));
+            return replayed_result(recorded);
         }
-        let (Ok(result), true, true) = (&outcome, self.claimed, self.store.records_outcomes())
-        else {
+        if !self.claimed {
+            return self.unclaimed_final(principal, outcome).await;
+        }
+        if !self.store.records_outcomes() {
             return outcome;
-        };
+        }
         let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
             return outcome;
         };
-        match serde_json::to_vec(result) {
-            Ok(bytes) => {
-                let record = RecordedOutcome::encode(fingerprint, &bytes);
-                let timer = StoreTimer::start("record_outcome");
-                let recorded = self
-                    .store
-                    .record_outcome(state.nonce, state.expires_at_time(), &record)
-                    .await;
-                timer.done(&recorded);
-                if let Err(e) = recorded {
-                    // The answer stands; an identical retry is refused as "already used".
-                    tracing::warn!(reason = e.reason(), error = %e, "recording a claim's outcome failed");
+        // Whatever the pass ended with is recorded, so a copy of it waiting for the outcome
+        // learns that it ended (and, for a result or an error, gets the same answer).
+        let record = match &outcome {
+            Ok(result) => match serde_json::to_vec(result) {
+                Ok(bytes) => RecordedOutcome::encode(fingerprint, &bytes),
+                Err(e) => {
+                    tracing::warn!(error = %e, "a claimed result did not serialise");
+                    RecordedOutcome::encode_continued(fingerprint)
                 }
-            }
-            Err(e) => tracing::warn!(error = %e, "a claimed result did not serialise"),
+            },
+            Err(e) => match e.as_protocol().map(serde_json::to_vec) {
+                Some(Ok(bytes)) => RecordedOutcome::encode_failed(fingerprint, &bytes),
+                _ => RecordedOutcome::encode_continued(fingerprint),
+            },
+        };
+        let timer = StoreTimer::start("record_outcome");
+        let recorded = self
+            .store
+            .record_outcome(state.nonce, state.expires_at_time(), &record)
+            .await;
+        timer.done(&recorded);
+        if let Err(e) = recorded {
+            // The answer stands; an identical retry waits, then hears "in progress".
+            tracing::warn!(reason = e.reason(), error = %e, "recording a claim's outcome failed");
         }
         outcome
     }
 }
 
-/// The result an identical retry gets.
-fn replayed_result(recorded: RecordedOutcome) -> CallToolResult {
+impl Mrtr {
+    /// The final answer of a retry pass that claimed nothing (the tool found nothing to do,
+    /// or refused what it was shown). If meanwhile another copy of this very retry claimed
+    /// the state, this pass's view is stale (the note it did not find is gone because of that
+    /// copy): the answer is that copy's recorded outcome, waited for like any duplicate's,
+    /// so the reply says what really happened. A pass that asks again is left alone.
+    async fn unclaimed_final(
+        &mut self,
+        principal: &Principal,
+        outcome: Result<CallToolResult, HandlerError>,
+    ) -> Result<CallToolResult, HandlerError> {
+        if self.opened.is_none() || outcome.as_ref().is_err_and(HandlerError::is_input_required) {
+            return outcome;
+        }
+        match self.settled_lookup(principal).await {
+            ClaimLookup::Same(recorded) => {
+                observe::refused("replayed");
+                replayed_result(recorded)
+            }
+            ClaimLookup::Pending => Err(in_progress(self.duplicate_wait.unwrap_or_default())),
+            ClaimLookup::Other | ClaimLookup::Nothing | ClaimLookup::Unreadable => outcome,
+        }
+    }
+}
+
+/// Where the claim of a retry's state stands, as that retry sees it.
+enum ClaimLookup {
+    /// Not claimed.
+    Nothing,
+    /// Claimed by a copy of this retry (or another use) whose outcome is not recorded yet.
+    Pending,
+    /// Claimed by an identical retry, which recorded this outcome.
+    Same(RecordedOutcome),
+    /// Claimed with other answers or by another principal.
+    Other,
+    /// The store could not say.
+    Unreadable,
+}
+
+/// The answer an identical retry gets: the recorded result, or the recorded error.
+fn replayed_result(recorded: RecordedOutcome) -> Result<CallToolResult, HandlerError> {
     let mut result = match recorded {
+        RecordedOutcome::Failed(bytes) => {
+            return Err(HandlerError::protocol(
+                serde_json::from_slice::<ErrorObject>(&bytes).unwrap_or_else(|_| {
+                    ErrorObject::internal_error(
+                        "This confirmation was already used by an earlier retry, which failed, but its error could not be read back; check the outcome before asking again.",
+                    )
+                }),
+            ));
+        }
+        // Never handed out as `Same` (see `claim_lookup`); answered like any reuse.
+        RecordedOutcome::Continued => return Err(already_used()),
         RecordedOutcome::Kept(bytes) => match serde_json::from_slice::<CallToolResult>(&bytes) {
             Ok(result) => result,
             Err(_) => CallToolResult::error(
@@ -314,7 +419,7 @@ fn replayed_result(recorded: RecordedOutcome) -> CallToolResult {
         .get_or_insert_with(Default::default)
         .extra
         .insert(REPLAYED_META_KEY.to_owned(), Value::Bool(true));
-    result
+    Ok(result)
 }
 
 /// `work` storing its value where the returned reader finds it after the claim.
@@ -342,6 +447,27 @@ fn already_used() -> HandlerError {
         "This confirmation was already used: its requestState was consumed by an earlier retry. Restart the call without requestState and inputResponses to ask again.",
     ))
 }
+
+/// The answer to a copy of a retry whose other copy still holds the claim, unfinished, after
+/// the duplicate wait: retryable, with a retry time, never "restart the call".
+fn in_progress(waited: std::time::Duration) -> HandlerError {
+    let retry_after = IN_PROGRESS_RETRY_AFTER_SECS;
+    HandlerError::protocol(
+        ErrorObject::internal_error(format!(
+            "This confirmation is still being carried out by an earlier copy of this request \
+             (waited {}s for its outcome). Send this same request again, with the same \
+             requestState and inputResponses, in {retry_after}s to get that outcome; do not ask \
+             the user again. If this answer keeps coming, that copy stopped before recording \
+             its outcome, so whether the action took effect is unknown: check before asking \
+             again.",
+            waited.as_secs()
+        ))
+        .with_data(serde_json::json!({ "retryAfter": retry_after, "reason": "in_progress" })),
+    )
+}
+
+/// Seconds an "in progress" answer asks the client to wait before resending.
+const IN_PROGRESS_RETRY_AFTER_SECS: u64 = 2;
 
 fn store_failed(e: &ReplayError) -> HandlerError {
     if let ReplayError::PrincipalShareExhausted { .. } = e {

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 
-use super::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore};
+use super::{ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore};
 use crate::Principal;
 
 /// How often claims prune expired entries even when the store is not full.
@@ -304,6 +304,27 @@ impl ReplayStore for MemoryReplayStore {
                 .get(&nonce)
                 .filter(|claim| claim.expires_at > now)
                 .and_then(|claim| claim.outcome.as_deref().map(<[u8]>::to_vec)))
+        })
+    }
+
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        Box::pin(async move {
+            let now = SystemTime::now();
+            let inner = self.lock();
+            Ok(
+                match inner
+                    .claims
+                    .get(&nonce)
+                    .filter(|claim| claim.expires_at > now)
+                {
+                    None => ClaimState::Unclaimed,
+                    Some(Claim {
+                        outcome: Some(outcome),
+                        ..
+                    }) => ClaimState::Recorded(outcome.to_vec()),
+                    Some(_) => ClaimState::Claimed,
+                },
+            )
         })
     }
 

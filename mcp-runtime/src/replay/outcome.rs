@@ -9,7 +9,13 @@
 //! ```text
 //! "mcpo1" | fingerprint (32) | 0 | result JSON            (kept result)
 //! "mcpo1" | fingerprint (32) | 1 | length (8, LE) | SHA-256 of the result (32)   (too large)
+//! "mcpo1" | fingerprint (32) | 2 | JSON-RPC error object JSON   (the pass ended in that error)
+//! "mcpo1" | fingerprint (32) | 3                                (the flow went on to another
+//!                                                                round: nothing to replay)
 //! ```
+//!
+//! Every claimed pass of a tool records one of these when it ends, so a copy of it that is
+//! waiting for the outcome learns that it ended, whatever it ended with.
 
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
@@ -52,6 +58,11 @@ pub(crate) enum RecordedOutcome {
         /// Its size in bytes.
         len: u64,
     },
+    /// The pass ended in this JSON-RPC error (its error object's JSON).
+    Failed(Vec<u8>),
+    /// The pass went on to another round of questions: nothing to replay (an identical retry
+    /// is refused as already used).
+    Continued,
 }
 
 impl RecordedOutcome {
@@ -71,6 +82,26 @@ impl RecordedOutcome {
         out
     }
 
+    /// The record of a pass that ended in `error` (its JSON), for `fingerprint`.
+    pub(crate) fn encode_failed(fingerprint: Fingerprint, error: &[u8]) -> Vec<u8> {
+        let mut out = Self::header(fingerprint, 2);
+        out.extend_from_slice(&error[..error.len().min(MAX_RECORDED_OUTCOME)]);
+        out
+    }
+
+    /// The record of a pass that went on to another round, for `fingerprint`.
+    pub(crate) fn encode_continued(fingerprint: Fingerprint) -> Vec<u8> {
+        Self::header(fingerprint, 3)
+    }
+
+    fn header(fingerprint: Fingerprint, tag: u8) -> Vec<u8> {
+        let mut out = Vec::with_capacity(MAGIC.len() + 33);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(fingerprint.0.as_bytes());
+        out.push(tag);
+        out
+    }
+
     /// The outcome recorded in `bytes` if it was recorded for `fingerprint`; `None` for
     /// another fingerprint or bytes this build does not understand.
     pub(crate) fn decode(bytes: &[u8], fingerprint: Fingerprint) -> Option<Self> {
@@ -87,6 +118,8 @@ impl RecordedOutcome {
                     len: u64::from_le_bytes(*len),
                 })
             }
+            (2, error) => Some(Self::Failed(error.to_vec())),
+            (3, []) => Some(Self::Continued),
             _ => None,
         }
     }
@@ -135,6 +168,20 @@ mod tests {
                 len: big.len() as u64
             })
         );
+        let failed = RecordedOutcome::encode_failed(fp, b"{\"code\":-32603}");
+        assert_eq!(
+            RecordedOutcome::decode(&failed, fp),
+            Some(RecordedOutcome::Failed(b"{\"code\":-32603}".to_vec()))
+        );
+        let continued = RecordedOutcome::encode_continued(fp);
+        assert_eq!(
+            RecordedOutcome::decode(&continued, fp),
+            Some(RecordedOutcome::Continued)
+        );
+        for other in others {
+            assert_eq!(RecordedOutcome::decode(&failed, other), None);
+            assert_eq!(RecordedOutcome::decode(&continued, other), None);
+        }
         assert_eq!(RecordedOutcome::decode(b"junk", fp), None);
         assert_eq!(RecordedOutcome::decode(&record[..40], fp), None);
     }

@@ -10,7 +10,8 @@ use futures::future::BoxFuture;
 use tokio_postgres::NoTls;
 
 use super::{
-    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, TxWork, unix_secs_i64,
+    ActionError, ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, TxWork,
+    unix_secs_i64,
 };
 
 /// The connection pool this store uses (for application tables in the same database).
@@ -453,6 +454,31 @@ impl ReplayStore for PostgresReplayStore {
                     .map_err(pg("reading the recorded outcome")),
                 None => Ok(None),
             }
+        })
+    }
+
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_opt(
+                    &self.inner.recorded_sql,
+                    &[&&nonce.as_bytes()[..], &SystemTime::now()],
+                )
+                .await
+                .map_err(pg("reading the claim"))?;
+            let Some(row) = row else {
+                return Ok(ClaimState::Unclaimed);
+            };
+            Ok(
+                match row
+                    .try_get::<_, Option<Vec<u8>>>(0)
+                    .map_err(pg("reading the claim"))?
+                {
+                    Some(outcome) => ClaimState::Recorded(outcome),
+                    None => ClaimState::Claimed,
+                },
+            )
         })
     }
 

@@ -35,7 +35,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 
-use super::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, redact};
+use super::{ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, redact};
 
 /// This store's [`ReplayStore::name`].
 pub const NAME: &str = "redis";
@@ -162,7 +162,14 @@ impl RedisReplayStore {
         }
         let conn = tokio::time::timeout(
             COMMAND_TIMEOUT,
-            self.client.get_multiplexed_async_connection(),
+            // The driver's own response timeout (500 ms by default) would answer "failed"
+            // while the command may still land, well inside this store's own deadline;
+            // this store's deadline is the only one.
+            self.client.get_multiplexed_async_connection_with_config(
+                &redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(None)
+                    .set_response_timeout(None),
+            ),
         )
         .await
         .map_err(|_| timed_out("connecting"))?
@@ -370,6 +377,21 @@ impl ReplayStore for RedisReplayStore {
             cmd.arg(self.outcome_key(&nonce));
             self.run(&mut conn, "reading the recorded outcome", cmd)
                 .await
+        })
+    }
+
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let mut cmd = redis::cmd("MGET");
+            cmd.arg(self.key(&nonce)).arg(self.outcome_key(&nonce));
+            let (claim, outcome): (Option<Vec<u8>>, Option<Vec<u8>>) =
+                self.run(&mut conn, "reading the claim", cmd).await?;
+            Ok(match (claim, outcome) {
+                (_, Some(outcome)) => ClaimState::Recorded(outcome),
+                (Some(_), None) => ClaimState::Claimed,
+                (None, None) => ClaimState::Unclaimed,
+            })
         })
     }
 

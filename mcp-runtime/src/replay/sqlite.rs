@@ -9,7 +9,8 @@ use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    ActionError, ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore, TxWork, unix_secs_i64,
+    ActionError, ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, TxWork,
+    unix_secs_i64,
 };
 
 /// The SQLite driver this store uses, for [`tx_work`] and application tables in the same
@@ -526,6 +527,27 @@ impl ReplayStore for SqliteReplayStore {
                 .optional()
                 .map_err(sqlite("reading the recorded outcome"))?;
             Ok(found.flatten())
+        }))
+    }
+
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            let now = unix_secs_i64(SystemTime::now());
+            let found: Option<Option<Vec<u8>>> = inner
+                .lock()
+                .query_row(
+                    "SELECT outcome FROM replay_nonces WHERE nonce = ?1 AND expires_at >= ?2",
+                    params![&nonce.as_bytes()[..], now],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(sqlite("reading the claim"))?;
+            Ok(match found {
+                None => ClaimState::Unclaimed,
+                Some(None) => ClaimState::Claimed,
+                Some(Some(outcome)) => ClaimState::Recorded(outcome),
+            })
         }))
     }
 

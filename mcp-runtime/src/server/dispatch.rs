@@ -12,6 +12,7 @@ use mcp_types::{
     RequestMeta, ToolsCall, ToolsCallParams, classify_envelope,
 };
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::reply::{
     cached_reply, error_body, error_reply, result_reply, result_reply_with_meta, serialize_error,
@@ -356,6 +357,35 @@ impl Server {
             if let CallStep::Admit(admit) = step {
                 step = Box::pin(server.admit_step(id, *admit)).await;
             }
+            if matches!(&step, CallStep::Run(run) if run.ctx.may_have_recorded())
+                && let CallStep::Run(run) = std::mem::replace(
+                    &mut step,
+                    CallStep::Done(Reply::result(bytes::Bytes::new())),
+                )
+            {
+                // A retry carrying a verified state may claim it: from here on it runs to the
+                // end on its own task, whatever happens to this request. A client that
+                // disconnects (or times out) stops waiting; the confirmed action, and the
+                // recording of its outcome for the client's next retry, are not abandoned
+                // half-way.
+                let (owned_server, owned_id) = (server.clone(), id.clone());
+                let finishing = tokio::spawn(
+                    async move { Self::finish_retry(&owned_server, &owned_id, run).await }
+                        .in_current_span(),
+                );
+                return match finishing.await {
+                    Ok(reply) => reply,
+                    Err(e) => {
+                        tracing::error!(error = %e, "a retry's run stopped unexpectedly");
+                        error_reply(
+                            Some(id),
+                            ErrorObject::internal_error(
+                                "the retry stopped unexpectedly; whether its action took effect is unknown, so send this same request again to get its recorded outcome",
+                            ),
+                        )
+                    }
+                };
+            }
             // Matched in place: moving the run out of `step` would store it twice.
             match step {
                 CallStep::Done(reply) => reply,
@@ -375,29 +405,6 @@ impl Server {
                     Box::pin(server.call_as_task(id, tool, call, meta, principal)).await
                 }
                 CallStep::Run(ref mut run) => {
-                    // Recorded results first: an identical retry of a state whose outcome was
-                    // recorded gets that outcome before any tool code runs again (boxed: only
-                    // retries of recording stores take this path).
-                    if run.ctx.may_have_recorded() {
-                        let early = match Box::pin(run.ctx.recorded_first()).await {
-                            Ok(false) => None,
-                            // The replayed outcome answers; the tool's is never asked for.
-                            Ok(true) => {
-                                Some(Ok(Ok(mcp_types::CallToolResult::success(Vec::new()))))
-                            }
-                            Err(refused) => Some(Ok(Err(refused))),
-                        };
-                        if let Some(called) = early {
-                            let target = Target {
-                                method: mcp_types::METHOD_TOOLS_CALL,
-                                name: &run.name,
-                            };
-                            return server
-                                .settle_reply(id, called, &mut run.ctx, target, run.arg_digest)
-                                .reply()
-                                .await;
-                        }
-                    }
                     let arguments = std::mem::take(&mut run.arguments);
                     // A panicking tool must not take the connection down with it: answer -32603.
                     let called =
@@ -414,6 +421,33 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// The run of a retry carrying a verified state, on its own task
+    /// ([`Server::finish_call`]): recorded results first, then the tool, its claim and the
+    /// recording of its outcome.
+    async fn finish_retry(server: &Server, id: &RequestId, mut run: Run) -> Reply {
+        // Recorded results first: an identical retry of a state whose outcome was recorded
+        // gets that outcome before any tool code runs again; a copy still at work elsewhere
+        // is waited for.
+        let called = match run.ctx.recorded_first().await {
+            Ok(false) => {
+                let arguments = std::mem::take(&mut run.arguments);
+                // A panicking tool must not take the connection down with it: answer -32603.
+                crate::tool::call_caught(&*run.tool, &mut run.ctx, arguments).await
+            }
+            // The replayed outcome answers; the tool's is never asked for.
+            Ok(true) => Ok(Ok(mcp_types::CallToolResult::success(Vec::new()))),
+            Err(refused) => Ok(Err(refused)),
+        };
+        let target = Target {
+            method: mcp_types::METHOD_TOOLS_CALL,
+            name: &run.name,
+        };
+        server
+            .settle_reply(id, called, &mut run.ctx, target, run.arg_digest)
+            .reply()
+            .await
     }
 
     /// The synchronous part of [`Server::call_tool`]: the params' checks, the tool, the task
@@ -440,6 +474,18 @@ impl Server {
         let Some(tool) = self.inner.router.get(&name) else {
             return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
         };
+        // What the transport received beside the body (HTTP's `Mcp-Param-*` headers) must
+        // mirror the arguments the tool declares `x-mcp-header` on: routing decisions made
+        // on them must not be about a different call.
+        if let Some(mirrors) = rctx.param_mirrors()
+            && let Some(rules) = self.inner.param_headers.get(&name)
+            && let Err(mismatch) = mirrors.check(&arguments, rules)
+        {
+            return CallStep::Done(error_reply(
+                Some(id),
+                ErrorObject::header_mismatch(mismatch),
+            ));
+        }
         // Authorization before anything of the tool runs, task or not.
         if let Some(refusal) = self.authorize(&rctx.grant, id, mcp_types::METHOD_TOOLS_CALL, &name)
         {
@@ -757,11 +803,8 @@ impl McpService for Server {
         }
     }
 
-    fn param_headers(&self, tool: &str) -> &[crate::service::ParamHeader] {
-        self.inner
-            .param_headers
-            .get(tool)
-            .map_or(&[], Vec::as_slice)
+    fn check_grants(&self, scheme: crate::service::AuthScheme) -> Result<(), String> {
+        self.inner.scopes.check_grants(scheme)
     }
 
     fn authorize(

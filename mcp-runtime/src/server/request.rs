@@ -166,7 +166,11 @@ impl Server {
                         if let Some(round) = mrtr.opened_round() {
                             crate::observe::retry_accepted(target.method, round);
                         }
-                        mrtr
+                        if target.method == mcp_types::METHOD_TOOLS_CALL {
+                            mrtr.with_duplicate_wait(self.inner.limits.duplicate_wait)
+                        } else {
+                            mrtr
+                        }
                     }
                     Err(e) => {
                         crate::observe::refused(e.reason());

@@ -77,8 +77,10 @@ impl ServerBuilder {
     /// fails naming every one that does neither.
     ///
     /// Without it the core still refuses a scoped grant anything undeclared (deny by
-    /// default), but only when such a request arrives; call this wherever an OAuth
-    /// authenticator is configured, so the mistake surfaces at start-up.
+    /// default) when such a request arrives, and a transport set up with an OAuth
+    /// authenticator refuses to start
+    /// ([`McpService::check_grants`](crate::service::McpService::check_grants)): call this
+    /// wherever OAuth is configured.
     #[must_use]
     pub fn scoped_authorization(mut self) -> Self {
         self.scopes.scoped = true;
@@ -153,6 +155,24 @@ impl ServerBuilder {
 }
 
 impl RequiredScopes {
+    /// [`McpService::check_grants`](crate::service::McpService::check_grants): OAuth grants
+    /// carry scopes, so a server that accepts them must have been built to hold every target
+    /// to scopes.
+    pub(super) fn check_grants(&self, scheme: crate::service::AuthScheme) -> Result<(), String> {
+        if scheme == crate::service::AuthScheme::OAuth && !self.scoped {
+            return Err(
+                "this endpoint accepts OAuth access tokens (scoped credentials), but the \
+                 server was not built with `ServerBuilder::scoped_authorization()`: nothing \
+                 checked that every tool, prompt and resource declares the scopes it needs. \
+                 Call `.scoped_authorization()` on the builder and declare each target's \
+                 scopes (`#[tool(scopes = [..])]`, `tool_scopes`) or make it public \
+                 (`public_tool` and the like)"
+                    .to_owned(),
+            );
+        }
+        Ok(())
+    }
+
     /// Adds the scopes handlers declare themselves (`#[tool(scopes = [...])]` and the like) to
     /// those given to the builder.
     pub(super) fn declared_by(

@@ -20,6 +20,11 @@ pub struct RequestScope {
     /// The request span a transport opened for the core to adopt (see
     /// [`observe`](crate::observe)), so that one request makes one record.
     span: Option<Box<tracing::Span>>,
+    /// What the transport received beside the body that must mirror a call's arguments
+    /// (boxed, and only when there are some: the scope lives in every request's future).
+    param_mirrors: Option<Box<super::ParamMirrors>>,
+    /// The transport carries mirrors at all ([`RequestScope::with_param_mirrors`] was called).
+    mirrors_carried: bool,
 }
 
 impl RequestScope {
@@ -35,6 +40,31 @@ impl RequestScope {
             notifications,
             cancel,
             span: None,
+            param_mirrors: None,
+            mirrors_carried: false,
+        }
+    }
+
+    /// Records the values the transport received beside the body that claim to mirror a
+    /// `tools/call`'s arguments (HTTP's `Mcp-Param-*` headers). The core then holds them to
+    /// the tool's `x-mcp-header` rules: a mirrored argument with no mirror, a differing or a
+    /// repeated one is refused with `-32020` before the tool runs. A transport that has no
+    /// such channel never calls this, and nothing is checked.
+    #[must_use]
+    pub fn with_param_mirrors(mut self, mirrors: super::ParamMirrors) -> Self {
+        self.mirrors_carried = true;
+        self.param_mirrors = (!mirrors.is_empty()).then(|| Box::new(mirrors));
+        self
+    }
+
+    /// The mirrors the transport recorded ([`RequestScope::with_param_mirrors`]); `None` when
+    /// it carries none at all (then nothing is checked).
+    pub fn param_mirrors(&self) -> Option<&super::ParamMirrors> {
+        static NONE_RECEIVED: super::ParamMirrors = super::ParamMirrors::new();
+        match &self.param_mirrors {
+            Some(mirrors) => Some(mirrors),
+            None if self.mirrors_carried => Some(&NONE_RECEIVED),
+            None => None,
         }
     }
 

@@ -170,7 +170,14 @@ impl RedisTaskStore {
         }
         let conn = tokio::time::timeout(
             COMMAND_TIMEOUT,
-            self.client.get_multiplexed_async_connection(),
+            // The driver's own response timeout (500 ms by default) would answer "failed"
+            // while the command may still land, well inside this store's own deadline;
+            // this store's deadline is the only one.
+            self.client.get_multiplexed_async_connection_with_config(
+                &redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(None)
+                    .set_response_timeout(None),
+            ),
         )
         .await
         .map_err(|_| timed_out("connecting"))?

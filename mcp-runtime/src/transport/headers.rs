@@ -8,14 +8,12 @@
 
 use std::fmt;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
 use crate::members::member_of;
 use crate::service::Message;
-use crate::service::ParamHeader;
+use crate::service::ParamMirrors;
 use mcp_types::ToolsCall;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -42,18 +40,7 @@ pub(crate) enum HeaderError {
     },
 }
 
-/// Cuts values echoed into error messages to a readable size.
-fn clip(s: &str) -> &str {
-    const MAX: usize = 128;
-    if s.len() <= MAX {
-        return s;
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
+use crate::service::param_header_clip as clip;
 
 impl fmt::Display for HeaderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -99,26 +86,14 @@ fn header_str<'h>(
         .map_err(|_| HeaderError::InvalidCharacters(display.to_owned()))
 }
 
-/// Decodes the `=?base64?<b64>?=` sentinel (markers lowercase and case-sensitive); other values
-/// pass through unchanged.
+/// Decodes the `=?base64?<b64>?=` sentinel (see [`crate::service::decode_sentinel`]); a
+/// malformed one is refused as invalid characters in the header `display`.
 pub(crate) fn decode_sentinel<'v>(
     value: &'v str,
     display: &str,
 ) -> Result<std::borrow::Cow<'v, str>, HeaderError> {
-    let Some(inner) = value
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    else {
-        return Ok(std::borrow::Cow::Borrowed(value));
-    };
-    // Standard base64 with its padding (RFC 4648 section 4): a value with missing or wrong
-    // padding is refused like any other malformed sentinel, not guessed at.
-    let bytes = STANDARD
-        .decode(inner)
-        .map_err(|_| HeaderError::InvalidCharacters(display.to_owned()))?;
-    String::from_utf8(bytes)
-        .map(std::borrow::Cow::Owned)
-        .map_err(|_| HeaderError::InvalidCharacters(display.to_owned()))
+    crate::service::decode_sentinel(value)
+        .ok_or_else(|| HeaderError::InvalidCharacters(display.to_owned()))
 }
 
 fn mismatch(header: &str, header_value: &str, body_value: &str) -> HeaderError {
@@ -133,11 +108,13 @@ fn mismatch(header: &str, header_value: &str, body_value: &str) -> HeaderError {
 ///
 /// Where the body lacks a value a header mirrors (e.g. no `_meta.protocolVersion`), the header
 /// is not compared: the body is then malformed, which the service reports as `-32602`.
-pub(crate) fn check_request<'s>(
+///
+/// The `Mcp-Param-*` headers are not checked here: [`param_mirrors`] records them for the
+/// core, which knows each tool's rules.
+pub(crate) fn check_request(
     headers: &HeaderMap,
     body: BodyFacts<'_>,
     method: &str,
-    param_headers: impl FnOnce(&str) -> &'s [ParamHeader],
 ) -> Result<(), HeaderError> {
     // MCP-Protocol-Version: required on every request, equal to _meta's protocolVersion.
     let version = header_str(headers, &PROTOCOL_VERSION, "MCP-Protocol-Version")?
@@ -169,14 +146,22 @@ pub(crate) fn check_request<'s>(
     if header_name != body_name {
         return Err(mismatch("Mcp-Name", &header_name, body_name));
     }
+    Ok(())
+}
 
-    if method == "tools/call" {
-        let rules = param_headers(body_name);
-        if !rules.is_empty() {
-            check_params(headers, body.arguments, rules)?;
+/// The request's `Mcp-Param-{Name}` headers, for the core to hold to the tool's `x-mcp-header`
+/// rules ([`crate::service::ParamMirrors`]); a value that is not visible ASCII is recorded as
+/// unreadable, refused only if a rule names it.
+pub(crate) fn param_mirrors(headers: &HeaderMap) -> ParamMirrors {
+    const PREFIX: &str = "mcp-param-";
+    let mut mirrors = ParamMirrors::new();
+    for (name, value) in headers {
+        // `http` lowercases header names.
+        if let Some(param) = name.as_str().strip_prefix(PREFIX) {
+            mirrors.push(param, value.to_str().ok());
         }
     }
-    Ok(())
+    mirrors
 }
 
 /// The `params` member a method's `Mcp-Name` header mirrors, if it has one.
@@ -198,8 +183,6 @@ pub(crate) struct BodyFacts<'a> {
     pub(crate) protocol_version: Option<&'a str>,
     /// `params.name` (tools/call, prompts/get) or `params.uri` (resources/read), when a string.
     pub(crate) name: Option<&'a str>,
-    /// `params.arguments`, when present.
-    pub(crate) arguments: Option<&'a Value>,
 }
 
 impl<'a> BodyFacts<'a> {
@@ -214,7 +197,6 @@ impl<'a> BodyFacts<'a> {
             name: name_field(method)
                 .and_then(|field| params.and_then(|p| member_of(p, field)))
                 .and_then(Value::as_str),
-            arguments: params.and_then(|p| member_of(p, "arguments")),
         }
     }
 
@@ -231,66 +213,7 @@ impl<'a> BodyFacts<'a> {
         Self {
             protocol_version: call.params.protocol_version(),
             name: Some(&call.params.name),
-            arguments: call.params.arguments.as_ref(),
         }
-    }
-}
-
-/// Checks `Mcp-Param-*` headers for a tool's `x-mcp-header` rules.
-fn check_params(
-    headers: &HeaderMap,
-    arguments: Option<&Value>,
-    rules: &[ParamHeader],
-) -> Result<(), HeaderError> {
-    for rule in rules {
-        let mut value = arguments;
-        for key in &rule.path {
-            value = value.and_then(|v| v.get(key));
-        }
-        // Absent or null in the body: the header is not expected (and not compared).
-        let Some(body) = value.filter(|v| !v.is_null()) else {
-            continue;
-        };
-        let display = format!("Mcp-Param-{}", rule.name);
-        let Ok(name) = HeaderName::from_bytes(display.as_bytes()) else {
-            // A rule whose name is not a valid header token can never be satisfied; the tool
-            // declaration is broken, which the tool macro rejects at compile time.
-            return Err(HeaderError::InvalidCharacters(display));
-        };
-        let Some(raw) = header_str(headers, &name, &display)? else {
-            return Err(HeaderError::Mismatch {
-                header: display,
-                header_value: "(missing)".to_owned(),
-                body_value: body_text(body),
-            });
-        };
-        let decoded = decode_sentinel(raw, &display)?;
-        if !param_matches(&decoded, body) {
-            return Err(mismatch(&display, &decoded, &body_text(body)));
-        }
-    }
-    Ok(())
-}
-
-fn body_text(body: &Value) -> String {
-    match body {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Compares a decoded header value with the body value: strings exactly, numbers numerically
-/// (so `42.0` equals `42`), booleans as `true`/`false`.
-fn param_matches(header: &str, body: &Value) -> bool {
-    match body {
-        Value::String(s) => header == s,
-        Value::Bool(b) => header == if *b { "true" } else { "false" },
-        Value::Number(n) => match (header.trim().parse::<f64>(), n.as_f64()) {
-            (Ok(h), Some(b)) => h.is_finite() && h == b,
-            _ => false,
-        },
-        // x-mcp-header sits only on primitives; anything else cannot be mirrored.
-        _ => false,
     }
 }
 
@@ -343,14 +266,6 @@ mod tests {
             "name":name,"arguments":args}})
     }
 
-    fn rule_set() -> Vec<ParamHeader> {
-        vec![
-            ParamHeader::new("Region", ["region"]),
-            ParamHeader::new("Count", ["opts", "count"]),
-            ParamHeader::new("Dry", ["dry"]),
-        ]
-    }
-
     const BASE: [(&str, &str); 3] = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),
@@ -364,75 +279,37 @@ mod tests {
     }
 
     #[test]
-    fn param_headers_compare_by_type() {
-        let set = rule_set();
-        let rules = |_: &str| &set[..];
-        let body = call(
-            "weather",
-            json!({"region":"eu-west","opts":{"count":42},"dry":true}),
-        );
-        let ok = with(&[
-            ("mcp-param-region", "eu-west"),
-            ("Mcp-Param-Count", "42.0"),
-            ("mcp-param-dry", "true"),
-        ]);
+    fn param_headers_are_recorded_for_the_core_not_judged_here() {
+        let body = call("weather", json!({"region":"eu-west"}));
+        // A wrong or missing Mcp-Param header is not this module's call: the core knows the
+        // tool's rules.
+        let wrong = with(&[("Mcp-Param-Region", "EU-WEST"), ("x-other", "1")]);
         assert_eq!(
             check_request(
-                &ok,
+                &wrong,
                 BodyFacts::of_tree(&body, "tools/call"),
-                "tools/call",
-                rules
+                "tools/call"
             ),
             Ok(())
         );
-        let b64 = with(&[
-            ("mcp-param-region", "=?base64?ZXUtd2VzdA==?="),
-            ("mcp-param-count", "42"),
-            ("mcp-param-dry", "true"),
-        ]);
-        assert_eq!(
-            check_request(
-                &b64,
-                BodyFacts::of_tree(&body, "tools/call"),
-                "tools/call",
-                rules
-            ),
-            Ok(())
+        let mut expected = ParamMirrors::new();
+        expected.push("region", Some("EU-WEST"));
+        assert_eq!(param_mirrors(&wrong), expected);
+        // Unreadable values are recorded as such; repeated ones twice.
+        let mut odd = HeaderMap::new();
+        odd.append(
+            HeaderName::from_static("mcp-param-region"),
+            HeaderValue::from_bytes(b"caf\xe9").unwrap(),
         );
-        let wrong_case = with(&[
-            ("mcp-param-region", "EU-WEST"),
-            ("mcp-param-count", "42"),
-            ("mcp-param-dry", "true"),
-        ]);
-        assert!(
-            check_request(
-                &wrong_case,
-                BodyFacts::of_tree(&body, "tools/call"),
-                "tools/call",
-                rules
-            )
-            .is_err()
+        odd.append(
+            HeaderName::from_static("mcp-param-region"),
+            HeaderValue::from_static("eu"),
         );
-        let missing = with(&[("mcp-param-region", "eu-west"), ("mcp-param-dry", "true")]);
-        let err = check_request(
-            &missing,
-            BodyFacts::of_tree(&body, "tools/call"),
-            "tools/call",
-            rules,
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("Mcp-Param-Count"), "{err}");
-        // Null or absent body values need no header.
-        let body = call("weather", json!({"region":null}));
-        assert_eq!(
-            check_request(
-                &with(&[]),
-                BodyFacts::of_tree(&body, "tools/call"),
-                "tools/call",
-                rules
-            ),
-            Ok(())
-        );
+        let mut expected = ParamMirrors::new();
+        expected.push("region", None);
+        expected.push("region", Some("eu"));
+        assert_eq!(param_mirrors(&odd), expected);
+        assert!(param_mirrors(&with(&[])).is_empty());
     }
 
     #[test]
@@ -457,6 +334,8 @@ mod tests {
 
     mod props {
         use super::*;
+        use base64::Engine as _;
+        use base64::engine::general_purpose::STANDARD;
         use proptest::prelude::*;
 
         proptest! {
@@ -469,7 +348,6 @@ mod tests {
             #[test]
             fn arbitrary_header_values_never_panic(v in any::<String>()) {
                 let _ = decode_sentinel(&v, "h");
-                let _ = param_matches(&v, &json!(42));
             }
         }
     }

@@ -85,10 +85,21 @@ use crate::service::{
     CancellationToken, Grant, McpService, Message, NotificationSink, Reply, ReplyKind, RequestScope,
 };
 
-/// An invalid [`HttpConfig::path`].
+/// Why an [`HttpServer`] cannot be set up.
 #[derive(Debug, thiserror::Error)]
-#[error("invalid MCP endpoint path `{0}`: it must start with `/` and contain no `{{`, `}}` or `*`")]
-pub struct InvalidPath(String);
+#[non_exhaustive]
+pub enum SetupError {
+    /// [`HttpConfig::path`] cannot be routed.
+    #[error(
+        "invalid MCP endpoint path `{0}`: it must start with `/` and contain no `{{`, `}}` or `*`"
+    )]
+    InvalidPath(String),
+    /// The service cannot authorize the grants the authenticator produces
+    /// ([`McpService::check_grants`]), e.g. OAuth on a server built without
+    /// `scoped_authorization()`.
+    #[error("cannot serve these credentials: {0}")]
+    Grants(String),
+}
 
 /// A Streamable HTTP server for one [`McpService`].
 pub struct HttpServer {
@@ -149,17 +160,21 @@ impl HttpServer {
     /// the answers are the same either way.
     ///
     /// # Errors
-    /// [`InvalidPath`] when [`HttpConfig::path`] cannot be routed.
-    pub fn router(&self) -> Result<Router, InvalidPath> {
+    /// [`SetupError`] when [`HttpConfig::path`] cannot be routed, or the service cannot
+    /// authorize the credentials the authenticator accepts.
+    pub fn router(&self) -> Result<Router, SetupError> {
         Ok(self.routes()?.1)
     }
 
     /// The MCP endpoint's handler and the whole router (the endpoint included).
-    fn routes(&self) -> Result<(Arc<Shared>, Router), InvalidPath> {
+    fn routes(&self) -> Result<(Arc<Shared>, Router), SetupError> {
         let path = &self.config.path;
         if !path.starts_with('/') || path.contains(['{', '}', '*']) {
-            return Err(InvalidPath(path.clone()));
+            return Err(SetupError::InvalidPath(path.clone()));
         }
+        self.service
+            .check_grants(self.auth.scheme())
+            .map_err(SetupError::Grants)?;
         let shared = Arc::new(Shared {
             responder: Responder {
                 service: Arc::clone(&self.service),
@@ -191,7 +206,7 @@ impl HttpServer {
     /// Binds [`HttpConfig::bind`].
     ///
     /// # Errors
-    /// The bind error, or `InvalidInput` for an invalid path.
+    /// The bind error, or `InvalidInput` for a [`SetupError`] or invalid limits.
     pub async fn bind(self) -> io::Result<BoundHttpServer> {
         let (endpoint, router) = self
             .routes()
@@ -427,11 +442,8 @@ fn serve_mcp(
                     return notification(&shared, message, grant, method, started).await;
                 }
                 Kind::Request { id, method } => {
-                    let service = &shared.responder.service;
                     let body = headers::BodyFacts::of_message(&message, method);
-                    if let Err(err) = headers::check_request(&parts.headers, body, method, |t| {
-                        service.param_headers(t)
-                    }) {
+                    if let Err(err) = headers::check_request(&parts.headers, body, method) {
                         let body = envelope::error_body(
                             Some(id),
                             ErrorCode::HeaderMismatch,
@@ -454,11 +466,15 @@ fn serve_mcp(
             }
 
             // 7. The service.
+            // The core holds a call's Mcp-Param-* headers to the tool's x-mcp-header rules.
+            let mirrors = (method == mcp_types::METHOD_TOOLS_CALL)
+                .then(|| headers::param_mirrors(&parts.headers));
             let log = RequestLog::open(id, method, principal, started);
             handle_request(
                 &shared.responder,
                 message,
                 grant,
+                mirrors,
                 log,
                 accept,
                 deadline.as_mut(),

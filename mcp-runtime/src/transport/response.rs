@@ -24,8 +24,8 @@ use crate::Principal;
 use crate::observe::TransportSpan;
 use crate::service::envelope;
 use crate::service::{
-    CancellationToken, Grant, LazyReceiver, McpService, Message, NotificationSink, Reply,
-    ReplyKind, RequestScope,
+    CancellationToken, Grant, LazyReceiver, McpService, Message, NotificationSink, ParamMirrors,
+    Reply, ReplyKind, RequestScope,
 };
 
 /// The HTTP transport's log target: requests refused before the service, and notifications
@@ -139,6 +139,7 @@ pub(super) fn handle_request<'a>(
     shared: &'a Responder,
     message: Message,
     grant: Grant,
+    mirrors: Option<ParamMirrors>,
     mut log: RequestLog,
     accept: Accepts,
     mut deadline: Pin<&'a mut Sleep>,
@@ -157,7 +158,10 @@ pub(super) fn handle_request<'a>(
     let guard = cancel.clone().drop_guard();
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
-    let ctx = RequestScope::new(grant, sink, cancel).with_span(log.span.handoff());
+    let mut ctx = RequestScope::new(grant, sink, cancel).with_span(log.span.handoff());
+    if let Some(mirrors) = mirrors {
+        ctx = ctx.with_param_mirrors(mirrors);
+    }
     let mut handler: HandlerFuture = Arc::clone(&shared.service).handle_owned(message, ctx);
     let stream = SseStart {
         deadline: deadline.deadline(),
@@ -166,8 +170,9 @@ pub(super) fn handle_request<'a>(
     };
     async move {
         if !accept.json {
-            // A refusal of the grant is decided before any handler runs, so it is ready on
-            // the first poll; it is an HTTP 403, not an event of a stream.
+            // A refusal of the grant, or of headers that do not mirror the body, is decided
+            // before any handler runs, so it is ready on the first poll; it is an HTTP 403 or
+            // 400, not an event of a stream.
             if let Some(reply) = futures::FutureExt::now_or_never(&mut handler) {
                 let reply = reply.unwrap_or_else(|| no_reply(&log.id));
                 if reply.kind == ReplyKind::Forbidden {
@@ -179,6 +184,14 @@ pub(super) fn handle_request<'a>(
                 if matches!(reply.kind, ReplyKind::RateLimited { .. }) {
                     log.answered(StatusCode::TOO_MANY_REQUESTS, &reply);
                     return gates::rate_limited(reply);
+                }
+                if reply.kind
+                    == (ReplyKind::Error {
+                        code: ErrorCode::HeaderMismatch,
+                    })
+                {
+                    log.answered(StatusCode::BAD_REQUEST, &reply);
+                    return json(StatusCode::BAD_REQUEST, reply.body);
                 }
                 let mut sse = stream.state(None, None, None, log, guard);
                 if let Some(mut rx) = lazy.try_take() {

@@ -95,6 +95,16 @@ impl McpService for TestService {
                 counter: Arc::clone(&self.cancelled),
                 done: false,
             };
+            // Like the server core, hold a call's mirrored arguments (HTTP's Mcp-Param-*
+            // headers) to the tool's rules.
+            if method == "tools/call"
+                && let Some(mirrors) = ctx.param_mirrors()
+                && let Some(arguments) = params.get("arguments").and_then(Value::as_object)
+                && let Err(mismatch) = mirrors.check(arguments, self.rules_of(&params))
+            {
+                let message = format!("Header mismatch: {mismatch}");
+                return Some(error(Some(&id), -32020, &message));
+            }
             let reply = match method.as_str() {
                 "echo" | "tools/call" | "prompts/get" | "resources/read" => result(
                     &id,
@@ -133,9 +143,16 @@ impl McpService for TestService {
             Some(reply)
         })
     }
+}
 
-    fn param_headers(&self, tool: &str) -> &[ParamHeader] {
-        if tool == "weather" { &self.rules } else { &[] }
+impl TestService {
+    /// The `x-mcp-header` rules of the tool a `tools/call`'s params name.
+    fn rules_of(&self, params: &Value) -> &[ParamHeader] {
+        if params["name"] == "weather" {
+            &self.rules
+        } else {
+            &[]
+        }
     }
 }
 
