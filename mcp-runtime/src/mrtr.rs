@@ -54,6 +54,9 @@ pub(crate) struct Mrtr {
     /// ([`crate::server::Limits::duplicate_wait`]); `None` when the request records no
     /// outcomes (prompts and resources: a claim without one is simply used).
     duplicate_wait: Option<std::time::Duration>,
+    /// [`Mrtr::recorded_first`] answered this pass itself (a refusal), so no tool code ran
+    /// and there is nothing to look up again at the end.
+    answered_early: bool,
 }
 
 /// An answer taken from this retry on this pass. Its [`AnswerRecord`] is only built when a
@@ -98,6 +101,7 @@ impl Mrtr {
             new_correlations: BTreeMap::new(),
             replayed: None,
             duplicate_wait: None,
+            answered_early: false,
         }
     }
 

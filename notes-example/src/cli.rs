@@ -112,6 +112,10 @@ pub struct ServeArgs {
         value_parser = parse_tool_rate_limit
     )]
     pub tool_rate_limits: Vec<ToolRateLimit>,
+    /// How long a resent confirmation waits for the outcome of a copy still being carried
+    /// out (on this or another instance) before it is told to send it again in a moment.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub duplicate_wait_secs: u64,
     /// HTTP only: bearer-token file, one `PRINCIPAL TOKEN` per line. Must not be accessible
     /// by group or others (`chmod 600 PATH`).
     #[arg(long, value_name = "PATH", conflicts_with = "oauth_issuer")]
@@ -295,15 +299,16 @@ impl ServeArgs {
         Duration::from_secs(self.state_ttl)
     }
 
-    /// The rate limits `--rate-limit` and `--tool-rate-limit` set.
-    pub fn rate_limits(&self) -> crate::tools::RateLimits {
-        crate::tools::RateLimits {
+    /// The limits `--rate-limit`, `--tool-rate-limit` and `--duplicate-wait-secs` set.
+    pub fn call_limits(&self) -> crate::tools::CallLimits {
+        crate::tools::CallLimits {
             default: self.rate_limit,
             tools: self
                 .tool_rate_limits
                 .iter()
                 .map(|t| (t.tool.clone(), t.limit))
                 .collect(),
+            duplicate_wait: Some(Duration::from_secs(self.duplicate_wait_secs)),
         }
     }
 
@@ -480,7 +485,7 @@ mod tests {
             "notes_list=off",
         ])
         .unwrap();
-        let limits = args.rate_limits();
+        let limits = args.call_limits();
         assert_eq!(limits.default, Some(RateLimit::per_minute(60)));
         assert_eq!(
             limits.tools,
@@ -489,7 +494,13 @@ mod tests {
                 ("notes_list".to_owned(), None),
             ]
         );
-        assert_eq!(serve(&[]).unwrap().rate_limits(), Default::default());
+        let defaults = serve(&[]).unwrap().call_limits();
+        assert_eq!((defaults.default, defaults.tools.len()), (None, 0));
+        assert_eq!(defaults.duplicate_wait, Some(Duration::from_secs(10)));
+        let quick = serve(&["--duplicate-wait-secs", "1"])
+            .unwrap()
+            .call_limits();
+        assert_eq!(quick.duplicate_wait, Some(Duration::from_secs(1)));
         for (flags, needle) in [
             (&["--rate-limit", "60"][..], "e.g. `60/min`"),
             (&["--rate-limit", "0/min"], "CALLS must be"),

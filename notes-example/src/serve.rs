@@ -69,7 +69,7 @@ pub struct Prepared {
     pub state_ttl: std::time::Duration,
     /// Rate limits of `tools/call` (`--rate-limit`, `--tool-rate-limit`), counted in the
     /// replay store's backend.
-    pub rate_limits: crate::tools::RateLimits,
+    pub call_limits: crate::tools::CallLimits,
     /// How long a 2025-11-25 session waits for the client to answer one question.
     pub legacy_input_timeout: std::time::Duration,
     /// Paths granted read-write by the sandbox, or `None` with `--no-sandbox`.
@@ -291,7 +291,7 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
         keys,
         store,
         state_ttl: args.state_ttl(),
-        rate_limits: args.rate_limits(),
+        call_limits: args.call_limits(),
         legacy_input_timeout: args.legacy_input_timeout(),
         sandbox_rw: (!args.no_sandbox).then_some(rw),
         sandbox_ro: ro,
@@ -373,7 +373,7 @@ async fn serve(prepared: Prepared) -> i32 {
         },
         prepared.state_ttl,
         connect.clone(),
-        &prepared.rate_limits,
+        &prepared.call_limits,
     ) {
         Ok(server) => server,
         Err(e) => {

@@ -222,20 +222,30 @@ pub const TOOL_NAMES: &[&str] = &[
     "notes_export",
 ];
 
-/// Rate limits of `tools/call`, per principal (`--rate-limit`, `--tool-rate-limit`). They
-/// are counted in the replay store's backend (`--store`), so every instance sharing it
-/// enforces one limit. Default: none.
+/// Limits on `tools/call`: rate limits per principal (`--rate-limit`, `--tool-rate-limit`),
+/// counted in the replay store's backend (`--store`) so every instance sharing it enforces
+/// one limit (default: none); and how long a resent confirmation waits for a copy still at
+/// work (`--duplicate-wait-secs`, default: the runtime's 10 s).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RateLimits {
-    /// The limit of every tool without one of its own.
+pub struct CallLimits {
+    /// The rate limit of every tool without one of its own.
     pub default: Option<mcp_runtime::rate_limit::RateLimit>,
-    /// Per-tool limits; `None` exempts the tool from the default.
+    /// Per-tool rate limits; `None` exempts the tool from the default.
     pub tools: Vec<(String, Option<mcp_runtime::rate_limit::RateLimit>)>,
+    /// [`mcp_runtime::server::Limits::duplicate_wait`]; `None` keeps the runtime's default.
+    pub duplicate_wait: Option<std::time::Duration>,
 }
 
-impl RateLimits {
+impl CallLimits {
     /// `builder` with these limits.
     pub fn apply(&self, builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+        let builder = match self.duplicate_wait {
+            Some(duplicate_wait) => builder.limits(mcp_runtime::server::Limits {
+                duplicate_wait,
+                ..mcp_runtime::server::Limits::default()
+            }),
+            None => builder,
+        };
         let builder = match self.default {
             Some(limit) => builder.rate_limit(limit),
             None => builder,
@@ -264,7 +274,7 @@ pub fn build_server_with(
         store,
         state_ttl,
         connect,
-        &RateLimits::default(),
+        &CallLimits::default(),
     )
 }
 
@@ -275,7 +285,7 @@ pub fn build_server_limited(
     store: impl Into<Stores>,
     state_ttl: std::time::Duration,
     connect: crate::connect::ExportConnect,
-    limits: &RateLimits,
+    limits: &CallLimits,
 ) -> Result<Server, mcp_runtime::server::BuildError> {
     // A connect link lives as long as the requestState that carries it.
     connect.set_link_ttl(state_ttl);

@@ -36,6 +36,9 @@ fn spawn(fx: &NotesFixture, crash_at: Option<&str>) -> Client {
         fx.store.as_str(),
         "--state-key-file",
         key,
+        // A claim whose claimant died is waited for this long before the retry is answered.
+        "--duplicate-wait-secs",
+        "1",
         "--workspace",
         notes,
     ];
@@ -88,10 +91,15 @@ async fn a_server_killed_at_any_point_of_a_deletion_never_deletes_twice() {
                 assert!(!fx.exists(NOTE), "{point}");
                 recreate(&fx);
             }
-            // Claimed (committed) before the crash: used up, whatever the unlink did.
+            // Claimed (committed) before the crash, and no outcome recorded: used up,
+            // whatever the unlink did. The retry waits for the claimant's outcome, then says
+            // truthfully that it is still missing, so what happened is unknown, and never
+            // acts a second time.
             _ => {
                 assert!(retry.is_refusal(), "{point}: {retry:?}");
-                assert!(retry.text().contains("already used"), "{point}: {retry:?}");
+                let said = retry.text();
+                assert!(said.contains("still being carried out"), "{point}: {said}");
+                assert!(said.contains("unknown"), "{point}: {said}");
                 assert!(fx.exists(NOTE), "{point}: a second deletion");
             }
         }

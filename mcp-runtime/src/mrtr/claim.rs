@@ -136,11 +136,13 @@ impl Mrtr {
                 Ok(true)
             }
             ClaimLookup::Other => {
+                self.answered_early = true;
                 observe::claim("already_used");
                 observe::refused("already_used");
                 Err(already_used())
             }
             ClaimLookup::Pending => {
+                self.answered_early = true;
                 observe::claim("already_used");
                 observe::refused("in_progress");
                 Err(in_progress(self.duplicate_wait.unwrap_or_default()))
@@ -362,7 +364,10 @@ impl Mrtr {
         principal: &Principal,
         outcome: Result<CallToolResult, HandlerError>,
     ) -> Result<CallToolResult, HandlerError> {
-        if self.opened.is_none() || outcome.as_ref().is_err_and(HandlerError::is_input_required) {
+        if self.opened.is_none()
+            || self.answered_early
+            || outcome.as_ref().is_err_and(HandlerError::is_input_required)
+        {
             return outcome;
         }
         match self.settled_lookup(principal).await {
