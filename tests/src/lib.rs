@@ -10,7 +10,9 @@
 //! - [`lesson_workspace`], [`file_uri`]: the lesson's notes on disk.
 //! - [`notes`]: fixtures and result readers for the notes-example tests.
 //! - [`haproxy`]: a real load balancer (HAProxy) in front of test servers.
+//! - [`fleet`]: three notes servers behind HAProxy under faults, with concurrent agents.
 
+pub mod fleet;
 pub mod haproxy;
 pub mod notes;
 
