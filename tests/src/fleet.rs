@@ -814,6 +814,8 @@ fn lock(instances: &Instances) -> std::sync::MutexGuard<'_, Vec<Instance>> {
 pub struct FleetReport {
     /// `postgres` or `redis`.
     pub store: &'static str,
+    /// notes-example instances behind the proxy.
+    pub instances: usize,
     /// Agents.
     pub agents: usize,
     /// The load phase, as it ran.
@@ -894,8 +896,9 @@ impl FleetReport {
     /// The counts, one block of text.
     pub fn summary(&self) -> String {
         let mut s = format!(
-            "fleet ({}): 3 notes-example instances behind HAProxy, {} agents, {:.1} s of load\n",
+            "fleet ({}): {} notes-example instances behind HAProxy, {} agents, {:.1} s of load\n",
             self.store,
+            self.instances,
             self.agents,
             self.load.as_secs_f64()
         );
@@ -1412,6 +1415,7 @@ fn evaluate(
 ) -> FleetReport {
     let mut r = FleetReport {
         store: plan.store.name(),
+        instances: plan.instances,
         agents: plan.agents,
         load,
         started: flows.len(),
