@@ -27,6 +27,9 @@
 //! - Redis stopping while a claim is written: "replay store unavailable (redis); nothing was
 //!   changed, retry later", then, once Redis is back, "already used" for the retry it asked
 //!   for, and the note is never deleted (a lost confirmation);
+//! - PostgreSQL, an instance killed (SIGKILL) after its transaction (claim and deletion)
+//!   committed and before the outcome was recorded: the proxy answers 502, and every resent
+//!   retry is told "No note title contains ...; nothing was deleted" (untruthful);
 //! - a SIGKILL between the claim and the unlink of a file note loses that confirmation by
 //!   design (files are deleted at most once): counted apart, not a failure.
 //!
