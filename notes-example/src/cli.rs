@@ -163,6 +163,13 @@ pub struct ServeArgs {
     /// it requests get 503. Default 67108864 (64 MiB).
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(4096..=17_179_869_184))]
     pub max_buffered_body_bytes: Option<u64>,
+    /// HTTP only: an SSE response with nothing to send for this many seconds (a
+    /// `subscriptions/listen` stream, a slow tool after its first notification, a 2025-11-25
+    /// client's pending question) gets a `: keep-alive` comment, so proxies and load balancers
+    /// that cut idle streams keep it open. Decimals allowed (0.1 to 3600). Default 15, well under
+    /// common proxy idle timeouts (30 to 60 s).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_keep_alive)]
+    pub sse_keep_alive: Option<Duration>,
     /// HTTP only: serve Prometheus metrics at http://ADDR/metrics, a listener of its own
     /// (e.g. 127.0.0.1:9464; keep it off the public network). Off by default.
     #[arg(long, value_name = "ADDR")]
@@ -259,7 +266,9 @@ the subject SUBJECT. Clients discover the issuer at /.well-known/oauth-protected
 HTTP limits: headers within --header-timeout-secs (10), bodies within --body-timeout-secs (30), \
 idle keep-alive connections closed after --idle-timeout-secs (60), at most --max-connections \
 (1024) connections (the longest-stalled one is closed to make room) and \
---max-buffered-body-bytes (64 MiB) of request bodies buffered at once. Requests naming a Host \
+--max-buffered-body-bytes (64 MiB) of request bodies buffered at once. A quiet SSE response gets a \
+keep-alive comment every --sse-keep-alive seconds (15): keep it below the idle timeout of any \
+proxy in front. Requests naming a Host \
 other than --allowed-host (default: loopback names on a loopback address) get 421.
 
 Operations (--http): GET /healthz answers 200 while the process serves; GET /readyz answers 200 \
@@ -352,6 +361,7 @@ impl ServeArgs {
                     "--max-buffered-body-bytes",
                 ),
                 (self.metrics_listen.is_some(), "--metrics-listen"),
+                (self.sse_keep_alive.is_some(), "--sse-keep-alive"),
             ];
             if let Some((_, flag)) = http_only.iter().find(|(given, _)| *given) {
                 return Err(format!("{flag} only applies to --http"));
@@ -390,6 +400,7 @@ impl ServeArgs {
                 self.max_buffered_body_bytes,
                 defaults.max_buffered_body_bytes,
             ),
+            sse_keep_alive: self.sse_keep_alive.unwrap_or(defaults.sse_keep_alive),
             ..defaults
         })
     }
@@ -401,6 +412,18 @@ impl ServeArgs {
             .map(|w| split_grant(w, default))
             .collect()
     }
+}
+
+/// `--sse-keep-alive`: seconds, decimals allowed, from 0.1 to 3600.
+fn parse_keep_alive(value: &str) -> Result<Duration, String> {
+    let secs: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{value:?} is not a number of seconds (e.g. 15 or 0.5)"))?;
+    if !(0.1..=3600.0).contains(&secs) {
+        return Err(format!("{value} is out of range: give 0.1 to 3600 seconds"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// `PRINCIPAL=DIR` when the part before the first `=` holds no `/` and is not empty; otherwise
@@ -585,5 +608,40 @@ mod tests {
             panic!("not serve")
         };
         assert_eq!(args.workspace_grants("me").len(), 2);
+    }
+
+    #[test]
+    fn sse_keep_alive_takes_decimal_seconds_over_http_only() {
+        let parse = |value: &str, transport: &[&str]| {
+            let mut argv = vec!["n", "serve", "--workspace", "/x", "--sse-keep-alive", value];
+            argv.extend_from_slice(transport);
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Some(Command::Serve(args)) => args,
+                _ => panic!("not serve"),
+            })
+        };
+        let http = ["--http", "127.0.0.1:1"];
+        let args = parse("0.5", &http).unwrap();
+        assert!(args.validate().is_ok());
+        let config = args.http_config("127.0.0.1:1".parse().unwrap()).unwrap();
+        assert_eq!(config.sse_keep_alive, Duration::from_millis(500));
+        assert_eq!(
+            parse("20", &http).unwrap().sse_keep_alive,
+            Some(Duration::from_secs(20))
+        );
+        for bad in ["0", "0.01", "3601", "soon", "NaN", "-1"] {
+            assert!(parse(bad, &http).is_err(), "{bad}");
+        }
+        assert!(parse("5", &["--stdio"]).unwrap().validate().is_err());
+        // Without the flag: HttpConfig's default (15 s).
+        let default =
+            Cli::try_parse_from(["n", "serve", "--workspace", "/x", "--http", "127.0.0.1:1"])
+                .map(|cli| match cli.command {
+                    Some(Command::Serve(args)) => args,
+                    _ => panic!("not serve"),
+                })
+                .unwrap();
+        let config = default.http_config("127.0.0.1:1".parse().unwrap()).unwrap();
+        assert_eq!(config.sse_keep_alive, Duration::from_secs(15));
     }
 }

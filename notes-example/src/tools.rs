@@ -17,7 +17,14 @@ pub const DELETE_CHOICE_KEY: &str = "delete_choice";
 
 impl From<NotesError> for HandlerError {
     fn from(e: NotesError) -> Self {
-        HandlerError::tool(e.to_string())
+        match e {
+            // Only reads fail this way here (a deletion's own failures go through its claim):
+            // nothing was changed, and the database may be back by the next try.
+            NotesError::Backend(_) => {
+                HandlerError::tool(format!("{e}; nothing was changed, retry later"))
+            }
+            e => HandlerError::tool(e.to_string()),
+        }
     }
 }
 
@@ -334,4 +341,23 @@ pub fn build_server_limited(
         None => builder,
     };
     limits.apply(builder).build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_read_of_the_notes_database_says_nothing_changed_and_to_retry() {
+        let e = HandlerError::from(NotesError::Backend(
+            "PostgreSQL notes: listing notes: connection closed".into(),
+        ));
+        assert_eq!(
+            e.to_string(),
+            "PostgreSQL notes: listing notes: connection closed; nothing was changed, retry later"
+        );
+        // Other errors keep their own words.
+        let e = HandlerError::from(NotesError::NoMatch { needle: "x".into() });
+        assert!(!e.to_string().contains("retry"), "{e}");
+    }
 }

@@ -9,7 +9,11 @@
 //! - [`meta`], [`form_caps`], [`call_params`], [`retry_params`]: `_meta` and params builders.
 //! - [`lesson_workspace`], [`file_uri`]: the lesson's notes on disk.
 //! - [`notes`]: fixtures and result readers for the notes-example tests.
+//! - [`haproxy`]: a real load balancer (HAProxy) in front of test servers.
+//! - [`fleet`]: three notes servers behind HAProxy under faults, with concurrent agents.
 
+pub mod fleet;
+pub mod haproxy;
 pub mod notes;
 
 use std::collections::HashMap;
@@ -92,7 +96,18 @@ pub fn notes_binary() -> Result<PathBuf, Error> {
 /// The spawn error, or the server's stderr if it did not start listening within
 /// [`RESPONSE_TIMEOUT`].
 pub fn spawn_notes_http(args: &[&str]) -> Result<(StdioServer, SocketAddr), Error> {
-    let server = StdioServer::spawn(&notes_binary()?, args)?;
+    spawn_notes_http_with_env(args, &[])
+}
+
+/// [`spawn_notes_http`] with extra environment variables `env` (e.g. `RUST_LOG`).
+///
+/// # Errors
+/// As [`spawn_notes_http`].
+pub fn spawn_notes_http_with_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(StdioServer, SocketAddr), Error> {
+    let server = StdioServer::spawn_with_env(&notes_binary()?, args, env)?;
     let stderr = server.stderr_when(RESPONSE_TIMEOUT, |e| listening_address(e).is_some());
     match listening_address(&stderr) {
         Some(addr) => Ok((server, addr)),
