@@ -13,25 +13,22 @@
 //! deleted" while the note is still there), the lesson's notes untouched, and flows complete
 //! again after the faults.
 //!
-//! What today's runtime does instead (why both are `#[ignore]`d until the runtime's change
-//! lands: claimed work runs to completion after a disconnect, an in-flight duplicate waits for
-//! the recorded outcome, and "nothing was changed" is said only when certain):
+//! What the runtime did before copies of a retry waited for the one recorded outcome and a
+//! retry ran to its end on its own task (each of these failed this test then):
 //!
-//! - an instance stopped (SIGSTOP) after it took a claim: the proxy answers 504 and drops the
-//!   connection; resent retries get "This confirmation was already used ... Restart the call"
-//!   (not retryable, says nothing of the outcome); when the instance resumes, the dropped
-//!   request either still deletes the note without recording the outcome (files; and
-//!   PostgreSQL, which commits claim and deletion together), and later retries are told
-//!   "No note title contains ...; nothing was deleted" (untruthful), or never deletes it
-//!   (files: the work after the claim is dropped with the request), a lost confirmation;
-//! - Redis stopping while a claim is written: "replay store unavailable (redis); nothing was
-//!   changed, retry later", then, once Redis is back, "already used" for the retry it asked
-//!   for, and the note is never deleted (a lost confirmation);
-//! - PostgreSQL, an instance killed (SIGKILL) after its transaction (claim and deletion)
-//!   committed and before the outcome was recorded: the proxy answers 502, and every resent
-//!   retry is told "No note title contains ...; nothing was deleted" (untruthful);
-//! - a SIGKILL between the claim and the unlink of a file note loses that confirmation by
-//!   design (files are deleted at most once): counted apart, not a failure.
+//! - an instance stopped (SIGSTOP) after it took a claim: the proxy answered 504 and dropped
+//!   the connection; resent retries got "already used ... Restart the call"; when the instance
+//!   resumed, the dropped request deleted the note without recording the outcome, and later
+//!   retries were told "No note title contains ...; nothing was deleted" (untruthful), or the
+//!   work after the claim was dropped with the request (a lost confirmation);
+//! - Redis stopping while a claim was written: the driver's own 0.5 s timeout answered
+//!   "nothing was changed, retry later" while the claim landed, then the retry got "already
+//!   used" and the note was never deleted;
+//! - PostgreSQL, an instance killed after its transaction (claim and deletion) committed and
+//!   before the outcome was recorded: every resent retry was told "nothing was deleted".
+//!
+//! A SIGKILL between the claim and the unlink of a file note loses that confirmation by
+//! design (files are deleted at most once): counted apart, not a failure.
 //!
 //! Skipped with a printed reason without HAProxy (unless `MCP_REQUIRE_HAPROXY`), PostgreSQL
 //! (unless `MCP_REQUIRE_POSTGRES`) or `redis-server` (unless `MCP_REQUIRE_REDIS`). The two
@@ -81,13 +78,11 @@ fn fleet_under_faults(store: StoreKind, require: &str) {
 }
 
 #[test]
-#[ignore = "fails intermittently on today's runtime (about 1 run in 4): an instance stopped mid-confirmation commits claim and deletion after the proxy's 504 dropped the client, records no outcome, and retries get 'already used, restart' then an untruthful 'nothing was deleted'; un-ignore with the runtime's claim/retry change"]
 fn a_fleet_on_postgres_under_faults_deletes_each_confirmed_note_once_and_says_so() {
     fleet_under_faults(StoreKind::Postgres, "MCP_REQUIRE_POSTGRES");
 }
 
 #[test]
-#[ignore = "fails on today's runtime: after a 504 (instance stopped) or a Redis restart, retries get 'already used, restart' (non-retryable), confirmations are lost, and a resumed instance deletes with no recorded outcome so retries are told 'nothing was deleted'; un-ignore with the runtime's claim/retry change"]
 fn a_fleet_on_redis_under_faults_deletes_each_confirmed_note_once_and_says_so() {
     fleet_under_faults(StoreKind::Redis, "MCP_REQUIRE_REDIS");
 }
