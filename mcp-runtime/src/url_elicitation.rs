@@ -29,7 +29,7 @@
 //! What happens, pass by pass ([`RequestContext::elicit_url`] with `&UrlLinks`):
 //!
 //! 1. **Mint.** The first pass mints a link `{base}{path}/{token}` (the configured public base
-//!    URL, e.g. [`HttpConfig::public_url`](crate::transport::HttpConfig), and the route path
+//!    URL, e.g. what `HttpConfig::public_url` says, and the route path
 //!    given to [`UrlLinks::new`]) and sends it as a URL-mode input request. The token is 256
 //!    random bits: a 128-bit lookup id and a 128-bit secret compared in constant time. Its
 //!    record is bound to the principal, to the flow's runtime-minted
