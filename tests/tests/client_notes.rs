@@ -78,8 +78,14 @@ async fn notes_export_as_a_task_over_stdio() {
         .timeout(Duration::from_secs(20))
         .build();
     let args = serde_json::json!({"workspaceUri": fx.uri});
-    let mut task = client.call_tool_as_task("notes_export", args).await.unwrap();
-    assert!(task.id().is_some(), "notes_export runs as a task for a task-aware client");
+    let mut task = client
+        .call_tool_as_task("notes_export", args)
+        .await
+        .unwrap();
+    assert!(
+        task.id().is_some(),
+        "notes_export runs as a task for a task-aware client"
+    );
     let bundle = task.wait(Duration::from_secs(30)).await.unwrap().text();
     assert!(bundle.starts_with("# Notes of file://"), "{bundle}");
     assert!(bundle.contains("<!-- tps-report-draft.md -->"), "{bundle}");

@@ -61,7 +61,7 @@ impl Client {
             .extensions
             .get_or_insert_with(Default::default)
             .entry(TASKS_EXTENSION.to_owned())
-            .or_insert_with(JsonObject::new);
+            .or_default();
         self.with_capabilities(capabilities)
     }
 
