@@ -19,6 +19,10 @@
 //!   [`Round`] to read ([`Round::form`] gives the form under a key as the author's own
 //!   `ElicitForm` type with its offered choices) and answer ([`Round::accept`],
 //!   [`Round::decline`], [`Round::cancel`]) before [`Round::retry`].
+//! - **Tasks**: [`Client::call_tool_as_task`] calls a tool with the tasks extension declared
+//!   and returns a [`ToolTask`]: [`ToolTask::wait`] polls `tasks/get` with backoff until the
+//!   result (answering input rounds inside the task with the handlers) or a deadline,
+//!   [`ToolTask::cancel`] sends `tasks/cancel`.
 //! - **By hand**: [`Client::resume`] retries a `tools/call` with any `inputResponses` and
 //!   `requestState`; [`Client::request`] sends any method with any params (this handle's
 //!   `_meta` merged in).
@@ -74,6 +78,7 @@ mod http;
 mod param_headers;
 mod round;
 mod stdio;
+mod task;
 mod transport;
 
 use std::collections::HashMap;
@@ -99,6 +104,7 @@ pub use handlers::InputHandlers;
 pub use http::HttpTransport;
 pub use round::{FormRequest, Round, Step};
 pub use stdio::StdioTransport;
+pub use task::{DEFAULT_POLL_CAP, FIRST_POLL, MAX_POLL, ToolTask};
 pub use transport::{InProcess, Outgoing, Transport};
 
 use mcp_types::ParamHeaderRule as HeaderRule;
@@ -609,6 +615,10 @@ impl Client {
         let name = match method {
             "tools/call" | "prompts/get" => params.get("name"),
             "resources/read" => params.get("uri"),
+            // Over HTTP the task methods name their task in `Mcp-Name`.
+            mcp_types::METHOD_TASKS_GET
+            | mcp_types::METHOD_TASKS_UPDATE
+            | mcp_types::METHOD_TASKS_CANCEL => params.get("taskId"),
             _ => None,
         }
         .and_then(Value::as_str)
@@ -689,6 +699,12 @@ impl Client {
             params.insert("requestState".into(), Value::String(state));
         }
         let result = self.send(call.method, params).await?;
+        if result.get("resultType").and_then(Value::as_str) == Some("task") {
+            return Err(ClientError::Protocol {
+                method: call.method.to_owned(),
+                detail: "the server started a task (resultType \"task\") because this request declared the tasks extension; call it with Client::call_tool_as_task, which waits for the task".into(),
+            });
+        }
         match decode::<MaybeInputRequired<T>>(call.method, result)? {
             MaybeInputRequired::Complete(t) => Ok(Step::Complete(t)),
             MaybeInputRequired::InputRequired(result) => Ok(Step::Pending(Round {

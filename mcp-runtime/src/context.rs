@@ -84,6 +84,7 @@ use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::service::{CancellationToken, NotificationSink};
 use crate::state::{ArgDigest, CorrelationId};
+use crate::url_elicitation::{LinkCompletion, LinkStage, UrlLinks, UrlTarget};
 
 mod cancellation;
 
@@ -475,41 +476,67 @@ impl RequestContext {
             .map_err(|e| HandlerError::protocol(ErrorObject::internal_error(e.to_string())))
     }
 
-    /// Sends the user to `url` out of band (URL-mode elicitation) under `key`; on the retry
-    /// returns the user's answer.
+    /// Sends the user out of band (URL-mode elicitation) under `key`, to a URL or to a
+    /// one-time link minted by [`UrlLinks`]; on the retry returns the user's answer.
     ///
-    /// `Accepted(())` means only that the user agreed to open the URL. It proves nothing about
-    /// what happened there: check your own record of the out-of-band step (keyed by
-    /// [`RequestContext::correlation_id`] and the principal) and, when it is not complete yet, ask
-    /// again with [`RequestContext::elicit_url_again`]. Because an acceptance carries no data it
-    /// is not carried into later rounds: on a later pass, check your record *before* calling
-    /// this again.
+    /// **With [`UrlLinks`]** (`ctx.elicit_url(key, message, &links)`, the way to write a
+    /// URL-mode tool): the runtime mints a one-time link bound to the principal and this
+    /// flow's [`CorrelationId`], sends it, and on the retry reads the link's record.
+    /// `Accepted(completion)` means the page was completed (for this principal, this flow,
+    /// this link: [`LinkCompletion`] carries what the page attached); an `accept` that came
+    /// before the page was completed is answered by asking again with the same link and a
+    /// message saying the step is not finished; `Declined` and `Cancelled` end as usual (the
+    /// link is revoked). Calling it again on a later round of the same flow returns the same
+    /// completion without asking. An expired, evicted or locked link, or a server without a
+    /// usable public base URL, ends the call with a tool error that says what to do. See
+    /// [`crate::url_elicitation`].
     ///
-    /// The URL must be `https://` or `http://`, must not be pre-authenticated (no credentials
-    /// or session in it: whoever opens the link must still prove who they are), and must not
-    /// contain a correlation id of this flow (`-32603` otherwise, a server bug).
+    /// ```
+    /// # use mcp_runtime::prelude::*;
+    /// # use mcp_runtime::url_elicitation::UrlLinks;
+    /// #[tool(requires(url_elicitation))]
+    /// async fn pay(ctx: &mut RequestContext, State(links): State<UrlLinks>) -> ToolResult<String> {
+    ///     match ctx.elicit_url("pay", "Pay the invoice on our page", &links).await? {
+    ///         Elicitation::Accepted(_) => Ok("paid".into()),
+    ///         _ => Ok("not paid".into()),
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// **With a URL** (`String`, `&str`): `Accepted(())` means only that the user agreed to
+    /// open the URL. It proves nothing about what happened there: check your own record of
+    /// the out-of-band step (keyed by [`RequestContext::correlation_id`] and the principal)
+    /// and, when it is not complete yet, ask again with
+    /// [`RequestContext::elicit_url_again`]. Because an acceptance carries no data it is not
+    /// carried into later rounds: on a later pass, check your record *before* calling this
+    /// again. The URL must be `https://` or `http://`, must not be pre-authenticated (no
+    /// credentials or session in it: whoever opens the link must still prove who they are),
+    /// and must not contain a correlation id of this flow (`-32603` otherwise, a server bug).
     ///
     /// The handler must declare URL elicitation (`requires(url_elicitation)`; an undeclared
     /// ask is `-32603`, a server bug). Needs URL-mode elicitation in this request's
-    /// capabilities (else `-32021` with `{"elicitation":{"url":{}}}`).
-    pub async fn elicit_url(
+    /// capabilities (else `-32021` with `{"elicitation":{"url":{}}}`, and no link is minted).
+    pub async fn elicit_url<U: UrlTarget>(
         &mut self,
         key: &str,
         message: impl Into<String>,
-        url: impl Into<String>,
+        target: U,
+    ) -> Result<Elicitation<U::Done>, HandlerError> {
+        target.ask(self, key, message.into()).await
+    }
+
+    /// [`RequestContext::elicit_url`] with a plain URL.
+    pub(crate) async fn elicit_plain_url(
+        &mut self,
+        key: &str,
+        message: String,
+        url: String,
     ) -> Result<Elicitation<()>, HandlerError> {
         let (digest, request) = self.url_request(key, message, url)?;
-        let decode = |v: &Value| {
-            ElicitResult::deserialize(v).ok().map(|r| match r.action {
-                ElicitAction::Accept => Elicitation::Accepted(()),
-                ElicitAction::Decline => Elicitation::Declined,
-                ElicitAction::Cancel => Elicitation::Cancelled,
-            })
-        };
         match self.mrtr.lookup(key, digest)? {
-            Lookup::Earlier(record) => decode(&record.response)
+            Lookup::Earlier(record) => decode_url_answer(&record.response)
                 .ok_or_else(|| refused("an answer from an earlier round is not understood")),
-            Lookup::Fresh => match decode(self.mrtr.response(key)) {
+            Lookup::Fresh => match decode_url_answer(self.mrtr.response(key)) {
                 Some(Elicitation::Cancelled) => Ok(Elicitation::Cancelled),
                 Some(answer) => {
                     // One-time: a replayed acceptance is refused. Not recorded in the next
@@ -523,6 +550,67 @@ impl RequestContext {
                 }
             },
             Lookup::Missing => {
+                self.mrtr.register(key, digest, request);
+                Err(HandlerError::input_required())
+            }
+        }
+    }
+
+    /// [`RequestContext::elicit_url`] with [`UrlLinks`]: the flow's one-time link, its
+    /// completion read from the link store (never from the client).
+    pub(crate) async fn elicit_link(
+        &mut self,
+        links: UrlLinks,
+        key: &str,
+        message: String,
+    ) -> Result<Elicitation<LinkCompletion>, HandlerError> {
+        // Declared and supported before anything is minted.
+        self.url_mode()?;
+        let correlation = self.correlation_id(key)?;
+        // A key the verified state says was asked already had its link: a missing one
+        // expired (or was revoked or evicted), and is not silently replaced.
+        let may_mint = !self.mrtr.was_asked(key);
+        let link = links
+            .link_for_pass(&self.principal, correlation, key, may_mint)
+            .await?;
+        if link.stage == LinkStage::Locked {
+            return Err(HandlerError::tool(
+                "The page for this step was locked after too many failed attempts; nothing was completed. Call the tool again (without requestState) for a new link.",
+            ));
+        }
+        let url = links.url_of(&link)?;
+        let completed = crate::url_elicitation::completion_of(&link);
+        let (digest, request) = self.url_request(key, message.clone(), url.clone())?;
+        let answer = match self.mrtr.lookup(key, digest)? {
+            Lookup::Fresh => decode_url_answer(self.mrtr.response(key)),
+            Lookup::Earlier(_) | Lookup::Missing => None,
+        };
+        match (answer, completed) {
+            (Some(Elicitation::Cancelled), _) => {
+                links.revoke(&link).await;
+                Ok(Elicitation::Cancelled)
+            }
+            (Some(Elicitation::Declined), _) => {
+                self.mrtr.claim(&self.principal).await?;
+                links.revoke(&link).await;
+                Ok(Elicitation::Declined)
+            }
+            (Some(Elicitation::Accepted(())), Some(done)) => {
+                // One-time: a replayed acceptance is refused.
+                self.mrtr.claim(&self.principal).await?;
+                Ok(Elicitation::Accepted(done))
+            }
+            (Some(Elicitation::Accepted(())), None) => {
+                // Consent without the page: ask again, same link, saying why. The state is
+                // used up, so only the new round's state goes on.
+                self.mrtr.claim(&self.principal).await?;
+                let (digest, request) = self.url_request(key, links.not_finished(&message), url)?;
+                self.mrtr.register(key, digest, request);
+                Err(HandlerError::input_required())
+            }
+            // Completed (on an earlier round, or before the client answered): done.
+            (None, Some(done)) => Ok(Elicitation::Accepted(done)),
+            (None, None) => {
                 self.mrtr.register(key, digest, request);
                 Err(HandlerError::input_required())
             }
@@ -547,18 +635,24 @@ impl RequestContext {
         Ok(HandlerError::input_required())
     }
 
-    fn url_request(
-        &mut self,
-        key: &str,
-        message: impl Into<String>,
-        url: impl Into<String>,
-    ) -> Result<(ArgDigest, InputRequest), HandlerError> {
+    /// Checks that the handler declared URL mode and this request's client supports it.
+    fn url_mode(&mut self) -> Result<(), HandlerError> {
         self.asks_in(AskMode::Url)?;
         if !self.meta.client_capabilities.supports_url() {
             return Err(missing(
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::url()),
             ));
         }
+        Ok(())
+    }
+
+    fn url_request(
+        &mut self,
+        key: &str,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<(ArgDigest, InputRequest), HandlerError> {
+        self.url_mode()?;
         let url = url.into();
         check_url(&url, self.mrtr.correlations())?;
         let digest = binding_digest("elicitation/create#url", key, &url).map_err(|e| {
@@ -1036,6 +1130,17 @@ fn decode_elicit<F: ElicitForm>(
         ElicitAction::Decline => Elicitation::Declined,
         ElicitAction::Cancel => Elicitation::Cancelled,
     }))
+}
+
+/// Decodes a URL-mode elicitation response: `None` when it is not a usable answer.
+fn decode_url_answer(response: &Value) -> Option<Elicitation<()>> {
+    ElicitResult::deserialize(response)
+        .ok()
+        .map(|r| match r.action {
+            ElicitAction::Accept => Elicitation::Accepted(()),
+            ElicitAction::Decline => Elicitation::Declined,
+            ElicitAction::Cancel => Elicitation::Cancelled,
+        })
 }
 
 /// Refuses URLs a client should not be sent: not http(s), or carrying a correlation id.

@@ -62,6 +62,7 @@ pub mod tasks;
 pub mod tool;
 pub mod transport;
 pub mod uri_template;
+pub mod url_elicitation;
 
 pub use mcp_macros::{ElicitChoice, ElicitForm, prompt, resource, tool};
 pub use principal::Principal;

@@ -164,6 +164,13 @@ impl Mrtr {
         Ok(id)
     }
 
+    /// Whether the verified state says `key` was asked (or answered) earlier in this flow.
+    pub(crate) fn was_asked(&self, key: &str) -> bool {
+        self.opened
+            .as_ref()
+            .is_some_and(|s| s.bindings.contains_key(key) || s.answers.contains_key(key))
+    }
+
     /// Every correlation id of this flow: carried by the state or minted on this pass.
     pub(crate) fn correlations(&self) -> impl Iterator<Item = &CorrelationId> {
         self.opened

@@ -16,6 +16,7 @@ pub use crate::tool::ToolError;
 pub use crate::tool::{
     HandlerError, IntoCallToolResult, Json, State, StateNeed, ToolHandler, ToolResult,
 };
+pub use crate::url_elicitation::{LinkCompletion, UrlLinks};
 pub use crate::{ElicitChoice, ElicitForm, prompt, resource, tool};
 pub use crate::{prompts, resources, tools};
 pub use mcp_types::{

@@ -241,10 +241,19 @@ async fn attack(c: &Client, url: &str) -> String {
     outcome(c).await
 }
 
-async fn connected(addr: SocketAddr, state: &str) -> bool {
+/// Retries the flow with `state`, accepting the link: whether the export is connected. A
+/// retry whose page is not finished is asked again under a new `requestState` (the one sent is
+/// used up), which replaces `state`.
+async fn connected(addr: SocketAddr, state: &mut String) -> bool {
     match call_connect(addr, ALICE, url_caps(), Some(state)).await {
         Ok(mcp_runtime::client::Step::Complete(r)) => r.text() == "The export is connected.",
-        _ => false,
+        Ok(mcp_runtime::client::Step::Pending(round)) => {
+            if let Some(next) = round.request_state() {
+                *state = next.to_owned();
+            }
+            false
+        }
+        Err(_) => false,
     }
 }
 
@@ -264,20 +273,20 @@ async fn the_connect_page_in_a_real_browser() {
     let steps = async {
         // The user's first link: another principal's token is refused, then the user's own
         // completes it, and the MCP retry sees it.
-        let (url, state) = fresh_link(addr, ALICE).await;
+        let (url, mut state) = fresh_link(addr, ALICE).await;
         let text = fill_in(&c, &url, BOB).await;
         assert!(text.contains("another user"), "{text}");
-        assert!(!connected(addr, &state).await);
+        assert!(!connected(addr, &mut state).await);
         let text = fill_in(&c, &url, ALICE).await;
         assert!(text.starts_with("Connected"), "{text}");
-        assert!(connected(addr, &state).await);
+        assert!(connected(addr, &mut state).await);
         // The same link a second time: refused.
         c.goto(&url).await.unwrap();
         let text = outcome(&c).await;
         assert!(text.contains("unknown, used or expired"), "{text}");
 
         // A second link, opened by the user (the browser now holds its cookie).
-        let (url, state) = fresh_link(addr, ALICE).await;
+        let (url, mut state) = fresh_link(addr, ALICE).await;
         c.goto(&url).await.unwrap();
         let csrf = c
             .find(Locator::Css("input[name=csrf]"))
@@ -308,11 +317,11 @@ async fn the_connect_page_in_a_real_browser() {
             .insert("/origin".to_owned(), attack_page(&url, &fields));
         let text = attack(&c, &format!("http://evil.test:{}/origin", attacker.port())).await;
         assert!(text.contains("Origin not allowed"), "{text}");
-        assert!(!connected(addr, &state).await);
+        assert!(!connected(addr, &mut state).await);
         // Neither attack spent the link: the user still completes it.
         let text = fill_in(&c, &url, ALICE).await;
         assert!(text.starts_with("Connected"), "{text}");
-        assert!(connected(addr, &state).await);
+        assert!(connected(addr, &mut state).await);
     };
     let finished = tokio::time::timeout(Duration::from_secs(60), steps).await;
     let _ = c.close().await;

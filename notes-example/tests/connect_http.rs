@@ -158,7 +158,11 @@ async fn connect_flow_binds_the_browser_user_to_the_principal() {
     assert!(connect.token_of(&Principal::new("bob")).is_none());
     // No valid MCP token at all.
     assert_eq!(submit_as(addr, &page, "not-a-token").await.status, 401);
-    assert!(!connect.is_complete(&Principal::new("alice"), ids(&state)));
+    assert!(
+        !connect
+            .is_complete(&Principal::new("alice"), ids(&state))
+            .await
+    );
     // Alice completes it; the link is then spent.
     assert_eq!(submit_as(addr, &page, ALICE).await.status, 200);
     assert_eq!(submit_as(addr, &page, ALICE).await.status, 404);
@@ -325,13 +329,13 @@ async fn the_form_needs_its_csrf_token_its_cookie_and_an_allowed_origin() {
         assert_eq!(reply.status, 403, "{origin}: {reply:?}");
         assert!(reply.body.contains("Origin not allowed"), "{reply:?}");
     }
-    assert!(!connect.is_complete(&alice, ids(&state)));
+    assert!(!connect.is_complete(&alice, ids(&state)).await);
 
     // The page's own origin, with both tokens: accepted.
     let own = format!("{cookie}Origin: http://{addr}\r\n");
     let reply = post(addr, &page.path, &own, &form(&page.csrf, ALICE)).await;
     assert_eq!(reply.status, 200, "{reply:?}");
-    assert!(connect.is_complete(&alice, ids(&state)));
+    assert!(connect.is_complete(&alice, ids(&state)).await);
 }
 
 #[tokio::test]

@@ -69,3 +69,31 @@ async fn notes_delete_over_stdio_step_by_step() {
     let err = client.discover().await.unwrap_err();
     assert!(matches!(err, ClientError::Transport(_)), "{err}");
 }
+
+#[tokio::test]
+async fn notes_export_as_a_task_over_stdio() {
+    let fx = NotesFixture::new().unwrap();
+    let transport = std::sync::Arc::new(spawn(&fx));
+    let client = Client::builder(transport.clone())
+        .timeout(Duration::from_secs(20))
+        .build();
+    let args = serde_json::json!({"workspaceUri": fx.uri});
+    let mut task = client
+        .call_tool_as_task("notes_export", args)
+        .await
+        .unwrap();
+    assert!(
+        task.id().is_some(),
+        "notes_export runs as a task for a task-aware client"
+    );
+    let bundle = task.wait(Duration::from_secs(30)).await.unwrap().text();
+    assert!(bundle.starts_with("# Notes of file://"), "{bundle}");
+    assert!(bundle.contains("<!-- tps-report-draft.md -->"), "{bundle}");
+    // The task is done: cancelling it changes nothing.
+    assert_eq!(
+        task.cancel().await.unwrap(),
+        mcp_types::TaskStatus::Completed
+    );
+    let status = transport.close(Duration::from_secs(10)).await.unwrap();
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}

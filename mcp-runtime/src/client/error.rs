@@ -98,6 +98,38 @@ pub enum ClientError {
         /// Its method (`elicitation/create` form or URL, `sampling/createMessage`, `roots/list`).
         method: String,
     },
+    /// A task ([`super::ToolTask::wait`]) was still running, or waiting for input, when the
+    /// wait's deadline passed. The task goes on: wait again with a longer deadline, or cancel
+    /// it with [`super::ToolTask::cancel`].
+    #[error(
+        "task `{task_id}` is still {status} after {after:?}; wait again with a longer deadline, or cancel it (ToolTask::cancel)",
+        status = status.as_str()
+    )]
+    TaskDeadline {
+        /// The task.
+        task_id: String,
+        /// Its status when the deadline passed.
+        status: mcp_types::TaskStatus,
+        /// The deadline that passed.
+        after: Duration,
+    },
+    /// A task ended with a protocol error (`failed`); `error` is the server's error, the same
+    /// a plain call would have got. A tool's own failure is not this: it completes with
+    /// `isError: true`.
+    #[error("task `{task_id}` failed: {error}")]
+    TaskFailed {
+        /// The task.
+        task_id: String,
+        /// The server's error.
+        error: Box<ErrorObject>,
+    },
+    /// A task was cancelled (by `tasks/cancel`, from this client or another holding its id)
+    /// before it finished; its result is gone. Call the tool again to run it again.
+    #[error("task `{task_id}` was cancelled before it finished; call the tool again to run it")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
     /// Step-by-step mode: a pending round was read or answered in a way that does not fit it
     /// (unknown key, a form read as a URL, a complete result expected while input is pending...).
     #[error("{0}")]
@@ -139,7 +171,8 @@ impl ClientError {
             | ClientError::Rpc(e)
             | ClientError::MissingCapability { error: e, .. }
             | ClientError::UnsupportedVersion { error: e, .. }
-            | ClientError::RateLimited { error: e, .. } => Some(&**e),
+            | ClientError::RateLimited { error: e, .. }
+            | ClientError::TaskFailed { error: e, .. } => Some(&**e),
             _ => None,
         }
     }

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Body;
@@ -35,7 +34,7 @@ pub fn routes(
     origins: OriginAllowlist,
 ) -> Router {
     Router::new()
-        .route("/connect/{id}", get(page).post(submit))
+        .route(&connect.links().route(), get(page).post(submit))
         .with_state(PageState {
             connect,
             auth,
@@ -73,7 +72,7 @@ fn outcome(status: StatusCode, message: &str) -> Response {
         "Not connected"
     };
     let body = html_page(title, &format!("<p id=\"outcome\">{message}</p>"));
-    let mut response = secure((status, Html(body)).into_response(), false);
+    let mut response = secure_headers((status, Html(body)).into_response(), false);
     if status.is_client_error() {
         // The body may be unread or half-read: do not keep the connection for another request.
         response
@@ -84,7 +83,7 @@ fn outcome(status: StatusCode, message: &str) -> Response {
 }
 
 /// Headers every page gets: no caching, no framing, no script, no cross-origin referrer.
-fn secure(mut response: Response, form_page: bool) -> Response {
+fn secure_headers(mut response: Response, form_page: bool) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(
@@ -112,30 +111,21 @@ fn secure(mut response: Response, form_page: bool) -> Response {
 }
 
 async fn page(AxumState(s): AxumState<PageState>, Path(id): Path<String>) -> Response {
-    let found = {
-        let inner = s.connect.lock();
-        let now = Instant::now();
-        inner
-            .links
-            .get(&id)
-            .filter(|l| l.usable(now))
-            .map(|l| {
-                let secure = inner.base.as_ref().is_some_and(|b| b.secure);
-                let path = inner.base.as_ref().map_or("", |b| b.path.as_str());
-                let max_age = l.expires.saturating_duration_since(now).as_secs().max(1);
-                // Scoped to this link's path: several open links do not clobber each other.
-                let cookie = format!(
-                    "{CSRF_COOKIE}={}; Path={path}/connect/{id}; Max-Age={max_age}; HttpOnly; SameSite=Strict{}",
-                    l.csrf,
-                    if secure { "; Secure" } else { "" }
-                );
-                (l.csrf.clone(), cookie)
-            })
+    let links = s.connect.links();
+    let open = match links.open(&id).await {
+        Ok(open) => open,
+        Err(refusal) => return refusal_response(&ConnectRefusal::from(refusal)),
     };
-    let Some((csrf, cookie)) = found else {
-        return outcome(StatusCode::NOT_FOUND, UNKNOWN_LINK);
-    };
-    let mut response = secure(Html(form_html(&csrf)).into_response(), true);
+    let secure = links.base_url().is_some_and(|b| b.is_secure());
+    // Scoped to this link's path: several open links do not clobber each other.
+    let cookie = format!(
+        "{CSRF_COOKIE}={}; Path={}; Max-Age={}; HttpOnly; SameSite=Strict{}",
+        open.csrf(),
+        links.page_path(&id),
+        open.expires_in().as_secs().max(1),
+        if secure { "; Secure" } else { "" }
+    );
+    let mut response = secure_headers(Html(form_html(open.csrf())).into_response(), true);
     if let Ok(cookie) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
@@ -162,12 +152,11 @@ fn origin_allowed(s: &PageState, headers: &HeaderMap) -> bool {
     let Ok(origin) = origin.to_str() else {
         return false;
     };
-    let own = s
-        .connect
-        .lock()
-        .base
-        .as_ref()
-        .is_some_and(|b| b.own_origin.allows(origin));
+    // Exactly the base URL's own origin.
+    let own =
+        s.connect.links().base_url().is_some_and(|b| {
+            OriginAllowlist::parse([b.origin()]).is_ok_and(|own| own.allows(origin))
+        });
     own || s.origins.allows(origin)
 }
 
@@ -187,6 +176,10 @@ fn refusal_response(refusal: &ConnectRefusal) -> Response {
             "This link belongs to another user; nothing was stored.",
         ),
         ConnectRefusal::EmptyToken => (StatusCode::BAD_REQUEST, "Enter the export service token."),
+        ConnectRefusal::Unavailable => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "The server could not check this link just now; try again in a moment.",
+        ),
     };
     outcome(status, text)
 }
@@ -208,7 +201,7 @@ async fn submit(
             "Forbidden: this form may only be submitted from its own page (Origin not allowed).",
         );
     }
-    if let Err(refusal) = s.connect.precheck(&id, cookie(&headers, CSRF_COOKIE)) {
+    if let Err(refusal) = s.connect.precheck(&id, cookie(&headers, CSRF_COOKIE)).await {
         tracing::info!(?refusal, "connect page submission refused before its body");
         return refusal_response(&refusal);
     }
@@ -234,7 +227,7 @@ async fn submit(
     if declared.is_some_and(|n| n > MAX_FORM_BYTES as u64) {
         return too_large();
     }
-    let deadline = s.connect.lock().body_deadline;
+    let deadline = s.connect.body_deadline();
     let read = tokio::time::timeout(deadline, Limited::new(body, MAX_FORM_BYTES).collect()).await;
     let body = match read {
         Ok(Ok(collected)) => collected.to_bytes(),
@@ -249,13 +242,16 @@ async fn submit(
     };
     let fields = parse_form(&body);
     let get = |k: &str| fields.get(k).map(String::as_str).unwrap_or_default();
-    let result = s.connect.submit(
-        &id,
-        get("csrf"),
-        s.auth.as_ref(),
-        get("mcp_token"),
-        get("export_token"),
-    );
+    let result = s
+        .connect
+        .submit(
+            &id,
+            get("csrf"),
+            s.auth.as_ref(),
+            get("mcp_token"),
+            get("export_token"),
+        )
+        .await;
     match result {
         Ok(()) => {
             tracing::info!(status = 200, "connect page submission completed");
