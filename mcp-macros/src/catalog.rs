@@ -146,23 +146,29 @@ pub(crate) fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenS
             return out;
         }
     };
-    let generated = generate(kind, attr, &func);
+    let (generated, repair) = generate(kind, attr, &func);
     params::strip_attrs(&mut func);
     match generated {
         Ok(t) => quote!(#func #t),
         Err(e) => {
+            repair.apply(&mut func);
             let e = e.to_compile_error();
             quote!(#func #e)
         }
     }
 }
 
-fn generate(kind: Kind, attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
+/// The expansion, and how to emit the function when it failed (see `context_use::Repair`).
+fn generate(
+    kind: Kind,
+    attr: TokenStream,
+    func: &syn::ItemFn,
+) -> (syn::Result<TokenStream>, crate::context_use::Repair) {
     let mut errors = Errors::default();
     let decl = parse(kind, attr, func, &mut errors);
-    validate(&decl, &mut errors);
-    errors.finish()?;
-    expand_decl(&decl)
+    let repair = validate(&decl, &mut errors);
+    let out = errors.finish().and_then(|()| expand_decl(&decl));
+    (out, repair)
 }
 
 /// Parse: attributes, name, URI and parameters.
@@ -196,8 +202,9 @@ fn parse<'a>(
     }
 }
 
-/// Validate: signature, name, URI, and which parameters this kind takes.
-fn validate(decl: &Decl<'_>, errors: &mut Errors) {
+/// Validate: signature, name, URI, which parameters this kind takes, and how the body uses
+/// the context.
+fn validate(decl: &Decl<'_>, errors: &mut Errors) -> crate::context_use::Repair {
     let (kind, what, sig) = (decl.kind, decl.kind.attr(), &decl.func.sig);
     if !sig.generics.params.is_empty() {
         errors.spanned(
@@ -254,6 +261,14 @@ fn validate(decl: &Decl<'_>, errors: &mut Errors) {
             errors,
         );
     }
+    crate::context_use::check(
+        what,
+        &decl.fn_name,
+        decl.func,
+        &decl.params,
+        crate::util::support_or_default(decl.attrs.krate.as_ref()),
+        errors,
+    )
 }
 
 fn validate_params(decl: &Decl<'_>, errors: &mut Errors) {
@@ -315,7 +330,7 @@ fn plan(decl: &Decl<'_>, ms: &TokenStream) -> Plan {
     let fixed_uri = decl.kind == Kind::Resource && !decl.uri.contains('{');
     for (i, p) in decl.params.iter().enumerate() {
         match p {
-            Param::Ctx { mutable, elem } => {
+            Param::Ctx { mutable, elem, .. } => {
                 plan.call_args.push(params::context_arg(*mutable, elem));
             }
             Param::Extract(ty) => {

@@ -163,23 +163,28 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return out;
         }
     };
-    let generated = generate(attr, &func);
+    let (generated, repair) = generate(attr, &func);
     params::strip_attrs(&mut func);
     match generated {
         Ok(t) => quote!(#func #t),
         Err(e) => {
+            repair.apply(&mut func);
             let e = e.to_compile_error();
             quote!(#func #e)
         }
     }
 }
 
-fn generate(attr: TokenStream, func: &syn::ItemFn) -> syn::Result<TokenStream> {
+/// The expansion, and how to emit the function when it failed (see `context_use::Repair`).
+fn generate(
+    attr: TokenStream,
+    func: &syn::ItemFn,
+) -> (syn::Result<TokenStream>, crate::context_use::Repair) {
     let mut errors = Errors::default();
     let decl = parse(attr, func, &mut errors);
-    validate(&decl, &mut errors);
-    errors.finish()?;
-    expand_decl(&decl)
+    let repair = validate(&decl, &mut errors);
+    let out = errors.finish().and_then(|()| expand_decl(&decl));
+    (out, repair)
 }
 
 /// Parse: attributes, name and parameters (errors collected, not returned early).
@@ -200,8 +205,8 @@ fn parse<'a>(attr: TokenStream, func: &'a syn::ItemFn, errors: &mut Errors) -> T
     }
 }
 
-/// Validate: what the signature and attributes may not be.
-fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
+/// Validate: what the signature and attributes may not be, and how the body uses the context.
+fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) -> crate::context_use::Repair {
     let sig = &decl.func.sig;
     if !sig.generics.params.is_empty() {
         errors.spanned(
@@ -270,6 +275,15 @@ fn validate(decl: &ToolDecl<'_>, errors: &mut Errors) {
              `#[serde(rename_all = \"...\")]`",
         );
     }
+    let handler = sig.ident.to_string();
+    crate::context_use::check(
+        "tool",
+        handler.strip_prefix("r#").unwrap_or(&handler),
+        decl.func,
+        &decl.params,
+        util::support_or_default(decl.attrs.krate.as_ref()),
+        errors,
+    )
 }
 
 /// How the generated `call` gets each parameter, and what the descriptor needs to know.
@@ -304,7 +318,7 @@ fn plan(decl: &ToolDecl<'_>, ms: &TokenStream) -> Plan {
     let args_var = format_ident!("__args");
     for (i, p) in decl.params.iter().enumerate() {
         match p {
-            Param::Ctx { mutable, elem } => {
+            Param::Ctx { mutable, elem, .. } => {
                 plan.call_args.push(params::context_arg(*mutable, elem));
             }
             Param::Extract(ty) => {
