@@ -20,6 +20,7 @@ mod router;
 mod secret;
 mod shape;
 mod tool;
+mod unlisted;
 mod util;
 
 use proc_macro::TokenStream;

@@ -20,7 +20,7 @@ pub(crate) enum Param {
         /// The referenced type.
         elem: syn::Type,
         /// The whole reference type, as written (where a wrong context type is reported).
-        ty: syn::Type,
+        ty: Box<syn::Type>,
         /// The parameter's name, when its pattern is a plain name.
         name: Option<syn::Ident>,
     },
@@ -120,7 +120,7 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
         return Ok(Param::Ctx {
             mutable: r.mutability.is_some(),
             elem: (*r.elem).clone(),
-            ty: ty.clone(),
+            ty: Box::new(ty.clone()),
             name: match &*pt.pat {
                 syn::Pat::Ident(pi) => Some(pi.ident.clone()),
                 _ => None,
