@@ -165,7 +165,10 @@ pub(crate) const UNKNOWN_TOOL_NAMES_SHOWN: usize = 20;
 ///
 /// Each entry is a path to a `#[tool]` function (the struct the attribute adds next to it is
 /// what is registered) or to a type implementing [`ToolHandler`] and `Default`. A function
-/// without `#[tool]` is a compile error that says to add it.
+/// without `#[tool]` is a compile error that says to add it; a `#[tool]` function that no
+/// router lists gets rustc's dead-code warning "function `x_is_not_listed_in_tools` is never
+/// used" (not for a `pub` one in a library), and a call of it the `-32602` "Unknown tool: x",
+/// which lists the tools the server has.
 #[macro_export]
 macro_rules! tools {
     ($($tool:tt)*) => {
