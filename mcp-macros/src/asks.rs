@@ -91,6 +91,11 @@ pub(crate) fn check(
     }
 }
 
+/// Whether `method` is one of the context's asking methods (all take `&mut self`).
+pub(crate) fn is_asking_method(method: &str) -> bool {
+    MODES.iter().any(|m| m.methods.contains(&method))
+}
+
 /// Collects the asking method calls in `tokens`, in order, looking inside every group.
 fn scan(tokens: TokenStream, asks: &mut Vec<Ask>) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();

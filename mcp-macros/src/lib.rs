@@ -13,12 +13,14 @@
 mod asks;
 mod catalog;
 mod choice;
+mod context_use;
 mod form;
 mod params;
 mod router;
 mod secret;
 mod shape;
 mod tool;
+mod unlisted;
 mod util;
 
 use proc_macro::TokenStream;
@@ -55,6 +57,19 @@ use proc_macro::TokenStream;
 /// syntax must declare that mode in `requires(..)` or `optional(..)`; otherwise the call is a
 /// compile error. (Another type's method of one of these names is called by path instead:
 /// `Type::sample(..)`.)
+///
+/// The body is also read against the context parameter (for `#[prompt]` and `#[resource]`
+/// too): `ctx.method(..)` with no parameter named `ctx` is an error at the use saying to add
+/// `ctx: &mut RequestContext` (or naming the context parameter under its other name), and a
+/// `&RequestContext` parameter that the body asks through, or mints a correlation id
+/// through, is an error at its type saying to take `&mut RequestContext`. Nothing is reported
+/// when a pattern binds the name or a macro could (rustc's own error then stands).
+///
+/// A `#[tool]` function that no router lists (and so is never offered) is reported by rustc's
+/// dead-code lint under a name that says so: "function `x_is_not_listed_in_tools` is never
+/// used" (`#[prompt]`: `_in_prompts`, `#[resource]`: `_in_resources`). Like any dead-code
+/// warning it is not given for a `pub` function of a library, and an `allow(dead_code)` on the
+/// function silences it.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     tool::expand(attr.into(), item.into()).into()

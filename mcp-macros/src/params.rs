@@ -15,7 +15,15 @@ use crate::util::Errors;
 /// One parameter of a handler function, as the macro reads it.
 pub(crate) enum Param {
     /// `&mut RequestContext` (or `&RequestContext`, or a reference to an alias of it).
-    Ctx { mutable: bool, elem: syn::Type },
+    Ctx {
+        mutable: bool,
+        /// The referenced type.
+        elem: syn::Type,
+        /// The whole reference type, as written (where a wrong context type is reported).
+        ty: Box<syn::Type>,
+        /// The parameter's name, when its pattern is a plain name.
+        name: Option<syn::Ident>,
+    },
     /// An owned parameter made by its `FromToolCall` impl.
     Extract(syn::Type),
     /// A documented parameter: one argument.
@@ -112,6 +120,11 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
         return Ok(Param::Ctx {
             mutable: r.mutability.is_some(),
             elem: (*r.elem).clone(),
+            ty: Box::new(ty.clone()),
+            name: match &*pt.pat {
+                syn::Pat::Ident(pi) => Some(pi.ident.clone()),
+                _ => None,
+            },
         });
     }
     if let (syn::Pat::Ident(pi), Some(t)) = (&*pt.pat, last_ident(ty))

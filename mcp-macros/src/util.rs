@@ -118,6 +118,13 @@ pub(crate) fn crate_path(custom: Option<&syn::LitStr>) -> syn::Result<syn::Path>
     }
 }
 
+/// `path::__macro_support_v1` for `crate = ".."` (or the default path when it is not a path,
+/// which is reported elsewhere).
+pub(crate) fn support_or_default(custom: Option<&syn::LitStr>) -> TokenStream {
+    let krate = crate_path(custom).unwrap_or_else(|_| syn::parse_quote!(::mcp_runtime));
+    support(&krate)
+}
+
 /// `path::__macro_support_v1`.
 pub(crate) fn support(krate: &syn::Path) -> TokenStream {
     quote!(#krate::__macro_support_v1)

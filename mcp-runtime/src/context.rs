@@ -79,7 +79,9 @@ pub use crate::form::{ElicitForm, FormError};
 use crate::handler_error::HandlerError;
 pub(crate) use crate::mrtr::Mrtr;
 pub use crate::mrtr::REPLAYED_META_KEY;
-use crate::mrtr::{FreshAnswer, Lookup, Sealing, binding_digest, form_binding_digest, refused};
+use crate::mrtr::{
+    AskShape, FreshAnswer, KeyReuse, Lookup, Sealing, binding_digest, form_binding_digest, refused,
+};
 use crate::replay::ActionError;
 pub use crate::replay::ClaimWork;
 use crate::service::{CancellationToken, NotificationSink};
@@ -283,6 +285,13 @@ impl RequestContext {
     /// (see [the module docs](self)). A protocol error ([`HandlerError::protocol`]) still
     /// passes through.
     ///
+    /// A key names one question of the flow: asking another form (or a sampling or roots
+    /// request) under a key the same pass already asked under fails the request with `-32603`,
+    /// a server bug naming the handler and the key (a retry brings one answer per key; the
+    /// tool runs from the top each round, so a key reused in a later round is found on the
+    /// retry that reaches it). The same form under its key with other choices is no bug: the
+    /// client is told to restart the call, and is asked again.
+    ///
     /// The handler must declare form elicitation (`#[tool(requires(form_elicitation))]`,
     /// checked before it runs; `#[tool]` refuses an undeclared call at compile time); an
     /// undeclared ask fails the request with `-32603`, a server bug. Needs form-mode
@@ -409,6 +418,7 @@ impl RequestContext {
                 ClientCapabilities::none().with_elicitation(ElicitationCapability::form()),
             ));
         }
+        self.mrtr.note_ask(key, AskShape::form::<F>())?;
         // A select with nothing to pick cannot be answered: refuse it here, with the field's
         // name, rather than send `"enum": []` and wait for an answer that cannot come.
         F::check_choices(choices).map_err(|e| {
@@ -722,7 +732,7 @@ impl RequestContext {
                     "sampling request failed to serialise: {e}"
                 )))
             })?;
-        self.resolve_typed::<CreateMessageResult>(key, digest, || {
+        self.resolve_typed::<CreateMessageResult>(key, digest, "a sampling request", || {
             InputRequest::CreateMessage(CreateMessageRequest::new(params))
         })
         .await
@@ -755,7 +765,7 @@ impl RequestContext {
             )))
         })?;
         Ok(self
-            .resolve_typed::<ListRootsResult>(key, digest, || {
+            .resolve_typed::<ListRootsResult>(key, digest, "a roots request", || {
                 InputRequest::ListRoots(ListRootsRequest::new())
             })
             .await?
@@ -805,8 +815,9 @@ impl RequestContext {
         outcome: Result<T, HandlerError>,
         handler: HandlerId<'_>,
     ) -> Result<T, HandlerError> {
-        // Two flag checks on the common path; the rest is out of line.
-        if self.undeclared.is_none() && !self.mrtr.has_pending() {
+        // Three flag checks on the common path; the rest is out of line.
+        if self.undeclared.is_none() && !self.mrtr.has_pending() && self.mrtr.key_reuse().is_none()
+        {
             return outcome;
         }
         self.settle_unusual(outcome, handler)
@@ -820,6 +831,9 @@ impl RequestContext {
     ) -> Result<T, HandlerError> {
         if let Some(mode) = self.undeclared {
             return Err(undeclared_ask(mode, handler));
+        }
+        if let Some(reuse) = self.mrtr.key_reuse() {
+            return Err(key_reused(reuse, handler));
         }
         let returned = match &outcome {
             Err(e) if e.is_input_required() || e.as_protocol().is_some() => return outcome,
@@ -844,12 +858,14 @@ impl RequestContext {
         Err(HandlerError::input_required())
     }
 
-    async fn resolve_typed<T: serde::de::DeserializeOwned>(
+    async fn resolve_typed<T: serde::de::DeserializeOwned + 'static>(
         &mut self,
         key: &str,
         digest: ArgDigest,
+        what: &'static str,
         request: impl FnOnce() -> InputRequest,
     ) -> Result<Option<T>, HandlerError> {
+        self.mrtr.note_ask(key, AskShape::request::<T>(what))?;
         match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => T::deserialize(&record.response)
                 .map(Some)
@@ -1099,6 +1115,23 @@ fn undeclared_ask(mode: AskMode, handler: HandlerId<'_>) -> HandlerError {
         explain(&crate::log_safe::LogSafe(handler.name))
     );
     HandlerError::protocol(ErrorObject::internal_error(explain(&handler.name)))
+}
+
+/// The server-bug error of two different questions asked under one key in one pass, logged
+/// as an error: it names the handler and the key (see `Mrtr::note_ask`).
+fn key_reused(reuse: &KeyReuse, handler: HandlerId<'_>) -> HandlerError {
+    let kind = handler.kind.noun();
+    tracing::error!(
+        handler = %crate::log_safe::LogSafe(handler.name),
+        "{}",
+        reuse.message(Some(&format_args!(
+            "{kind} `{}`",
+            crate::log_safe::LogSafe(handler.name)
+        )))
+    );
+    HandlerError::protocol(ErrorObject::internal_error(
+        reuse.message(Some(&format_args!("{kind} `{}`", handler.name))),
+    ))
 }
 
 enum Resolved<T> {

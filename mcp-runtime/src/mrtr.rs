@@ -50,6 +50,11 @@ pub(crate) struct Mrtr {
     /// The outcome an earlier, identical retry recorded, found when this pass's claim was
     /// refused: the call's answer (see [`Mrtr::finish_call`]).
     replayed: Option<RecordedOutcome>,
+    /// What this pass asked under each key, in order (see [`Mrtr::note_ask`]).
+    asked: Vec<(String, AskShape)>,
+    /// The first key this pass asked two different questions under: the author's bug,
+    /// reported by [`crate::context::RequestContext::settle_pass`].
+    reused: Option<Box<KeyReuse>>,
     /// How long to wait for the outcome of a copy of this retry still at work elsewhere
     /// ([`crate::server::Limits::duplicate_wait`]); `None` when the request records no
     /// outcomes (prompts and resources: a claim without one is simply used).
@@ -100,6 +105,8 @@ impl Mrtr {
             claimed: false,
             new_correlations: BTreeMap::new(),
             replayed: None,
+            asked: Vec::new(),
+            reused: None,
             duplicate_wait: None,
             answered_early: false,
         }
@@ -237,6 +244,47 @@ impl Mrtr {
         self.pending_bindings.insert(key.to_owned(), digest);
     }
 
+    /// Notes that this pass asks `shape` under `key`, before the answer is looked up.
+    ///
+    /// One pass asking two different questions under one key (two form types, or a form and
+    /// a sampling request) is the author's bug, not the client's: the retry brings one answer
+    /// per key, so whichever question comes second could never be answered, and the client
+    /// told to restart would loop. It is remembered (the pass then fails with the server-bug
+    /// error naming the handler and the key, whatever the handler returns) and this ask fails.
+    /// The same question asked again under its key (a changed list of choices included) is no
+    /// bug: [`Mrtr::lookup`] decides about it.
+    pub(crate) fn note_ask(&mut self, key: &str, shape: AskShape) -> Result<(), HandlerError> {
+        match self.asked.iter().find(|(k, _)| k == key) {
+            Some((_, first)) if *first == shape => Ok(()),
+            Some((_, first)) => {
+                let reuse = KeyReuse {
+                    key: key.to_owned(),
+                    first: *first,
+                    second: shape,
+                };
+                let error =
+                    HandlerError::protocol(ErrorObject::internal_error(reuse.message(None)));
+                if self.reused.is_none() {
+                    self.reused = Some(Box::new(reuse));
+                }
+                Err(error)
+            }
+            None => {
+                if self.asked.is_empty() {
+                    // Most passes ask one thing (see `register`).
+                    self.asked.reserve_exact(1);
+                }
+                self.asked.push((key.to_owned(), shape));
+                Ok(())
+            }
+        }
+    }
+
+    /// The first key this pass asked two different questions under (see [`Mrtr::note_ask`]).
+    pub(crate) fn key_reuse(&self) -> Option<&KeyReuse> {
+        self.reused.as_deref()
+    }
+
     /// Where the answer under `key` comes from, given what the tool would show now.
     pub(crate) fn lookup(&self, key: &str, digest: ArgDigest) -> Result<Lookup, HandlerError> {
         let Some(state) = &self.opened else {
@@ -273,6 +321,80 @@ impl Mrtr {
     }
 }
 
+/// What kind of question an ask is: a form of one type, or one of the other requests. Two
+/// different kinds under one key in one pass are the author's bug (see [`Mrtr::note_ask`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AskShape {
+    id: std::any::TypeId,
+    /// The form's type name, or what the request is.
+    name: &'static str,
+    form: bool,
+}
+
+impl AskShape {
+    /// The form `F`.
+    pub(crate) fn form<F: 'static>() -> Self {
+        AskShape {
+            id: std::any::TypeId::of::<F>(),
+            name: std::any::type_name::<F>(),
+            form: true,
+        }
+    }
+
+    /// A request answered with a `T` (`what` says what it is: "a sampling request").
+    pub(crate) fn request<T: 'static>(what: &'static str) -> Self {
+        AskShape {
+            id: std::any::TypeId::of::<T>(),
+            name: what,
+            form: false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.form {
+            format!("the form `{}`", self.name)
+        } else {
+            self.name.to_owned()
+        }
+    }
+}
+
+/// Two different questions asked under one key in one pass.
+#[derive(Debug)]
+pub(crate) struct KeyReuse {
+    key: String,
+    first: AskShape,
+    second: AskShape,
+}
+
+impl KeyReuse {
+    /// The server-bug message, naming the handler when it is known (`"tool `x`"`).
+    pub(crate) fn message(&self, handler: Option<&dyn std::fmt::Display>) -> String {
+        let who = match handler {
+            Some(h) => h.to_string(),
+            None => "this handler".to_owned(),
+        };
+        let key = crate::log_safe::LogSafe(&self.key);
+        if self.first.form && self.second.form {
+            format!(
+                "server bug: {who} asks two different forms under the key `{key}` ({}, then {}); \
+                 give each form its own key (a retry brings one answer per key, so the second \
+                 form could never be answered)",
+                self.first.describe(),
+                self.second.describe(),
+            )
+        } else {
+            format!(
+                "server bug: {who} asks two different things under the key `{key}` ({}, then \
+                 {}); give each its own key (a retry brings one answer per key, so the second \
+                 could never be answered)",
+                self.first.describe(),
+                self.second.describe(),
+            )
+        }
+    }
+}
+
 /// Where a keyed answer comes from.
 pub(crate) enum Lookup {
     /// Accepted in an earlier round (inside the signed state).
@@ -302,6 +424,38 @@ mod tests {
             RequestedSchema::new().field("id", StringSchema::new(), true),
         )
         .into()
+    }
+
+    #[test]
+    fn one_key_holds_one_kind_of_question_per_pass() {
+        struct Pick;
+        struct Confirm;
+        let mut mrtr = Mrtr::first(Arc::new(MemoryReplayStore::new(16)));
+        // The same form again under its key, and another form under another key: fine.
+        mrtr.note_ask("pick", AskShape::form::<Pick>()).unwrap();
+        mrtr.note_ask("pick", AskShape::form::<Pick>()).unwrap();
+        mrtr.note_ask("confirm", AskShape::form::<Confirm>())
+            .unwrap();
+        assert!(mrtr.key_reuse().is_none());
+        // Another form, or a sampling request, under a used key: the author's bug.
+        let e = mrtr
+            .note_ask("pick", AskShape::form::<Confirm>())
+            .unwrap_err();
+        let message = e.as_protocol().unwrap().message().to_owned();
+        assert!(
+            message.contains("two different forms under the key `pick`"),
+            "{message}"
+        );
+        let e = mrtr
+            .note_ask("confirm", AskShape::request::<u8>("a sampling request"))
+            .unwrap_err();
+        assert!(e.as_protocol().is_some());
+        // The first reuse is the one reported.
+        let first = mrtr.key_reuse().unwrap().message(Some(&"tool `t`"));
+        assert!(
+            first.starts_with("server bug: tool `t` asks two different forms under the key `pick`"),
+            "{first}"
+        );
     }
 
     #[test]

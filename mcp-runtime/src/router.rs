@@ -124,13 +124,51 @@ impl ToolRouter {
     pub fn duplicates(&self) -> &[String] {
         &self.duplicates
     }
+
+    /// The `-32602` for a `tools/call` naming `name`, which no registered tool has: `Unknown
+    /// tool: {name}`, then the tools there are (the first [`UNKNOWN_TOOL_NAMES_SHOWN`], in
+    /// registration order; `tools/list` shows them to anyone anyway), so that a model can
+    /// correct a misspelt name, and the author's likely mistake: a `#[tool]` function left out
+    /// of `tools![..]`, which nothing else reports (a `pub` one in a library is legitimately
+    /// never registered there).
+    pub(crate) fn unknown_tool(&self, name: &str) -> mcp_types::ErrorObject {
+        use std::fmt::Write as _;
+        let mut message = format!("Unknown tool: {name}. ");
+        let mut names = self.tools.iter().map(|t| t.descriptor().name.as_str());
+        match names.next() {
+            None => message.push_str("This server has no tools"),
+            Some(first) => {
+                message.push_str("This server's tools: ");
+                message.push_str(first);
+                for n in names.by_ref().take(UNKNOWN_TOOL_NAMES_SHOWN - 1) {
+                    message.push_str(", ");
+                    message.push_str(n);
+                }
+                let more = names.count();
+                if more > 0 {
+                    let _ = write!(message, " and {more} more");
+                }
+            }
+        }
+        message.push_str(
+            ". If it is a `#[tool]` function of this server, register it: list it in \
+             `tools![..]` given to `ServerBuilder::tools`",
+        );
+        mcp_types::ErrorObject::invalid_params(message)
+    }
 }
+
+/// How many tool names [`ToolRouter::unknown_tool`]'s message lists at most.
+pub(crate) const UNKNOWN_TOOL_NAMES_SHOWN: usize = 20;
 
 /// Builds a [`ToolRouter`] from `#[tool]` functions: `tools![notes_list, notes_delete]`.
 ///
 /// Each entry is a path to a `#[tool]` function (the struct the attribute adds next to it is
 /// what is registered) or to a type implementing [`ToolHandler`] and `Default`. A function
-/// without `#[tool]` is a compile error that says to add it.
+/// without `#[tool]` is a compile error that says to add it; a `#[tool]` function that no
+/// router lists gets rustc's dead-code warning "function `x_is_not_listed_in_tools` is never
+/// used" (not for a `pub` one in a library), and a call of it the `-32602` "Unknown tool: x",
+/// which lists the tools the server has.
 #[macro_export]
 macro_rules! tools {
     ($($tool:tt)*) => {

@@ -164,6 +164,97 @@ async fn maybe_sample(ctx: &mut RequestContext) -> Result<String, HandlerError> 
     Ok(format!("model {}", ctx.sample("s", ask).await?.model))
 }
 
+/// Which note: one of the candidates the server holds when it asks.
+#[derive(ElicitForm)]
+struct PickNote {
+    /// The note
+    #[form(choices)]
+    note: String,
+}
+
+/// The notes a pick offers; a test changes them between rounds.
+#[derive(Clone, Default)]
+struct Candidates(Arc<Mutex<Vec<String>>>);
+
+impl Candidates {
+    fn of(notes: &[&str]) -> Self {
+        let candidates = Self::default();
+        candidates.set(notes);
+        candidates
+    }
+    fn set(&self, notes: &[&str]) {
+        *self.0.lock().unwrap() = notes.iter().map(|n| (*n).to_owned()).collect();
+    }
+    fn get(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// The author's bug, in one pass: two forms registered under one key.
+#[tool(destructive, requires(form_elicitation))]
+async fn one_key_one_pass(
+    ctx: &mut RequestContext,
+    State(candidates): State<Candidates>,
+) -> Result<String, HandlerError> {
+    let pick = ctx
+        .try_elicit::<PickNote>(
+            "choice",
+            "Which one?",
+            PickNote::choices().note(candidates.get()),
+        )
+        .await?;
+    let confirm = ctx.try_elicit::<Confirm>("choice", "Sure?", ()).await?;
+    ctx.await_inputs()?;
+    Ok(format!("{} {}", pick.is_some(), confirm.is_some()))
+}
+
+/// The author's bug, across rounds: the key of the pick reused for the confirmation.
+#[tool(destructive, requires(form_elicitation))]
+async fn one_key_two_rounds(
+    ctx: &mut RequestContext,
+    State(candidates): State<Candidates>,
+) -> Result<String, HandlerError> {
+    let choices = PickNote::choices().note(candidates.get());
+    let Elicitation::Accepted(pick) = ctx
+        .elicit::<PickNote>("choice", "Which one?", choices)
+        .await?
+    else {
+        return Ok("nothing picked".into());
+    };
+    match ctx.elicit::<Confirm>("choice", "Sure?", ()).await? {
+        Elicitation::Accepted(c) if c.confirm => Ok(format!("deleted {}", pick.note)),
+        _ => Ok("kept".into()),
+    }
+}
+
+/// The same, with the sampling request under the form's key: swallowed, still a server bug.
+#[tool(requires(form_elicitation, sampling))]
+async fn one_key_form_and_sampling(ctx: &mut RequestContext) -> Result<String, HandlerError> {
+    let _ = ctx.try_elicit::<Confirm>("ask", "Sure?", ()).await?;
+    let ask = CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 10);
+    let sampled = ctx.try_sample("ask", ask).await.ok().flatten();
+    Ok(format!("{}", sampled.is_some()))
+}
+
+/// Done right: one key per form; the candidates may change between rounds.
+#[tool(destructive, requires(form_elicitation))]
+async fn pick_then_confirm(
+    ctx: &mut RequestContext,
+    State(candidates): State<Candidates>,
+) -> Result<String, HandlerError> {
+    let choices = PickNote::choices().note(candidates.get());
+    let Elicitation::Accepted(pick) = ctx
+        .elicit::<PickNote>("choice", "Which one?", choices)
+        .await?
+    else {
+        return Ok("nothing picked".into());
+    };
+    match ctx.elicit::<Confirm>("confirm", "Sure?", ()).await? {
+        Elicitation::Accepted(c) if c.confirm => Ok(format!("deleted {}", pick.note)),
+        _ => Ok("kept".into()),
+    }
+}
+
 /// A hand-written tool that asks in the mode `arguments.mode` names without declaring any:
 /// what `#[tool]` cannot see. It counts its runs before asking.
 struct Undeclared(Tool, ClientCapabilities);
@@ -229,6 +320,11 @@ impl ToolHandler for Undeclared {
 }
 
 fn server() -> (Server, Counts) {
+    server_with(Candidates::of(&["groceries", "todo"]))
+}
+
+/// The test server, offering `candidates` to pick from.
+fn server_with(candidates: Candidates) -> (Server, Counts) {
     let counts = Counts::default();
     let server = Server::builder(Implementation::new("ask-safety", "1"))
         .tools(tools![
@@ -240,11 +336,16 @@ fn server() -> (Server, Counts) {
             delete_in_task,
             declared_counting,
             maybe_sample,
+            one_key_one_pass,
+            one_key_two_rounds,
+            one_key_form_and_sampling,
+            pick_then_confirm,
             Undeclared
         ])
         .prompts(prompts![confirm_prompt])
         .resources(resources![guarded])
         .state(counts.clone())
+        .state(candidates)
         .build()
         .unwrap();
     (server, counts)
@@ -557,5 +658,138 @@ async fn an_optional_capability_is_not_required_but_allows_the_ask() {
     assert_eq!(
         r["result"]["inputRequests"]["s"]["method"], "sampling/createMessage",
         "{r}"
+    );
+}
+
+/// Checks `r` is the server-bug error of tool `tool` asking two different things under `key`.
+fn key_reuse_error(r: &Value, tool: &str, key: &str) -> String {
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with("server bug: ")
+            && message.contains(&format!("tool `{tool}`"))
+            && message.contains(&format!("under the key `{key}`"))
+            && message.contains("its own key"),
+        "{message}"
+    );
+    message
+}
+
+#[tokio::test]
+async fn two_forms_under_one_key_in_one_pass_are_a_server_bug_on_the_first_call() {
+    let (server, _) = server();
+    let (capture, _guard) = Capture::install();
+    let r = call(&server, "one_key_one_pass", form(), json!({})).await;
+    let message = key_reuse_error(&r, "one_key_one_pass", "choice");
+    assert!(
+        message.contains("two different forms")
+            && message.contains("PickNote")
+            && message.contains("Confirm"),
+        "{message}"
+    );
+    let log = capture.text();
+    assert!(
+        log.contains("ERROR")
+            && log.contains("tool `one_key_one_pass`")
+            && log.contains("`choice`"),
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_key_reused_in_a_later_round_is_a_server_bug_not_a_restart() {
+    let (server, _) = server();
+    let (capture, _guard) = Capture::install();
+    let first = call(&server, "one_key_two_rounds", form(), json!({})).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap();
+    // Before: -32602 "requestState is invalid: ... restart the call", on every restart.
+    let retry = send(
+        &server,
+        "tools/call",
+        form(),
+        json!({"name": "one_key_two_rounds", "arguments": {}, "requestState": state,
+               "inputResponses": {"choice": {"action": "accept", "content": {"note": "todo"}}}}),
+    )
+    .await;
+    let message = key_reuse_error(&retry, "one_key_two_rounds", "choice");
+    assert!(message.contains("two different forms"), "{message}");
+    assert!(capture.text().contains("ERROR"), "{}", capture.text());
+}
+
+#[tokio::test]
+async fn a_form_and_a_sampling_request_under_one_key_are_a_server_bug_even_swallowed() {
+    let (server, _) = server();
+    let r = call(
+        &server,
+        "one_key_form_and_sampling",
+        everything(),
+        json!({}),
+    )
+    .await;
+    let message = key_reuse_error(&r, "one_key_form_and_sampling", "ask");
+    assert!(
+        message.contains("two different things") && message.contains("a sampling request"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn changed_candidates_are_asked_again_not_a_server_bug() {
+    let candidates = Candidates::of(&["groceries", "todo"]);
+    let (server, _) = server_with(candidates.clone());
+    let first = call(&server, "pick_then_confirm", form(), json!({})).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    // The world changes between rounds: what the pick would show now is not what was shown.
+    candidates.set(&["groceries", "todo", "ideas"]);
+    let retry = send(
+        &server,
+        "tools/call",
+        form(),
+        json!({"name": "pick_then_confirm", "arguments": {}, "requestState": state,
+               "inputResponses": {"choice": {"action": "accept", "content": {"note": "todo"}}}}),
+    )
+    .await;
+    assert_eq!(retry["error"]["code"], -32602, "{retry}");
+    let message = retry["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("changed since it was asked") && message.contains("restart the call"),
+        "{message}"
+    );
+    // The restart asks again, offering what there is now.
+    let again = call(&server, "pick_then_confirm", form(), json!({})).await;
+    assert_eq!(
+        again["result"]["inputRequests"]["choice"]["params"]["requestedSchema"]["properties"]["note"]
+            ["enum"],
+        json!(["groceries", "todo", "ideas"]),
+        "{again}"
+    );
+    // And the flow runs to its end: one key per form.
+    let state = again["result"]["requestState"].as_str().unwrap().to_owned();
+    let picked = send(
+        &server,
+        "tools/call",
+        form(),
+        json!({"name": "pick_then_confirm", "arguments": {}, "requestState": state,
+               "inputResponses": {"choice": {"action": "accept", "content": {"note": "ideas"}}}}),
+    )
+    .await;
+    assert_eq!(picked["result"]["resultType"], "input_required", "{picked}");
+    let state = picked["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let done = send(
+        &server,
+        "tools/call",
+        form(),
+        json!({"name": "pick_then_confirm", "arguments": {}, "requestState": state,
+               "inputResponses": accept()}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "deleted ideas",
+        "{done}"
     );
 }

@@ -173,7 +173,77 @@ async fn invalid_call_params_and_unknown_tool_are_32602() {
         assert_eq!(r["id"], 4);
     }
     let r = send(&s, &call(1, "nope", json!({}), json!({}))).await;
-    assert_eq!(r["error"]["message"], "Unknown tool: nope");
+    // The tools there are, and the author's likely mistake.
+    assert_eq!(
+        r["error"]["message"],
+        "Unknown tool: nope. This server's tools: plain, delete. If it is a `#[tool]` function \
+         of this server, register it: list it in `tools![..]` given to `ServerBuilder::tools`"
+    );
+}
+
+/// A hand-written tool named `t{i}`.
+struct Numbered(mcp_types::Tool, mcp_types::ClientCapabilities);
+
+impl Numbered {
+    fn new(i: usize) -> Self {
+        let Value::Object(o) = json!({"type": "object"}) else {
+            unreachable!()
+        };
+        Self(
+            mcp_types::Tool::new(format!("t{i}"), mcp_types::InputSchema::new(o).unwrap()),
+            mcp_types::ClientCapabilities::none(),
+        )
+    }
+}
+
+impl ToolHandler for Numbered {
+    fn descriptor(&self) -> &mcp_types::Tool {
+        &self.0
+    }
+    fn required_capabilities(&self) -> &mcp_types::ClientCapabilities {
+        &self.1
+    }
+    fn call<'a>(
+        &'a self,
+        _ctx: &'a mut RequestContext,
+        _args: mcp_types::JsonObject,
+    ) -> futures::future::BoxFuture<'a, Result<CallToolResult, HandlerError>> {
+        Box::pin(async { "ran".into_call_tool_result() })
+    }
+}
+
+/// A `#[tool]` function left out of `tools![..]`.
+#[tool]
+fn forgotten() -> String {
+    "never offered".into()
+}
+
+#[tokio::test]
+async fn an_unknown_tool_lists_at_most_twenty_names() {
+    let many = (0..25).fold(mcp_runtime::router::ToolRouter::new(), |router, i| {
+        router.with(Numbered::new(i))
+    });
+    let s = Server::builder(Implementation::new("test", "1.0"))
+        .tools(many)
+        .build()
+        .unwrap();
+    let r = send(&s, &call(1, "forgotten", json!({}), json!({}))).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Unknown tool: forgotten. This server's tools: t0, t1, ")
+            && message.contains(", t19 and 5 more. ")
+            && !message.contains("t20")
+            && message.contains("register it: list it in `tools![..]`"),
+        "{message}"
+    );
+    // Registered, it is offered.
+    let s = Server::builder(Implementation::new("test", "1.0"))
+        .tools(tools![forgotten])
+        .build()
+        .unwrap();
+    let r = send(&s, &call(1, "forgotten", json!({}), json!({}))).await;
+    assert_eq!(r["result"]["content"][0]["text"], "never offered", "{r}");
 }
 
 #[tokio::test]

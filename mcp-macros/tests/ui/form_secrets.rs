@@ -29,4 +29,28 @@ struct SignIn {
     session_cookie_name: String,
 }
 
+// The names that once slipped through, and lookalikes that must keep passing.
+#[derive(ElicitForm)]
+struct Recovery {
+    auth_code: String,
+    bearer: String,
+    pwd: String,
+    pass: String,
+    passcode: String,
+    verification_code: String,
+    session_cookie: String,
+    recovery_phrase: String,
+    mnemonic: String,
+    account_number: String,
+    routing_number: String,
+    bank_account: String,
+    // None of these is reported:
+    token_count: u32,
+    pinned: bool,
+    spinner: bool,
+    secretary: String,
+    key_layout: String,
+    tokenizer: String,
+}
+
 fn main() {}

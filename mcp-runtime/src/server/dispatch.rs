@@ -472,7 +472,7 @@ impl Server {
         };
         let name = params.name;
         let Some(tool) = self.inner.router.get(&name) else {
-            return CallStep::Done(error_reply(Some(id), ErrorObject::unknown_tool(&name)));
+            return CallStep::Done(error_reply(Some(id), self.inner.router.unknown_tool(&name)));
         };
         // What the transport received beside the body (HTTP's `Mcp-Param-*` headers) must
         // mirror the arguments the tool declares `x-mcp-header` on: routing decisions made
