@@ -663,6 +663,11 @@ impl RequestContext {
         url: impl Into<String>,
     ) -> Result<(ArgDigest, InputRequest), HandlerError> {
         self.url_mode()?;
+        // One key, one question: a URL under a key a form already uses is the author's bug.
+        self.mrtr.note_ask(
+            key,
+            AskShape::request::<mcp_types::ElicitRequestUrlParams>("a URL-mode elicitation"),
+        )?;
         let url = url.into();
         check_url(&url, self.mrtr.correlations())?;
         let digest = binding_digest("elicitation/create#url", key, &url).map_err(|e| {
