@@ -11,7 +11,9 @@ use mcp_runtime::client::{Client, ClientError, InProcess};
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::MemoryReplayStore;
 use mcp_runtime::state::StateKeyring;
-use mcp_runtime::url_elicitation::{LinkStore, UrlLinks};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+use mcp_runtime::url_elicitation::LinkStore;
+use mcp_runtime::url_elicitation::UrlLinks;
 use mcp_types::{ClientCapabilities, ElicitationCapability};
 
 #[derive(ElicitForm)]
@@ -46,6 +48,7 @@ fn server(links: UrlLinks, keys: StateKeyring, replay: Arc<MemoryReplayStore>) -
         .unwrap()
 }
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 fn links_in(store: Arc<dyn LinkStore>) -> UrlLinks {
     UrlLinks::with_store("/connect", store)
         .with_base_url("https://mcp.example.com")
@@ -114,6 +117,7 @@ async fn the_completion_carries_the_pages_data_into_later_rounds() {
 
 /// Two instances (same state keys, same replay store) sharing `store`: the flow starts on
 /// one, the page completes on the other, the retry lands on the other too.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 async fn fleet_flow(a: Arc<dyn LinkStore>, b: Arc<dyn LinkStore>) {
     let keys = StateKeyring::generate().unwrap();
     let replay = Arc::new(MemoryReplayStore::new(64));
