@@ -34,6 +34,12 @@ fn tool_available(program: &str) -> bool {
 /// Copies the fixture into the target directory and runs `npm ci` there when its lock file
 /// changed.
 fn install() -> PathBuf {
+    // The tests of this file run in parallel and share the one install: two `npm ci` at once
+    // in one directory trip over each other's files.
+    static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INSTALL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/oidc-provider");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("oidc-provider-fixture");
     std::fs::create_dir_all(&dir).unwrap();
