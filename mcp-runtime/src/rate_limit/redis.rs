@@ -140,7 +140,13 @@ impl RedisRateLimitStore {
         }
         let conn = tokio::time::timeout(
             COMMAND_TIMEOUT,
-            self.client.get_multiplexed_async_connection(),
+            // The store's own deadline is the only one (the driver's 0.5 s default would
+            // report a failure while the increment may still land).
+            self.client.get_multiplexed_async_connection_with_config(
+                &redis::AsyncConnectionConfig::new()
+                    .set_connection_timeout(None)
+                    .set_response_timeout(None),
+            ),
         )
         .await
         .map_err(|_| timed_out("connecting"))?
