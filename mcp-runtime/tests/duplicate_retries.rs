@@ -9,9 +9,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{MemoryReplayStore, ReplayStore};
+use mcp_runtime::replay::{
+    ClaimOutcome, ClaimState, DuringWork, MemoryReplayStore, Nonce, ReplayError, ReplayStore,
+};
 use mcp_runtime::state::StateKeyring;
 use serde_json::{Value, json};
 
@@ -213,5 +216,139 @@ async fn a_client_gone_after_the_claim_does_not_abandon_the_action_or_its_record
     let again = send(&s, &retry).await;
     assert_eq!(text(&again), "Done 1.", "{again}");
     assert_eq!(again["result"]["_meta"][REPLAYED_META_KEY], true, "{again}");
+    assert_eq!(effects.0.load(Ordering::SeqCst), 1);
+}
+
+/// The memory store, whose claim reads fail while `unreadable` is set (a store restarting),
+/// and whose claims are refused, with nothing left claimed, while `phantom` is set (a claim
+/// of another copy that landed late and was released in between).
+#[derive(Debug)]
+struct Flaky {
+    inner: MemoryReplayStore,
+    unreadable: std::sync::atomic::AtomicBool,
+    phantom: std::sync::atomic::AtomicBool,
+}
+
+impl Default for Flaky {
+    fn default() -> Self {
+        Self {
+            inner: MemoryReplayStore::new(100),
+            unreadable: false.into(),
+            phantom: false.into(),
+        }
+    }
+}
+
+impl Flaky {
+    fn down(&self, down: bool) {
+        self.unreadable.store(down, Ordering::SeqCst);
+    }
+}
+
+impl ReplayStore for Flaky {
+    fn claim(
+        &self,
+        nonce: Nonce,
+        expires_at: std::time::SystemTime,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        if self.phantom.load(Ordering::SeqCst) {
+            return Box::pin(async { Ok(ClaimOutcome::AlreadyUsed) });
+        }
+        self.inner.claim(nonce, expires_at)
+    }
+    fn claim_with(
+        &self,
+        nonce: Nonce,
+        expires_at: std::time::SystemTime,
+        work: DuringWork,
+    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+        if self.phantom.load(Ordering::SeqCst) {
+            return Box::pin(async { Ok(ClaimOutcome::AlreadyUsed) });
+        }
+        self.inner.claim_with(nonce, expires_at, work)
+    }
+    fn records_outcomes(&self) -> bool {
+        true
+    }
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: std::time::SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>> {
+        self.inner.record_outcome(nonce, expires_at, outcome)
+    }
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        if self.unreadable.load(Ordering::SeqCst) {
+            return Box::pin(async {
+                Err(ReplayError::backend(
+                    "flaky",
+                    "reading a claim",
+                    "store restarting",
+                ))
+            });
+        }
+        self.inner.claim_state(nonce)
+    }
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        self.inner.prune_expired()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_that_cannot_read_the_claim_says_the_outcome_is_unknown_never_nothing() {
+    let effects = Effects::default();
+    let store = Arc::new(Flaky::default());
+    let s = server(store.clone(), &effects, Duration::from_secs(10));
+    let retry = confirmed_retry(&s, 0).await;
+    assert_eq!(text(&send(&s, &retry).await), "Done 1.");
+    // The store cannot say whether the confirmation was carried out: the copy neither runs
+    // the tool nor says "already used, restart" or "nothing was done"; it says to resend.
+    store.down(true);
+    let copy = send(&s, &retry).await;
+    assert_eq!(
+        copy["error"]["data"]["reason"], "outcome_unreadable",
+        "{copy}"
+    );
+    assert_eq!(copy["error"]["data"]["retryAfter"], 2, "{copy}");
+    let message = text(&copy);
+    assert!(message.contains("is unknown"), "{message}");
+    assert!(
+        !message.contains("Restart") && !message.contains("nothing"),
+        "{message}"
+    );
+    assert_eq!(effects.0.load(Ordering::SeqCst), 1);
+    // Resent once the store answers, it gets the one outcome.
+    store.down(false);
+    let again = send(&s, &retry).await;
+    assert_eq!(text(&again), "Done 1.", "{again}");
+    assert_eq!(again["result"]["_meta"][REPLAYED_META_KEY], true, "{again}");
+    assert_eq!(effects.0.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_refused_by_a_claim_released_since_is_told_to_resend_never_to_restart() {
+    let effects = Effects::default();
+    let store = Arc::new(Flaky::default());
+    let s = server(store.clone(), &effects, Duration::from_millis(200));
+    let retry = confirmed_retry(&s, 0).await;
+    // Its claim is refused, and then no claim is found: the one that refused it was released
+    // unused. Nothing ran; the same request is to be sent again.
+    store.phantom.store(true, Ordering::SeqCst);
+    let refused = send(&s, &retry).await;
+    assert_eq!(
+        refused["error"]["data"]["reason"], "claim_released",
+        "{refused}"
+    );
+    let message = text(&refused);
+    assert!(
+        message.contains("Send this same request again"),
+        "{message}"
+    );
+    assert!(!message.contains("Restart"), "{message}");
+    assert_eq!(effects.0.load(Ordering::SeqCst), 0);
+    store.phantom.store(false, Ordering::SeqCst);
+    let again = send(&s, &retry).await;
+    assert_eq!(text(&again), "Done 1.", "{again}");
     assert_eq!(effects.0.load(Ordering::SeqCst), 1);
 }

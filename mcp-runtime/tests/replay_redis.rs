@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, Nonce, RedisReplayStore, ReplayError, ReplayStore, open_store,
+    ActionError, ClaimOutcome, ClaimState, Nonce, RedisReplayStore, ReplayError, ReplayStore,
+    open_store,
 };
 
 fn url() -> String {
@@ -325,6 +326,21 @@ async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
 /// A TCP forwarder to Redis that holds every reply `delay` before passing it on: a Redis that
 /// stalls (a slow disk, a failover) without dropping the connection.
 async fn stalling_proxy(delay: Duration) -> Option<String> {
+    proxy(Stall::Delay(delay)).await
+}
+
+/// How a [`proxy`] holds Redis's replies.
+#[derive(Clone)]
+enum Stall {
+    /// Every reply, this long.
+    Delay(Duration),
+    /// Every reply, while the flag is set (a Redis that stops answering, then resumes).
+    While(Arc<std::sync::atomic::AtomicBool>),
+}
+
+/// A TCP proxy to the test Redis that passes commands on at once and holds the replies as
+/// `stall` says: the commands land, their answers come late.
+async fn proxy(stall: Stall) -> Option<String> {
     let upstream = url()
         .strip_prefix("redis://")
         .and_then(|rest| rest.split('/').next())
@@ -341,6 +357,7 @@ async fn stalling_proxy(delay: Duration) -> Option<String> {
             tokio::spawn(async move {
                 let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
             });
+            let stall = stall.clone();
             tokio::spawn(async move {
                 use tokio::io::{AsyncReadExt, AsyncWriteExt};
                 let mut buf = vec![0u8; 64 * 1024];
@@ -348,7 +365,14 @@ async fn stalling_proxy(delay: Duration) -> Option<String> {
                     if n == 0 {
                         break;
                     }
-                    tokio::time::sleep(delay).await;
+                    match &stall {
+                        Stall::Delay(delay) => tokio::time::sleep(*delay).await,
+                        Stall::While(flag) => {
+                            while flag.load(Ordering::SeqCst) {
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                        }
+                    }
                     if client_write.write_all(&buf[..n]).await.is_err() {
                         break;
                     }
@@ -383,6 +407,94 @@ async fn a_stall_longer_than_the_driver_default_is_waited_out() {
     );
     assert!(matches!(
         store.claim(n, later()).await,
+        Ok(ClaimOutcome::AlreadyUsed)
+    ));
+}
+
+/// Finding (issue 34): a claim whose `SET` got no answer within the store's deadline failed
+/// ("nothing was changed, retry later") while the claim landed when Redis answered again; the
+/// retry the server asked for then found the confirmation taken, with no outcome recorded,
+/// until it expired. The store now deletes such a claim (its own token only) once Redis
+/// answers, so the retry can claim it.
+#[tokio::test]
+async fn a_claim_that_lands_after_its_deadline_is_released_for_the_retry() {
+    if store("landed-probe").await.is_none() {
+        return;
+    }
+    let keys = prefix("landed");
+    let direct = RedisReplayStore::connect(&url())
+        .await
+        .unwrap()
+        .with_prefix(&keys)
+        .unwrap();
+    let stalled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let proxied = proxy(Stall::While(Arc::clone(&stalled))).await.unwrap();
+    let slow = RedisReplayStore::connect(&proxied)
+        .await
+        .unwrap()
+        .with_prefix(&keys)
+        .unwrap()
+        .with_command_timeout(Duration::from_millis(200));
+    for (i, with_work) in [(1u32, false), (2, true)] {
+        let n = nonce(0x6c, i);
+        // Connected (again) before Redis stops answering: the SET is sent.
+        slow.ping().await.unwrap();
+        stalled.store(true, Ordering::SeqCst);
+        let failed = if with_work {
+            let ran = Arc::new(AtomicUsize::new(0));
+            let seen = Arc::clone(&ran);
+            let out = slow
+                .claim_with(
+                    n,
+                    later(),
+                    Box::new(move || {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        Ok(())
+                    }),
+                )
+                .await;
+            assert_eq!(ran.load(Ordering::SeqCst), 0, "the work never ran");
+            out
+        } else {
+            slow.claim(n, later()).await
+        };
+        assert!(
+            matches!(failed, Err(ReplayError::Backend { .. })),
+            "{failed:?}"
+        );
+        // The SET landed all the same: the nonce is taken, with no outcome.
+        let landed = direct.claim_state(n).await;
+        assert!(
+            matches!(landed, Ok(ClaimState::Claimed)),
+            "{landed:?} after {failed:?}"
+        );
+        // Redis answers again: the store finds its own claim and deletes it.
+        stalled.store(false, Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match direct.claim_state(n).await {
+                Ok(ClaimState::Unclaimed) => break,
+                other => assert!(
+                    std::time::Instant::now() < deadline,
+                    "still {other:?} after 10 s"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(matches!(
+            direct.claim(n, later()).await,
+            Ok(ClaimOutcome::Claimed)
+        ));
+    }
+    // A claim that was answered is never released.
+    let kept = nonce(0x6c, 9);
+    assert!(matches!(
+        slow.claim(kept, later()).await,
+        Ok(ClaimOutcome::Claimed)
+    ));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(matches!(
+        direct.claim(kept, later()).await,
         Ok(ClaimOutcome::AlreadyUsed)
     ));
 }

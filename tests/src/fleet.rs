@@ -989,6 +989,11 @@ async fn run_async(plan: &FleetPlan, haproxy: &Path) -> Result<FleetReport, Flee
         notes_dir.clone(),
         "--state-key-file".to_owned(),
         key,
+        // Below the proxy's `timeout server` (2 s), as the README advises: a copy waiting on
+        // an orphaned claim (its instance killed before recording) hears "in progress ...
+        // unknown" rather than the proxy's 504.
+        "--duplicate-wait-secs".to_owned(),
+        "1".to_owned(),
     ];
     let (mut store, data, workspace_uri) = match plan.store {
         StoreKind::Postgres => {

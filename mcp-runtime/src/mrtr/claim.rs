@@ -97,7 +97,11 @@ impl Mrtr {
                         refusal = in_progress(waited);
                     }
                 }
-                ClaimLookup::Other | ClaimLookup::Nothing | ClaimLookup::Unreadable => {}
+                // The claim that refused this one is gone again: it was released unused (a
+                // claim that landed after its deadline, whose caller did nothing).
+                ClaimLookup::Nothing => refusal = released(),
+                ClaimLookup::Unreadable => refusal = outcome_unreadable(),
+                ClaimLookup::Other => {}
             }
         }
         observe::claim("already_used");
@@ -147,7 +151,15 @@ impl Mrtr {
                 observe::refused("in_progress");
                 Err(in_progress(self.duplicate_wait.unwrap_or_default()))
             }
-            ClaimLookup::Nothing | ClaimLookup::Unreadable => Ok(false),
+            // The store could not say whether an earlier copy carried this confirmation out:
+            // running the tool now could only report this pass's view ("nothing was
+            // changed"), which says nothing about that copy. Retryable, and says so.
+            ClaimLookup::Unreadable => {
+                self.answered_early = true;
+                observe::refused("outcome_unreadable");
+                Err(outcome_unreadable())
+            }
+            ClaimLookup::Nothing => Ok(false),
         }
     }
 
@@ -376,7 +388,10 @@ impl Mrtr {
                 replayed_result(recorded)
             }
             ClaimLookup::Pending => Err(in_progress(self.duplicate_wait.unwrap_or_default())),
-            ClaimLookup::Other | ClaimLookup::Nothing | ClaimLookup::Unreadable => outcome,
+            // Whether another copy claimed meanwhile is unknown, so this pass's view is no
+            // answer either.
+            ClaimLookup::Unreadable => Err(outcome_unreadable()),
+            ClaimLookup::Other | ClaimLookup::Nothing => outcome,
         }
     }
 }
@@ -468,6 +483,37 @@ fn in_progress(waited: std::time::Duration) -> HandlerError {
             waited.as_secs()
         ))
         .with_data(serde_json::json!({ "retryAfter": retry_after, "reason": "in_progress" })),
+    )
+}
+
+/// The answer to a retry whose earlier copies' outcome the replay store could not tell:
+/// retryable, with a retry time, and never "nothing was changed" (one of them may have
+/// carried the confirmation out).
+fn outcome_unreadable() -> HandlerError {
+    let retry_after = IN_PROGRESS_RETRY_AFTER_SECS;
+    HandlerError::protocol(
+        ErrorObject::internal_error(format!(
+            "The replay store did not answer, so whether an earlier copy of this request \
+             already carried out this confirmation is unknown for now. Send this same request \
+             again, with the same requestState and inputResponses, in {retry_after}s; do not \
+             ask the user again."
+        ))
+        .with_data(
+            serde_json::json!({ "retryAfter": retry_after, "reason": "outcome_unreadable" }),
+        ),
+    )
+}
+
+/// The answer to a retry whose claim was refused by a claim released since, unused: retryable
+/// at once, with the same state.
+fn released() -> HandlerError {
+    HandlerError::protocol(
+        ErrorObject::internal_error(
+            "This confirmation was held by an earlier copy of this request that was released \
+             without carrying it out, so nothing was changed. Send this same request again, \
+             with the same requestState and inputResponses; do not ask the user again.",
+        )
+        .with_data(serde_json::json!({ "retryAfter": 1, "reason": "claim_released" })),
     )
 }
 

@@ -9,7 +9,8 @@
 //!
 //! # Outcomes and crashes
 //!
-//! - [`ReplayStore::claim`]: one `SET key used NX PXAT expiry`. Durable as Redis's persistence
+//! - [`ReplayStore::claim`]: one `SET key TOKEN NX PXAT expiry` (a random token per claim,
+//!   see below). Durable as Redis's persistence
 //!   is: with neither AOF nor RDB snapshots, a Redis restart forgets claims and an unexpired
 //!   confirmation could be used again; run Redis with `appendonly yes` (or accept that).
 //! - [`ReplayStore::claim_with`] (*at least once, converging to once*, like the SQL stores):
@@ -25,9 +26,17 @@
 //! - [`ReplayStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
 //!   claim (`PXAT`).
 //!
-//! Every command has a deadline ([`COMMAND_TIMEOUT`]); an unreachable or restarted Redis gives
-//! [`ReplayError::Backend`] naming `redis` (nothing claimed, nothing acted on), and the next operation
+//! Every command has a deadline ([`COMMAND_TIMEOUT`], or
+//! [`RedisReplayStore::with_command_timeout`]); an unreachable or restarted Redis gives
+//! [`ReplayError::Backend`] naming `redis` (nothing acted on), and the next operation
 //! reconnects.
+//!
+//! A claim whose `SET` was sent but not answered within the deadline may still land when Redis
+//! resumes. Every claim therefore writes a token of its own, and after such a failure the store
+//! deletes the claim *if it holds that token*, in the background, as soon as Redis answers
+//! again (within the claim's lifetime). The caller was told "nothing was changed" and did
+//! nothing, so the confirmation must stay usable: a retry claims it again instead of finding it
+//! taken, with no outcome, forever.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -40,8 +49,11 @@ use super::{ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStor
 /// This store's [`ReplayStore::name`].
 pub const NAME: &str = "redis";
 
-/// How long one Redis command (or connecting) may take before the operation fails.
+/// How long one Redis command (or connecting) may take before the operation fails, unless
+/// [`RedisReplayStore::with_command_timeout`] says otherwise.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest a claim that may have landed after its deadline is looked for, to release it.
+const RELEASE_HORIZON: Duration = Duration::from_secs(600);
 /// How long a [`ReplayStore::claim_with`] action holds its lease before a retry may take over
 /// (after a crash mid-action). Keep actions well below it.
 pub const ACTION_LEASE: Duration = Duration::from_secs(60);
@@ -66,6 +78,8 @@ pub struct RedisReplayStore {
     prefix: String,
     /// The URL without its password, for `Debug`.
     shown: String,
+    /// Every command's deadline.
+    command_timeout: Duration,
 }
 
 impl std::fmt::Debug for RedisReplayStore {
@@ -81,15 +95,89 @@ fn failed(context: &'static str, e: redis::RedisError) -> ReplayError {
     ReplayError::backend(NAME, context, e)
 }
 
-fn timed_out(context: &'static str) -> ReplayError {
+fn timed_out(context: &'static str, after: Duration) -> ReplayError {
     ReplayError::backend(
         NAME,
         context,
         format!(
-            "no answer within {}s; check that Redis is running and reachable",
-            COMMAND_TIMEOUT.as_secs()
+            "no answer within {} ms; check that Redis is running and reachable",
+            after.as_millis()
         ),
     )
+}
+
+/// A fresh random token naming one claim attempt (hex of 16 random bytes).
+fn claim_token() -> Result<String, ReplayError> {
+    let mut token = [0u8; 16];
+    getrandom::fill(&mut token)
+        .map_err(|e| ReplayError::Worker(format!("no randomness for a claim token: {e}")))?;
+    Ok(token.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The options of every connection this store opens: no driver timeouts. The driver's own
+/// response timeout (500 ms by default) would answer "failed" while the command may still
+/// land, well inside this store's own deadline; this store's deadline is the only one.
+fn connection_config() -> redis::AsyncConnectionConfig {
+    redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(None)
+        .set_response_timeout(None)
+}
+
+/// Deletes the claim `key` if it still holds `token`: a claim whose `SET` got no answer in
+/// time (the caller was told it failed, and did nothing) but may land later. Tries with a
+/// growing pause until Redis answers, then keeps looking for one more `deadline` (a `SET`
+/// still queued on the abandoned connection may be applied after the first answer), and gives
+/// up at `horizon`, after which the claim has expired anyway.
+async fn release_if_landed(
+    client: redis::Client,
+    key: String,
+    token: String,
+    deadline: Duration,
+    horizon: tokio::time::Instant,
+) {
+    let mut conn: Option<MultiplexedConnection> = None;
+    let mut pause = Duration::from_millis(100);
+    let mut answered_since: Option<tokio::time::Instant> = None;
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= horizon {
+            tracing::warn!(
+                "a Redis claim that got no answer in time could not be checked before it expired"
+            );
+            return;
+        }
+        tokio::time::sleep(pause.min(horizon - now)).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+        if conn.is_none() {
+            let opened = tokio::time::timeout(
+                deadline,
+                client.get_multiplexed_async_connection_with_config(&connection_config()),
+            )
+            .await;
+            conn = match opened {
+                Ok(Ok(c)) => Some(c),
+                _ => continue,
+            };
+        }
+        let Some(c) = conn.as_mut() else { continue };
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(RELEASE_SCRIPT).arg(1).arg(&key).arg(&token);
+        match tokio::time::timeout(deadline, cmd.query_async::<i64>(c)).await {
+            Ok(Ok(1)) => {
+                tracing::info!(
+                    "released a claim that landed after its deadline; the confirmation can be retried"
+                );
+                return;
+            }
+            Ok(Ok(_)) => {
+                let since = *answered_since.get_or_insert_with(tokio::time::Instant::now);
+                if since.elapsed() >= deadline {
+                    return;
+                }
+            }
+            _ => conn = None,
+        }
+    }
 }
 
 /// Unix milliseconds of `t`, at least one second from now (Redis must hold the key at least
@@ -114,6 +202,7 @@ impl RedisReplayStore {
             conn: tokio::sync::Mutex::new(None),
             prefix: "mcp:replay".to_owned(),
             shown,
+            command_timeout: COMMAND_TIMEOUT,
         };
         let mut conn = store.connection().await?;
         store
@@ -136,6 +225,28 @@ impl RedisReplayStore {
         }
         prefix.clone_into(&mut self.prefix);
         Ok(self)
+    }
+
+    /// Gives every command (and connecting) `timeout` instead of [`COMMAND_TIMEOUT`]
+    /// (at least 10 ms). Keep it above Redis's worst pauses (a fork for a snapshot, say):
+    /// a command past it fails even though it may still land.
+    #[must_use]
+    pub fn with_command_timeout(mut self, timeout: Duration) -> Self {
+        self.command_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Looks for the claim `key` holding `token` in the background and deletes it (see
+    /// [`release_if_landed`]), for a claim `SET` that failed after it was sent.
+    fn release_later(&self, key: String, token: String, lifetime: Duration) {
+        let horizon = tokio::time::Instant::now() + lifetime.min(RELEASE_HORIZON);
+        tokio::spawn(release_if_landed(
+            self.client.clone(),
+            key,
+            token,
+            self.command_timeout,
+            horizon,
+        ));
     }
 
     fn key(&self, nonce: &Nonce) -> String {
@@ -161,18 +272,12 @@ impl RedisReplayStore {
             return Ok(conn.clone());
         }
         let conn = tokio::time::timeout(
-            COMMAND_TIMEOUT,
-            // The driver's own response timeout (500 ms by default) would answer "failed"
-            // while the command may still land, well inside this store's own deadline;
-            // this store's deadline is the only one.
-            self.client.get_multiplexed_async_connection_with_config(
-                &redis::AsyncConnectionConfig::new()
-                    .set_connection_timeout(None)
-                    .set_response_timeout(None),
-            ),
+            self.command_timeout,
+            self.client
+                .get_multiplexed_async_connection_with_config(&connection_config()),
         )
         .await
-        .map_err(|_| timed_out("connecting"))?
+        .map_err(|_| timed_out("connecting", self.command_timeout))?
         .map_err(|e| failed("connecting", e))?;
         *slot = Some(conn.clone());
         Ok(conn)
@@ -186,7 +291,7 @@ impl RedisReplayStore {
         context: &'static str,
         cmd: redis::Cmd,
     ) -> Result<T, ReplayError> {
-        match tokio::time::timeout(COMMAND_TIMEOUT, cmd.query_async::<T>(conn)).await {
+        match tokio::time::timeout(self.command_timeout, cmd.query_async::<T>(conn)).await {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => {
                 if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
@@ -196,7 +301,7 @@ impl RedisReplayStore {
             }
             Err(_) => {
                 *self.conn.lock().await = None;
-                Err(timed_out(context))
+                Err(timed_out(context, self.command_timeout))
             }
         }
     }
@@ -206,18 +311,28 @@ impl RedisReplayStore {
         nonce: Nonce,
         expires_at: SystemTime,
     ) -> Result<ClaimOutcome, ReplayError> {
+        let key = self.key(&nonce);
+        let token = claim_token()?;
+        // A failure to connect sent nothing; only a sent `SET` may land unanswered.
         let mut conn = self.connection().await?;
         let mut cmd = redis::cmd("SET");
-        cmd.arg(self.key(&nonce))
-            .arg("used")
+        cmd.arg(&key)
+            .arg(&token)
             .arg("NX")
             .arg("PXAT")
             .arg(expiry_ms(expires_at));
-        let set: Option<String> = self.run(&mut conn, "claiming", cmd).await?;
-        Ok(match set {
-            Some(_) => ClaimOutcome::Claimed,
-            None => ClaimOutcome::AlreadyUsed,
-        })
+        match self.run::<Option<String>>(&mut conn, "claiming", cmd).await {
+            Ok(Some(_)) => Ok(ClaimOutcome::Claimed),
+            Ok(None) => Ok(ClaimOutcome::AlreadyUsed),
+            Err(e) => {
+                let lifetime = expires_at
+                    .duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO)
+                    .max(Duration::from_secs(1));
+                self.release_later(key, token, lifetime);
+                Err(e)
+            }
+        }
     }
 
     async fn claim_with_inner(
@@ -227,15 +342,20 @@ impl RedisReplayStore {
         action: DuringWork,
     ) -> Result<ClaimOutcome, ReplayError> {
         let key = self.key(&nonce);
-        let mut token = [0u8; 16];
-        getrandom::fill(&mut token)
-            .map_err(|e| ReplayError::Worker(format!("no randomness for a lease token: {e}")))?;
-        let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+        let token = claim_token()?;
         let mut conn = self.connection().await?;
         let lease_ms = u64::try_from(ACTION_LEASE.as_millis()).unwrap_or(u64::MAX);
         let mut cmd = redis::cmd("SET");
         cmd.arg(&key).arg(&token).arg("NX").arg("PX").arg(lease_ms);
-        let set: Option<String> = self.run(&mut conn, "claiming", cmd).await?;
+        let set: Option<String> = match self.run(&mut conn, "claiming", cmd).await {
+            Ok(set) => set,
+            Err(e) => {
+                // The action has not run; a lease that lands unanswered would block retries
+                // until it expires.
+                self.release_later(key, token, ACTION_LEASE);
+                return Err(e);
+            }
+        };
         if set.is_none() {
             return Ok(ClaimOutcome::AlreadyUsed);
         }
