@@ -181,6 +181,7 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn TaskStore>>,
     task_ttl: Duration,
     max_task_result: usize,
+    task_cancel_check: Duration,
     max_listen: Duration,
     scopes: scopes::RequiredScopes,
     rate: rate::RateConfig,
@@ -206,6 +207,7 @@ impl Server {
             task_store: None,
             task_ttl: ServerBuilder::DEFAULT_TASK_TTL,
             max_task_result: ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES,
+            task_cancel_check: ServerBuilder::DEFAULT_TASK_CANCEL_CHECK,
             max_listen: ServerBuilder::DEFAULT_MAX_LISTEN,
             scopes: scopes::RequiredScopes::default(),
             rate: rate::RateConfig::default(),
@@ -359,6 +361,22 @@ impl ServerBuilder {
     #[must_use]
     pub fn max_task_result_bytes(mut self, max: usize) -> Self {
         self.max_task_result = max.max(1024);
+        self
+    }
+
+    /// How often a running task is checked for a cancellation made through another instance
+    /// unless [`ServerBuilder::task_cancel_check`] says otherwise (1 second).
+    pub const DEFAULT_TASK_CANCEL_CHECK: Duration = Duration::from_secs(1);
+
+    /// How often each task running on this instance reads its record, so that a
+    /// `tasks/cancel` answered by another instance sharing the task store (or the task's
+    /// expiry) reaches its handler within about this long (default
+    /// [`ServerBuilder::DEFAULT_TASK_CANCEL_CHECK`], clamped to 50 ms ..= 1 minute). Its
+    /// handler sees `ctx.cancelled()` fire and is dropped after a 2 s grace, as with a local
+    /// cancel (which reaches it at once). Each check is one task-store read per running task.
+    #[must_use]
+    pub fn task_cancel_check(mut self, every: Duration) -> Self {
+        self.task_cancel_check = every.clamp(Duration::from_millis(50), Duration::from_secs(60));
         self
     }
 
@@ -598,7 +616,8 @@ impl ServerBuilder {
                     Duration::from_millis(500),
                     self.max_listen,
                 )
-                .with_max_result(self.max_task_result),
+                .with_max_result(self.max_task_result)
+                .with_cancel_check(self.task_cancel_check),
                 scopes,
                 rate,
             }),

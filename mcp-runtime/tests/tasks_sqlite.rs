@@ -297,4 +297,56 @@ mod fleet {
         let done = until(&a, &id, "completed").await;
         assert_eq!(done["result"]["content"][0]["text"], "hi Kim");
     }
+
+    static SAW_CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Waits, reporting no progress, until its task is cancelled.
+    #[tool(read_only)]
+    async fn quiet(ctx: &mut RequestContext) -> Result<String, HandlerError> {
+        ctx.cancelled().await;
+        SAW_CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok("stopped".to_owned())
+    }
+
+    /// Finding (issue 34): a task cancelled through one instance reached a handler running on
+    /// another only at its next progress report, so a quiet handler ran on to its end. The
+    /// instance running it now reads the task every `task_cancel_check`.
+    #[tokio::test]
+    async fn a_cancel_through_another_instance_reaches_a_quiet_handler_in_bounded_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteTaskStore::open(dir.path().join("cancel.db"))
+            .await
+            .unwrap();
+        let keys = StateKeyring::generate().unwrap();
+        let instance = || {
+            Server::builder(Implementation::new("fleet", "1.0"))
+                .tools(tools![quiet].task("quiet", TaskSupport::Required))
+                .task_store(Arc::new(store.clone()))
+                .state_keys(keys.clone())
+                .task_cancel_check(Duration::from_millis(100))
+                .build()
+                .unwrap()
+        };
+        let (a, b) = (instance(), instance());
+        let created = send(
+            &a,
+            req("tools/call", json!({"name": "quiet", "arguments": {}})),
+        )
+        .await;
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        until(&b, &id, "working").await;
+        let cancelled = send(&b, req("tasks/cancel", json!({"taskId": id}))).await;
+        assert!(cancelled.get("error").is_none(), "{cancelled}");
+        // Bounded: a few checks, far below "never".
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !SAW_CANCEL.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                Instant::now() < deadline,
+                "the handler on the other instance never saw the cancel"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let task = send(&a, req("tasks/get", json!({"taskId": id}))).await;
+        assert_eq!(task["result"]["status"], "cancelled", "{task}");
+    }
 }

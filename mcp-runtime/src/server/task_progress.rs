@@ -57,16 +57,40 @@ pub(super) fn with_progress_token(meta: &mut RequestMeta) {
 /// Writes the progress the pass of task `task_id` reports into the task's `statusMessage`,
 /// until the pass ends (its sink is dropped). Bursts are coalesced: only the latest message
 /// of what queued up meanwhile is written. Log notifications are dropped (no stream is left
-/// to carry them). Finding the task ended (cancelled through another instance, or expired)
-/// cancels `token`, so a fleet's `tasks/cancel` reaches a handler that reports progress.
+/// to carry them).
+///
+/// Meanwhile it reads the task every `cancel_check`: a task found ended (cancelled through
+/// another instance, or expired) or gone cancels `token`, so a fleet's `tasks/cancel` reaches
+/// the handler within about `cancel_check`, whether or not it reports progress (a progress
+/// write finding the task ended does the same at once).
 pub(super) async fn forward(
     store: Arc<dyn TaskStore>,
     task_id: String,
     owner: String,
     mut notes: mpsc::Receiver<Bytes>,
     token: CancellationToken,
+    cancel_check: Duration,
 ) {
-    while let Some(first) = notes.recv().await {
+    let mut check =
+        tokio::time::interval_at(tokio::time::Instant::now() + cancel_check, cancel_check);
+    // A store that stalls delays the next check; it never piles checks up.
+    check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let first = tokio::select! {
+            note = notes.recv() => match note {
+                Some(note) => note,
+                // The pass ended.
+                None => return,
+            },
+            () = token.cancelled() => return,
+            _ = check.tick() => {
+                if task_ended(&*store, &task_id, &owner).await {
+                    token.cancel();
+                    return;
+                }
+                continue;
+            }
+        };
         let mut latest = progress_message(&first);
         while let Ok(more) = notes.try_recv() {
             if let Some(m) = progress_message(&more) {
@@ -77,6 +101,19 @@ pub(super) async fn forward(
         if !write_message(&*store, &task_id, &owner, message).await {
             token.cancel();
             return;
+        }
+    }
+}
+
+/// Whether the task has ended (a terminal status) or is gone. A store failure is logged and
+/// read as "not ended": the next check asks again.
+async fn task_ended(store: &dyn TaskStore, task_id: &str, owner: &str) -> bool {
+    match store.get(task_id, owner).await {
+        Ok(Some(record)) => record.status.is_terminal(),
+        Ok(None) => true,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot check whether a running task was cancelled");
+            false
         }
     }
 }

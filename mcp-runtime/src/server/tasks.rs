@@ -35,6 +35,8 @@ pub(super) struct Tasks {
     pub(super) poll_interval: Duration,
     /// The largest result kept, in bytes of JSON.
     max_result: usize,
+    /// How often a running pass's task is read for a cancellation made elsewhere.
+    cancel_check: Duration,
     /// Cancellation of the passes running here, by task id.
     running: Mutex<HashMap<String, CancellationToken>>,
     /// The same store as `store`, for subscribing to the changes this instance writes.
@@ -60,6 +62,7 @@ impl Tasks {
             ttl,
             poll_interval,
             max_result: crate::server::ServerBuilder::DEFAULT_MAX_TASK_RESULT_BYTES,
+            cancel_check: crate::server::ServerBuilder::DEFAULT_TASK_CANCEL_CHECK,
             running: Mutex::new(HashMap::new()),
             announcing,
             listens: ListenCounts::default(),
@@ -70,6 +73,11 @@ impl Tasks {
 
     pub(super) fn with_max_result(mut self, max: usize) -> Self {
         self.max_result = max;
+        self
+    }
+
+    pub(super) fn with_cancel_check(mut self, every: Duration) -> Self {
+        self.cancel_check = every;
         self
     }
 
@@ -258,6 +266,7 @@ impl Server {
             record.owner.clone(),
             notes,
             token.clone(),
+            self.inner.tasks.cancel_check,
         ));
         tokio::spawn(async move {
             // Cooperative first: the handler sees its token fire (`ctx.cancelled()`) and may
