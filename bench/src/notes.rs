@@ -10,11 +10,10 @@
 //! [`NoReplay`].
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{ClaimOutcome, DuringWork, Nonce, ReplayError, ReplayStore};
+use mcp_runtime::replay::{Claim, ClaimOutcome, ClaimWith, ReplayError, ReplayStore};
 
 /// The one workspace the benchmark notes live in.
 pub const WORKSPACE: &str = "file:///workspaces/acme";
@@ -166,24 +165,20 @@ pub async fn echo(args: EchoArgs) -> String {
 pub struct NoReplay;
 
 impl ReplayStore for NoReplay {
-    fn claim(
-        &self,
-        _nonce: Nonce,
-        _expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async { Ok(ClaimOutcome::Claimed) })
-    }
-
-    fn claim_with(
-        &self,
-        _nonce: Nonce,
-        _expires_at: SystemTime,
-        action: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async move {
-            action().map_err(ReplayError::ActionFailed)?;
-            Ok(ClaimOutcome::Claimed)
-        })
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let result = match claim.work {
+            ClaimWith::Nothing => Ok(ClaimOutcome::Claimed),
+            ClaimWith::During(action) => action()
+                .map(|()| ClaimOutcome::Claimed)
+                .map_err(ReplayError::ActionFailed),
+            ClaimWith::InTx(work) => Err(work.mismatch(self.name())),
+            _ => Err(ReplayError::backend(
+                "no-replay",
+                "claiming",
+                "unknown kind of claim work",
+            )),
+        };
+        Box::pin(async move { result })
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

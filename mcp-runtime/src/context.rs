@@ -336,7 +336,7 @@ impl RequestContext {
     }
 
     /// Like [`RequestContext::elicit`], but on acceptance runs `mutation` *while the one-time
-    /// claim is held* ([`ClaimWork::During`], [`ReplayStore::claim_with`](crate::replay::ReplayStore::claim_with)): with a SQL replay
+    /// claim is held* ([`ClaimWork::During`], [`ClaimWith::During`](crate::replay::ClaimWith::During)): with a SQL replay
     /// store the claim and the mutation commit together or not at all; if the mutation fails,
     /// the claim is rolled back and the user's answer stays usable for another retry.
     ///

@@ -31,6 +31,7 @@ pub mod __macro_support_v1;
 #[cfg(test)]
 extern crate self as mcp_runtime;
 
+pub mod backend;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod context;

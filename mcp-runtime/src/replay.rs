@@ -18,7 +18,7 @@
 //!
 //! # Claim plus mutation
 //!
-//! [`ReplayStore::claim_with`] runs a mutation *while the claim is held* so both take effect
+//! A [`ClaimWith::During`] claim runs a mutation *while the claim is held* so both take effect
 //! or neither does: SQL stores insert the nonce, run the action and commit in one transaction
 //! (action failure rolls back, the nonce stays claimable); the memory store claims, runs the
 //! action and releases the nonce if the action fails.
@@ -40,7 +40,7 @@
 //! For a destructive action whose effect lies outside the database, converging is not always
 //! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the
 //! world is restored in between (a deleted file re-created under the same name), a retry acts
-//! on the new object. The alternative is to make the claim durable *first* ([`ReplayStore::claim`])
+//! on the new object. The alternative is to make the claim durable *first* (a plain [`ClaimWith::Nothing`] claim)
 //! and act after it (what [`ClaimWork::After`] does): a crash or a
 //! failure after the commit leaves the confirmation used and the effect not applied, which
 //! the caller reports ("not done; ask again"). That is *at most once*; the convergent
@@ -50,7 +50,7 @@
 //! # Claim and mutation in one database transaction
 //!
 //! When the data a handler mutates lives in the *same database* as the replay store, the
-//! convergence argument above is not needed: [`ReplayStore::claim_in_tx`] inserts the nonce and
+//! convergence argument above is not needed: a [`ClaimWith::InTx`] claim inserts the nonce and
 //! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and
 //! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
 //! back. Each backend builds its own work (`replay::sqlite::tx_work`,
@@ -69,9 +69,9 @@
 //! # Recorded outcomes
 //!
 //! After a claimed `tools/call` pass, the runtime hands its result to
-//! [`ReplayStore::record_outcome`] (opaque bytes: a fingerprint of principal, nonce and answers,
+//! [`OutcomeStore::record_outcome`] (opaque bytes: a fingerprint of principal, nonce and answers,
 //! then the result, or only its digest past [`MAX_RECORDED_OUTCOME`]). A retry whose claim
-//! finds the nonce used reads it back with [`ReplayStore::recorded_outcome`]; only a retry
+//! finds the nonce used reads it back with [`OutcomeStore::claim_state`]; only a retry
 //! with the same fingerprint gets the result again (marked with
 //! [`crate::context::REPLAYED_META_KEY`]). The record lives and expires with the claim. A store
 //! that records nothing (the trait's default) keeps refusing identical retries.
@@ -83,6 +83,7 @@
 //! delete expired claims in [`ReplayStore::prune_expired`] and on their own schedule. A nonce
 //! whose claim is still stored counts as used even past its expiry.
 
+mod claim;
 mod memory;
 mod outcome;
 #[cfg(feature = "postgres")]
@@ -103,6 +104,7 @@ use futures::future::BoxFuture;
 pub(crate) use spec::StoreSpec;
 
 pub use crate::state::Nonce;
+pub use claim::{Claim, ClaimWith};
 pub use memory::MemoryReplayStore;
 pub use outcome::MAX_RECORDED_OUTCOME;
 pub(crate) use outcome::{Fingerprint, RecordedOutcome};
@@ -119,13 +121,13 @@ pub use work::{ActionError, ClaimWork, DuringWork, TxOutput, TxWork};
 /// The result of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimOutcome {
-    /// This caller is the one and only claimant (and, for `claim_with`, its work committed).
+    /// This caller is the one and only claimant (and its work, if any, committed).
     Claimed,
     /// The nonce was claimed before: the request is a replay (the work did not run).
     AlreadyUsed,
 }
 
-/// Where the claim of a nonce stands ([`ReplayStore::claim_state`]).
+/// Where the claim of a nonce stands ([`OutcomeStore::claim_state`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ClaimState {
@@ -134,7 +136,7 @@ pub enum ClaimState {
     Unclaimed,
     /// Claimed, and no outcome is recorded (yet: the claimant may still be running).
     Claimed,
-    /// Claimed, with this outcome recorded ([`ReplayStore::record_outcome`]).
+    /// Claimed, with this outcome recorded ([`OutcomeStore::record_outcome`]).
     Recorded(Vec<u8>),
 }
 
@@ -166,7 +168,7 @@ pub enum ReplayError {
     /// The action panicked; the claim was rolled back.
     #[error("action run under the claim panicked (claim rolled back)")]
     ActionPanicked,
-    /// [`ReplayStore::claim_with`]'s action **succeeded** (its effect outside the database
+    /// A [`ClaimWith::During`] claim's action **succeeded** (its effect outside the database
     /// stands), but committing the claim then failed: the nonce is not recorded as used.
     /// Report the action as done; a retry of the same request re-runs the (convergent)
     /// action.
@@ -176,7 +178,7 @@ pub enum ReplayError {
         cause: Box<ReplayError>,
     },
     /// The connection was lost while committing a claim transaction: whether the claim (and
-    /// a [`ReplayStore::claim_in_tx`] action with it) took effect is unknown. Check the data
+    /// a [`ClaimWith::InTx`] action with it) took effect is unknown. Check the data
     /// before acting again.
     #[error("committing the claim transaction failed and its outcome is unknown: {cause}")]
     CommitOutcomeUnknown {
@@ -197,7 +199,7 @@ pub enum ReplayError {
     /// A blocking worker task failed (runtime shutting down).
     #[error("replay store worker task failed: {0}")]
     Worker(String),
-    /// [`ReplayStore::claim_in_tx`] was given [`TxWork`] built for another store than this
+    /// A [`ClaimWith::InTx`] claim was given [`TxWork`] built for another store than this
     /// one (or this store runs no transactions, like the memory store); nothing was claimed.
     #[error(
         "the replay store ({store}) cannot run work in a {work} transaction; keep the replay store in the same database as the data the work changes"
@@ -262,11 +264,11 @@ impl ReplayError {
 /// A store of claimed nonces shared by every instance of a server.
 ///
 /// Object-safe; hold it as `Arc<dyn ReplayStore>`. A store of your own implements
-/// [`claim`](Self::claim), [`claim_with`](Self::claim_with) and
-/// [`prune_expired`](Self::prune_expired); it may add transactions
-/// ([`claim_in_tx`](Self::claim_in_tx) with a [`TxWork`] constructor of its own) and recorded
-/// outcomes ([`record_outcome`](Self::record_outcome)), and should say its
-/// [`name`](Self::name).
+/// [`claim`](Self::claim) (one method for every kind of [`Claim`]) and
+/// [`prune_expired`](Self::prune_expired); it may keep outcomes for identical retries
+/// ([`outcomes`](Self::outcomes), an [`OutcomeStore`]), run transactions (a
+/// [`ClaimWith::InTx`] it built itself with a [`TxWork`] constructor of its own), and should
+/// say its [`name`](Self::name).
 pub trait ReplayStore: Send + Sync + fmt::Debug {
     /// A short name for errors and logs (`memory`, `sqlite`, `postgres`, `redis`). By default,
     /// the implementing type's name.
@@ -274,128 +276,38 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
         std::any::type_name::<Self>()
     }
 
-    /// Claims `nonce` (remembered until at least `expires_at`). Exactly one call per nonce,
-    /// across every instance sharing the store, gets [`ClaimOutcome::Claimed`].
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
-
-    /// [`claim`](Self::claim) on behalf of `principal`, so a store that bounds claims per
-    /// principal (the memory store) can count it against that principal's share. The runtime
-    /// always claims through this method. By default, `claim`.
-    fn claim_for<'a>(
-        &'a self,
-        principal: &'a crate::Principal,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
-        let _ = principal;
-        self.claim(nonce, expires_at)
-    }
-
-    /// [`claim_with`](Self::claim_with) on behalf of `principal` (see
-    /// [`claim_for`](Self::claim_for)). By default, `claim_with`.
-    fn claim_with_for<'a>(
-        &'a self,
-        principal: &'a crate::Principal,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
-        let _ = principal;
-        self.claim_with(nonce, expires_at, work)
-    }
-
-    /// Claims `nonce` and runs `work` under the claim; both commit or neither does.
+    /// Claims `claim.nonce` (remembered until at least `claim.expires_at`) and runs
+    /// `claim.work` as [`ClaimWith`] says. Exactly one call per nonce, across every instance
+    /// sharing the store, gets [`ClaimOutcome::Claimed`]; `AlreadyUsed` means the work did not
+    /// run.
     ///
-    /// `AlreadyUsed` means the work did not run. A failure of the work returns
-    /// [`ReplayError::ActionFailed`] and leaves the nonce claimable. A `COMMIT` failing after
-    /// the work succeeded returns [`ReplayError::ActionUnrecorded`]: the effect stands. See
-    /// the [module docs](self) for what a crash mid-way means.
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>>;
-
-    /// Claims `nonce` and runs `work` in the *same database transaction*; one `COMMIT`
-    /// makes both durable, any failure rolls both back (the nonce stays claimable).
+    /// - [`ClaimWith::Nothing`]: the claim alone.
+    /// - [`ClaimWith::During`]: the work runs while the claim is held; both commit or neither
+    ///   does. A failure of the work returns [`ReplayError::ActionFailed`] and leaves the nonce
+    ///   claimable; a `COMMIT` failing after the work succeeded returns
+    ///   [`ReplayError::ActionUnrecorded`] (the effect stands). See the [module docs](self) for
+    ///   what a crash mid-way means.
+    /// - [`ClaimWith::InTx`]: the work runs in the store's own transaction. A store takes only
+    ///   the [`TxWork`] its own constructor built ([`TxWork::downcast`]); any other work, or any
+    ///   at all for a store without transactions, is [`ReplayError::TxMismatch`] naming this
+    ///   store ([`TxWork::mismatch`]), and nothing is claimed.
     ///
-    /// `AlreadyUsed` means the work did not run. A store takes only the [`TxWork`] its own
-    /// constructor built ([`TxWork::downcast`]); any other work, or any work at all for a
-    /// store without transactions (the default), is [`ReplayError::TxMismatch`] naming this
-    /// store, and nothing is claimed.
-    fn claim_in_tx(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: TxWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        let _ = (nonce, expires_at);
-        let err = work.mismatch(self.name());
-        Box::pin(async move { Err(err) })
-    }
+    /// A store that bounds claims per principal (the memory store) counts the claim against
+    /// `claim.principal`.
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>>;
 
-    /// Whether this store keeps outcomes for identical retries
-    /// ([`record_outcome`](Self::record_outcome) and
-    /// [`recorded_outcome`](Self::recorded_outcome) do something). The runtime serialises and
-    /// fingerprints a claimed result only for a store that says so, so a store without outcomes
-    /// costs nothing extra per claim. Every built-in store returns `true`; a store of your own
-    /// that implements the two methods must return `true` too. Default: `false`.
-    fn records_outcomes(&self) -> bool {
-        false
+    /// The outcomes this store keeps for identical retries, or `None` (the default) when it
+    /// keeps none: identical retries are then refused like any other reuse. The runtime
+    /// serialises and fingerprints a claimed result only for a store that has them, so a store
+    /// without costs nothing extra per claim. Every built-in store has them.
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        None
     }
 
     /// Checks that the store can be reached (the HTTP transport's `/readyz`): a trivial round
     /// trip to its backend. Default: `Ok` (an in-process store is always reachable).
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async { Ok(()) })
-    }
-
-    /// Keeps `outcome` (opaque bytes, at most [`MAX_RECORDED_OUTCOME`] plus a small header)
-    /// with the claim of `nonce` until `expires_at`, so that an identical retry of the
-    /// claiming request can be answered with it ([`recorded_outcome`](Self::recorded_outcome)).
-    /// Called after the claim committed, and only when
-    /// [`records_outcomes`](Self::records_outcomes) is `true`. The default records nothing:
-    /// identical retries are then refused like any other reuse.
-    fn record_outcome<'a>(
-        &'a self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        outcome: &'a [u8],
-    ) -> BoxFuture<'a, Result<(), ReplayError>> {
-        let _ = (nonce, expires_at, outcome);
-        Box::pin(async { Ok(()) })
-    }
-
-    /// The outcome recorded with the claim of `nonce`, if any and not expired. The default
-    /// has none.
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        let _ = nonce;
-        Box::pin(async { Ok(None) })
-    }
-
-    /// Where the claim of `nonce` stands: unclaimed, claimed with no outcome recorded (its
-    /// claimant may still be at work), or claimed with its recorded outcome. The runtime asks
-    /// this before a retry's tool code runs, so that a copy of a retry still in flight elsewhere
-    /// is waited for rather than run again.
-    ///
-    /// The default knows only what [`recorded_outcome`](Self::recorded_outcome) says: a claim
-    /// without an outcome reads as unclaimed, and such a copy is then refused at its own
-    /// claim (and waits there) instead. Every built-in store tells the three apart.
-    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
-        Box::pin(async move {
-            Ok(match self.recorded_outcome(nonce).await? {
-                Some(outcome) => ClaimState::Recorded(outcome),
-                None => ClaimState::Unclaimed,
-            })
-        })
     }
 
     /// Deletes claims whose expiry has passed; returns how many were deleted.
@@ -413,54 +325,44 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
     }
 }
 
+/// The outcomes a [`ReplayStore`] keeps with its claims, so that an identical retry of a
+/// claiming request is answered with what that request ended with
+/// ([`ReplayStore::outcomes`]).
+pub trait OutcomeStore: Send + Sync {
+    /// Keeps `outcome` (opaque bytes, at most [`MAX_RECORDED_OUTCOME`] plus a small header)
+    /// with the claim of `nonce` until `expires_at`. Called after the claim committed.
+    fn record_outcome<'a>(
+        &'a self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+        outcome: &'a [u8],
+    ) -> BoxFuture<'a, Result<(), ReplayError>>;
+
+    /// Where the claim of `nonce` stands: unclaimed, claimed with no outcome recorded (its
+    /// claimant may still be at work), or claimed with its recorded outcome. The runtime asks
+    /// this before a retry's tool code runs, so that a copy of a retry still in flight
+    /// elsewhere is waited for rather than run again.
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>>;
+}
+
 /// Opens a store from a configuration string:
 ///
 /// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
 ///   principal may hold a tenth of the capacity);
 /// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
 /// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL;
-/// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`).
-// A backend that is not compiled in leaves its path or URL unused.
-#[cfg_attr(
-    not(all(feature = "sqlite", feature = "postgres", feature = "redis")),
-    allow(unused_variables)
-)]
+/// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`);
+/// - any scheme registered with [`backend::register`](crate::backend::register): that
+///   backend's replay store.
+///
+/// The scheme picks the [`Backend`](crate::backend::Backend) (see [`crate::backend`]).
 pub async fn open_store(spec: &str) -> Result<Arc<dyn ReplayStore>, ReplayError> {
-    let parsed = StoreSpec::parse(spec).map_err(|hint| ReplayError::InvalidSpec {
-        spec: redact(spec.trim()),
-        hint,
-    })?;
-    match parsed {
-        StoreSpec::Memory(capacity) => Ok(Arc::new(MemoryReplayStore::new(
-            capacity.unwrap_or(MemoryReplayStore::DEFAULT_CAPACITY),
-        ))),
-        StoreSpec::Sqlite(path) => {
-            #[cfg(feature = "sqlite")]
-            return Ok(Arc::new(SqliteReplayStore::open(path).await?));
-            #[cfg(not(feature = "sqlite"))]
-            return Err(ReplayError::NotCompiledIn {
-                store: "sqlite",
-                feature: "sqlite",
-            });
-        }
-        StoreSpec::Postgres(url) => {
-            #[cfg(feature = "postgres")]
-            return Ok(Arc::new(PostgresReplayStore::connect(url).await?));
-            #[cfg(not(feature = "postgres"))]
-            return Err(ReplayError::NotCompiledIn {
-                store: "postgres",
-                feature: "postgres",
-            });
-        }
-        StoreSpec::Redis(url) => {
-            #[cfg(feature = "redis")]
-            return Ok(Arc::new(RedisReplayStore::connect(url).await?));
-            #[cfg(not(feature = "redis"))]
-            return Err(ReplayError::NotCompiledIn {
-                store: "redis",
-                feature: "redis",
-            });
-        }
+    match crate::backend::backend_for(spec) {
+        Some(backend) => backend.replay_store(spec.trim()).await,
+        None => Err(ReplayError::InvalidSpec {
+            spec: redact(spec.trim()),
+            hint: crate::backend::UNKNOWN_SCHEME,
+        }),
     }
 }
 
@@ -543,9 +445,12 @@ mod tests {
         let store = open_store("memory:4").await.unwrap();
         let n = Nonce::from_bytes([1; 16]);
         let later = SystemTime::now() + std::time::Duration::from_secs(60);
-        assert_eq!(store.claim(n, later).await.unwrap(), ClaimOutcome::Claimed);
         assert_eq!(
-            store.claim(n, later).await.unwrap(),
+            store.claim(Claim::new(n, later)).await.unwrap(),
+            ClaimOutcome::Claimed
+        );
+        assert_eq!(
+            store.claim(Claim::new(n, later)).await.unwrap(),
             ClaimOutcome::AlreadyUsed
         );
     }
@@ -558,9 +463,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let spec = format!("sqlite:{}", dir.path().join("r.db").display());
         let store = open_store(&spec).await.unwrap();
-        assert_eq!(store.claim(n, later).await.unwrap(), ClaimOutcome::Claimed);
         assert_eq!(
-            store.claim(n, later).await.unwrap(),
+            store.claim(Claim::new(n, later)).await.unwrap(),
+            ClaimOutcome::Claimed
+        );
+        assert_eq!(
+            store.claim(Claim::new(n, later)).await.unwrap(),
             ClaimOutcome::AlreadyUsed
         );
     }

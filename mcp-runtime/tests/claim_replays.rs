@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{MAX_RECORDED_OUTCOME, MemoryReplayStore, Nonce, ReplayStore};
+use mcp_runtime::replay::{Claim, MAX_RECORDED_OUTCOME, MemoryReplayStore, Nonce, ReplayStore};
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
@@ -138,18 +138,25 @@ async fn outcomes_expire_with_the_claim(store: &dyn ReplayStore, seed: u8) {
     let expired = Nonce::from_bytes([seed.wrapping_add(1); 16]);
     let later = SystemTime::now() + Duration::from_secs(300);
     let past = SystemTime::now() - Duration::from_secs(5);
-    store.claim(live, later).await.unwrap();
-    store.claim(expired, past).await.unwrap();
-    store.record_outcome(live, later, b"kept").await.unwrap();
-    store.record_outcome(expired, past, b"gone").await.unwrap();
-    assert_eq!(
-        store.recorded_outcome(live).await.unwrap().as_deref(),
-        Some(&b"kept"[..])
-    );
-    assert_eq!(store.recorded_outcome(expired).await.unwrap(), None);
+    store.claim(Claim::new(live, later)).await.unwrap();
+    store.claim(Claim::new(expired, past)).await.unwrap();
+    store
+        .outcomes()
+        .unwrap()
+        .record_outcome(live, later, b"kept")
+        .await
+        .unwrap();
+    store
+        .outcomes()
+        .unwrap()
+        .record_outcome(expired, past, b"gone")
+        .await
+        .unwrap();
+    assert_eq!(recorded(store, live).await.as_deref(), Some(&b"kept"[..]));
+    assert_eq!(recorded(store, expired).await, None);
     // No claim, no outcome.
     let never = Nonce::from_bytes([seed.wrapping_add(2); 16]);
-    assert_eq!(store.recorded_outcome(never).await.unwrap(), None);
+    assert_eq!(recorded(store, never).await, None);
 }
 
 #[tokio::test]
@@ -316,4 +323,15 @@ async fn a_retry_after_a_lost_reply_gets_the_recorded_outcome_whatever_the_world
     let other = send(&server, "me", &remove_answer(false, &state)).await;
     assert!(text(&other).contains("already used"), "{other}");
     assert_eq!(runs.0.load(Ordering::SeqCst), 2);
+}
+
+/// The outcome recorded with the claim of `nonce`, if any.
+async fn recorded(
+    store: &dyn mcp_runtime::replay::ReplayStore,
+    nonce: mcp_runtime::replay::Nonce,
+) -> Option<Vec<u8>> {
+    match store.outcomes().unwrap().claim_state(nonce).await.unwrap() {
+        mcp_runtime::replay::ClaimState::Recorded(outcome) => Some(outcome),
+        _ => None,
+    }
 }

@@ -13,7 +13,8 @@ use futures::future::BoxFuture;
 use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::{
-    ClaimOutcome, ClaimState, DuringWork, MemoryReplayStore, Nonce, ReplayError, ReplayStore,
+    Claim, ClaimOutcome, ClaimState, MemoryReplayStore, Nonce, OutcomeStore, ReplayError,
+    ReplayStore,
 };
 use mcp_runtime::state::StateKeyring;
 use serde_json::{Value, json};
@@ -246,37 +247,31 @@ impl Flaky {
 }
 
 impl ReplayStore for Flaky {
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: std::time::SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
         if self.phantom.load(Ordering::SeqCst) {
             return Box::pin(async { Ok(ClaimOutcome::AlreadyUsed) });
         }
-        self.inner.claim(nonce, expires_at)
+        self.inner.claim(claim)
     }
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: std::time::SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        if self.phantom.load(Ordering::SeqCst) {
-            return Box::pin(async { Ok(ClaimOutcome::AlreadyUsed) });
-        }
-        self.inner.claim_with(nonce, expires_at, work)
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
-    fn records_outcomes(&self) -> bool {
-        true
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        self.inner.prune_expired()
     }
+}
+
+impl OutcomeStore for Flaky {
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,
         expires_at: std::time::SystemTime,
         outcome: &'a [u8],
     ) -> BoxFuture<'a, Result<(), ReplayError>> {
-        self.inner.record_outcome(nonce, expires_at, outcome)
+        self.inner
+            .outcomes()
+            .unwrap()
+            .record_outcome(nonce, expires_at, outcome)
     }
     fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
         if self.unreadable.load(Ordering::SeqCst) {
@@ -288,10 +283,7 @@ impl ReplayStore for Flaky {
                 ))
             });
         }
-        self.inner.claim_state(nonce)
-    }
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        self.inner.prune_expired()
+        self.inner.outcomes().unwrap().claim_state(nonce)
     }
 }
 

@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, Nonce, PostgresReplayStore, ReplayError, ReplayStore, open_store,
+    ActionError, Claim, ClaimOutcome, Nonce, PostgresReplayStore, ReplayError, ReplayStore,
+    open_store,
 };
 
 fn url() -> String {
@@ -78,7 +79,8 @@ async fn two_pools_race_one_winner_each() {
         for s in [a.clone(), b.clone(), a.clone(), b.clone()] {
             let wins = wins.clone();
             tasks.push(tokio::spawn(async move {
-                if s.claim(nonce(1, i), later()).await.unwrap() == ClaimOutcome::Claimed {
+                if s.claim(Claim::new(nonce(1, i), later())).await.unwrap() == ClaimOutcome::Claimed
+                {
                     wins.fetch_add(1, Ordering::SeqCst);
                 }
             }));
@@ -96,17 +98,17 @@ async fn claims_survive_restart() {
     let t = table("restart");
     let Some(s) = store(&t).await else { return };
     assert_eq!(
-        s.claim(nonce(2, 0), later()).await.unwrap(),
+        s.claim(Claim::new(nonce(2, 0), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
     drop(s);
     let s = store(&t).await.unwrap();
     assert_eq!(
-        s.claim(nonce(2, 0), later()).await.unwrap(),
+        s.claim(Claim::new(nonce(2, 0), later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     assert_eq!(
-        s.claim(nonce(2, 1), later()).await.unwrap(),
+        s.claim(Claim::new(nonce(2, 1), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
     drop_table(&t).await;
@@ -118,17 +120,17 @@ async fn expired_claims_are_pruned() {
     let Some(s) = store(&t).await else { return };
     let past = SystemTime::now() - Duration::from_secs(5);
     for i in 0..3 {
-        s.claim(nonce(3, i), past).await.unwrap();
+        s.claim(Claim::new(nonce(3, i), past)).await.unwrap();
     }
-    s.claim(nonce(3, 99), later()).await.unwrap();
+    s.claim(Claim::new(nonce(3, 99), later())).await.unwrap();
     assert_eq!(
-        s.claim(nonce(3, 0), past).await.unwrap(),
+        s.claim(Claim::new(nonce(3, 0), past)).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     assert_eq!(s.prune_expired().await.unwrap(), 3);
     assert_eq!(s.prune_expired().await.unwrap(), 0);
     assert_eq!(
-        s.claim(nonce(3, 99), later()).await.unwrap(),
+        s.claim(Claim::new(nonce(3, 99), later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     drop_table(&t).await;
@@ -141,12 +143,12 @@ async fn claim_with_rolls_back_and_waiting_claimer_wins() {
     let b = store(&t).await.unwrap();
     let n = nonce(4, 0);
     let err = a
-        .claim_with(n, later(), Box::new(|| Err(ActionError::new("refused"))))
+        .claim(Claim::new(n, later()).during(Box::new(|| Err(ActionError::new("refused")))))
         .await
         .unwrap_err();
     assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
     let err = a
-        .claim_with(n, later(), Box::new(|| panic!("boom")))
+        .claim(Claim::new(n, later()).during(Box::new(|| panic!("boom"))))
         .await
         .unwrap_err();
     assert!(matches!(err, ReplayError::ActionPanicked), "{err}");
@@ -154,22 +156,21 @@ async fn claim_with_rolls_back_and_waiting_claimer_wins() {
     // While a's action runs, b's claim waits on the row lock; a fails, so b wins.
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     let first = tokio::spawn(async move {
-        a.claim_with(
-            n,
-            later(),
-            Box::new(move || {
-                started_tx.send(()).unwrap();
-                std::thread::sleep(Duration::from_millis(300));
-                Err(ActionError::new("late failure"))
-            }),
-        )
+        a.claim(Claim::new(n, later()).during(Box::new(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            Err(ActionError::new("late failure"))
+        })))
         .await
     });
     tokio::task::spawn_blocking(move || started_rx.recv().unwrap())
         .await
         .unwrap();
     let t0 = std::time::Instant::now();
-    assert_eq!(b.claim(n, later()).await.unwrap(), ClaimOutcome::Claimed);
+    assert_eq!(
+        b.claim(Claim::new(n, later())).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
     assert!(
         t0.elapsed() >= Duration::from_millis(100),
         "second claim did not wait"
@@ -182,14 +183,10 @@ async fn claim_with_rolls_back_and_waiting_claimer_wins() {
     let ran = Arc::new(AtomicUsize::new(0));
     let r = ran.clone();
     let outcome = b
-        .claim_with(
-            n,
-            later(),
-            Box::new(move || {
-                r.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }),
-        )
+        .claim(Claim::new(n, later()).during(Box::new(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })))
         .await
         .unwrap();
     assert_eq!(outcome, ClaimOutcome::AlreadyUsed);
@@ -206,9 +203,12 @@ async fn open_store_postgres_spec_and_bad_table() {
     // The default table through open_store; nonces are random so reruns do not collide.
     let s = open_store(&url()).await.unwrap();
     let n = Nonce::random().unwrap();
-    assert_eq!(s.claim(n, later()).await.unwrap(), ClaimOutcome::Claimed);
     assert_eq!(
-        s.claim(n, later()).await.unwrap(),
+        s.claim(Claim::new(n, later())).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        s.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     let err = PostgresReplayStore::connect_with_table(&url(), "Bad-Name")

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, ClaimState, Nonce, RedisReplayStore, ReplayError, ReplayStore,
-    open_store,
+    ActionError, Claim, ClaimOutcome, ClaimState, Nonce, RedisReplayStore, ReplayError,
+    ReplayStore, open_store,
 };
 
 fn url() -> String {
@@ -61,15 +61,15 @@ async fn a_nonce_is_claimed_once() {
     };
     let n = nonce(1, 0);
     assert_eq!(
-        store.claim(n, later()).await.unwrap(),
+        store.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
     assert_eq!(
-        store.claim(n, later()).await.unwrap(),
+        store.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     assert_eq!(
-        store.claim(nonce(1, 1), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(1, 1), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
 }
@@ -93,7 +93,9 @@ async fn concurrent_claims_across_instances_win_once() {
     let mut tasks = Vec::new();
     for i in 0..32 {
         let s = if i % 2 == 0 { a.clone() } else { b.clone() };
-        tasks.push(tokio::spawn(async move { s.claim(n, later()).await }));
+        tasks.push(tokio::spawn(async move {
+            s.claim(Claim::new(n, later())).await
+        }));
     }
     let mut won = 0;
     for t in tasks {
@@ -111,16 +113,12 @@ async fn a_failed_action_leaves_the_nonce_claimable() {
     };
     let n = nonce(3, 0);
     let err = store
-        .claim_with(
-            n,
-            later(),
-            Box::new(|| Err(ActionError::new("disk on fire"))),
-        )
+        .claim(Claim::new(n, later()).during(Box::new(|| Err(ActionError::new("disk on fire")))))
         .await
         .unwrap_err();
     assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
     let panicked = store
-        .claim_with(n, later(), Box::new(|| panic!("boom")))
+        .claim(Claim::new(n, later()).during(Box::new(|| panic!("boom"))))
         .await
         .unwrap_err();
     assert!(
@@ -130,33 +128,25 @@ async fn a_failed_action_leaves_the_nonce_claimable() {
     let ran = Arc::new(AtomicUsize::new(0));
     let counter = ran.clone();
     let outcome = store
-        .claim_with(
-            n,
-            later(),
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }),
-        )
+        .claim(Claim::new(n, later()).during(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })))
         .await
         .unwrap();
     assert_eq!(outcome, ClaimOutcome::Claimed);
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     // Recorded: neither a plain claim nor another action gets it again.
     assert_eq!(
-        store.claim(n, later()).await.unwrap(),
+        store.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     let counter = ran.clone();
     let again = store
-        .claim_with(
-            n,
-            later(),
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }),
-        )
+        .claim(Claim::new(n, later()).during(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })))
         .await
         .unwrap();
     assert_eq!(again, ClaimOutcome::AlreadyUsed);
@@ -172,14 +162,17 @@ async fn a_claim_expires_with_its_token() {
     let n = nonce(4, 0);
     // The store keeps a claim at least a second; ask for less and wait past it.
     let soon = SystemTime::now() + Duration::from_millis(200);
-    assert_eq!(store.claim(n, soon).await.unwrap(), ClaimOutcome::Claimed);
     assert_eq!(
-        store.claim(n, soon).await.unwrap(),
+        store.claim(Claim::new(n, soon)).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        store.claim(Claim::new(n, soon)).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     tokio::time::sleep(Duration::from_millis(1300)).await;
     assert_eq!(
-        store.claim(n, later()).await.unwrap(),
+        store.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
 }
@@ -209,9 +202,12 @@ async fn open_store_understands_redis_urls_and_hides_passwords() {
     let mut r = [0u8; 16];
     getrandom::fill(&mut r).unwrap();
     let n = Nonce::from_bytes(r);
-    assert_eq!(s.claim(n, later()).await.unwrap(), ClaimOutcome::Claimed);
     assert_eq!(
-        s.claim(n, later()).await.unwrap(),
+        s.claim(Claim::new(n, later())).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
+    assert_eq!(
+        s.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
 }
@@ -283,25 +279,24 @@ async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
     };
     let store = RedisReplayStore::connect(&redis.url()).await.unwrap();
     assert_eq!(
-        store.claim(nonce(6, 0), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(6, 0), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
     redis.stop();
 
     let started = std::time::Instant::now();
-    let err = store.claim(nonce(6, 1), later()).await.unwrap_err();
+    let err = store
+        .claim(Claim::new(nonce(6, 1), later()))
+        .await
+        .unwrap_err();
     assert_eq!(err.reason(), "redis", "{err}");
     let ran = Arc::new(AtomicUsize::new(0));
     let counter = ran.clone();
     let err = store
-        .claim_with(
-            nonce(6, 2),
-            later(),
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-                Ok(())
-            }),
-        )
+        .claim(Claim::new(nonce(6, 2), later()).during(Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        })))
         .await
         .unwrap_err();
     assert_eq!(err.reason(), "redis", "{err}");
@@ -318,7 +313,7 @@ async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
         panic!("redis-server could not be restarted on port {port}");
     };
     assert_eq!(
-        store.claim(nonce(6, 1), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(6, 1), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
 }
@@ -399,14 +394,14 @@ async fn a_stall_longer_than_the_driver_default_is_waited_out() {
         .unwrap();
     let n = nonce(0x5a, 1);
     let started = std::time::Instant::now();
-    let first = store.claim(n, later()).await;
+    let first = store.claim(Claim::new(n, later())).await;
     assert!(
         matches!(first, Ok(ClaimOutcome::Claimed)),
         "{first:?} after {:?}",
         started.elapsed()
     );
     assert!(matches!(
-        store.claim(n, later()).await,
+        store.claim(Claim::new(n, later())).await,
         Ok(ClaimOutcome::AlreadyUsed)
     ));
 }
@@ -444,26 +439,22 @@ async fn a_claim_that_lands_after_its_deadline_is_released_for_the_retry() {
             let ran = Arc::new(AtomicUsize::new(0));
             let seen = Arc::clone(&ran);
             let out = slow
-                .claim_with(
-                    n,
-                    later(),
-                    Box::new(move || {
-                        seen.fetch_add(1, Ordering::SeqCst);
-                        Ok(())
-                    }),
-                )
+                .claim(Claim::new(n, later()).during(Box::new(move || {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    Ok(())
+                })))
                 .await;
             assert_eq!(ran.load(Ordering::SeqCst), 0, "the work never ran");
             out
         } else {
-            slow.claim(n, later()).await
+            slow.claim(Claim::new(n, later())).await
         };
         assert!(
             matches!(failed, Err(ReplayError::Backend { .. })),
             "{failed:?}"
         );
         // The SET landed all the same: the nonce is taken, with no outcome.
-        let landed = direct.claim_state(n).await;
+        let landed = direct.outcomes().unwrap().claim_state(n).await;
         assert!(
             matches!(landed, Ok(ClaimState::Claimed)),
             "{landed:?} after {failed:?}"
@@ -472,7 +463,7 @@ async fn a_claim_that_lands_after_its_deadline_is_released_for_the_retry() {
         stalled.store(false, Ordering::SeqCst);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
-            match direct.claim_state(n).await {
+            match direct.outcomes().unwrap().claim_state(n).await {
                 Ok(ClaimState::Unclaimed) => break,
                 other => assert!(
                     std::time::Instant::now() < deadline,
@@ -482,19 +473,19 @@ async fn a_claim_that_lands_after_its_deadline_is_released_for_the_retry() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(matches!(
-            direct.claim(n, later()).await,
+            direct.claim(Claim::new(n, later())).await,
             Ok(ClaimOutcome::Claimed)
         ));
     }
     // A claim that was answered is never released.
     let kept = nonce(0x6c, 9);
     assert!(matches!(
-        slow.claim(kept, later()).await,
+        slow.claim(Claim::new(kept, later())).await,
         Ok(ClaimOutcome::Claimed)
     ));
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(matches!(
-        direct.claim(kept, later()).await,
+        direct.claim(Claim::new(kept, later())).await,
         Ok(ClaimOutcome::AlreadyUsed)
     ));
 }

@@ -14,7 +14,7 @@ use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
 mod sqlite_support;
 
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, DuringWork, ReplayError, ReplayStore, SqliteReplayStore,
+    ActionError, Claim, ClaimOutcome, DuringWork, ReplayError, ReplayStore, SqliteReplayStore,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -28,7 +28,9 @@ async fn two_handles_one_file_race_one_winner() {
         for store in [a.clone(), b.clone(), a.clone(), b.clone()] {
             let wins = wins.clone();
             tasks.push(tokio::spawn(async move {
-                if store.claim(nonce(1, i), later()).await.unwrap() == ClaimOutcome::Claimed {
+                if store.claim(Claim::new(nonce(1, i), later())).await.unwrap()
+                    == ClaimOutcome::Claimed
+                {
                     wins.fetch_add(1, Ordering::SeqCst);
                 }
             }));
@@ -56,7 +58,8 @@ fn os_threads_with_own_handles_one_winner() {
                 rt.block_on(async {
                     let store = SqliteReplayStore::open(&path).await.unwrap();
                     for i in 0..50 {
-                        if store.claim(nonce(2, i), later()).await.unwrap() == ClaimOutcome::Claimed
+                        if store.claim(Claim::new(nonce(2, i), later())).await.unwrap()
+                            == ClaimOutcome::Claimed
                         {
                             wins.fetch_add(1, Ordering::SeqCst);
                         }
@@ -77,18 +80,18 @@ async fn claims_survive_restart() {
     {
         let store = SqliteReplayStore::open(&path).await.unwrap();
         assert_eq!(
-            store.claim(nonce(3, 0), later()).await.unwrap(),
+            store.claim(Claim::new(nonce(3, 0), later())).await.unwrap(),
             ClaimOutcome::Claimed
         );
         assert_eq!(store.schema_version().await.unwrap(), 2);
     }
     let store = SqliteReplayStore::open(&path).await.unwrap();
     assert_eq!(
-        store.claim(nonce(3, 0), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(3, 0), later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     assert_eq!(
-        store.claim(nonce(3, 1), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(3, 1), later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
     // Re-opening did not re-run migrations.
@@ -101,23 +104,29 @@ async fn expired_claims_are_pruned_live_ones_kept() {
     let past = SystemTime::now() - Duration::from_secs(5);
     let store = SqliteReplayStore::open(&path).await.unwrap();
     for i in 0..3 {
-        store.claim(nonce(4, i), past).await.unwrap();
+        store.claim(Claim::new(nonce(4, i), past)).await.unwrap();
     }
-    store.claim(nonce(4, 99), later()).await.unwrap();
+    store
+        .claim(Claim::new(nonce(4, 99), later()))
+        .await
+        .unwrap();
     // Until pruned, an expired claim still counts as used.
     assert_eq!(
-        store.claim(nonce(4, 0), past).await.unwrap(),
+        store.claim(Claim::new(nonce(4, 0), past)).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
     assert_eq!(store.prune_expired().await.unwrap(), 3);
     assert_eq!(store.prune_expired().await.unwrap(), 0);
     assert_eq!(
-        store.claim(nonce(4, 99), later()).await.unwrap(),
+        store
+            .claim(Claim::new(nonce(4, 99), later()))
+            .await
+            .unwrap(),
         ClaimOutcome::AlreadyUsed
     );
 
     // Opening prunes too.
-    store.claim(nonce(4, 7), past).await.unwrap();
+    store.claim(Claim::new(nonce(4, 7), past)).await.unwrap();
     drop(store);
     let store = SqliteReplayStore::open(&path).await.unwrap();
     assert_eq!(store.prune_expired().await.unwrap(), 0);
@@ -134,16 +143,14 @@ async fn claim_with_commits_or_rolls_back_together() {
     let n = nonce(5, 0);
 
     let err = store
-        .claim_with(
-            n,
-            later(),
-            Box::new(|| Err(ActionError::new("permission denied"))),
+        .claim(
+            Claim::new(n, later()).during(Box::new(|| Err(ActionError::new("permission denied")))),
         )
         .await
         .unwrap_err();
     assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
     let err = store
-        .claim_with(n, later(), Box::new(|| panic!("boom")))
+        .claim(Claim::new(n, later()).during(Box::new(|| panic!("boom"))))
         .await
         .unwrap_err();
     assert!(matches!(err, ReplayError::ActionPanicked), "{err}");
@@ -161,12 +168,12 @@ async fn claim_with_commits_or_rolls_back_together() {
         })
     };
     let outcome = store
-        .claim_with(n, later(), unlink(victim.clone(), unlinks.clone()))
+        .claim(Claim::new(n, later()).during(unlink(victim.clone(), unlinks.clone())))
         .await;
     assert_eq!(outcome.unwrap(), ClaimOutcome::Claimed);
     assert!(!victim.exists());
     let outcome = store
-        .claim_with(n, later(), unlink(victim.clone(), unlinks.clone()))
+        .claim(Claim::new(n, later()).during(unlink(victim.clone(), unlinks.clone())))
         .await;
     assert_eq!(outcome.unwrap(), ClaimOutcome::AlreadyUsed);
     assert_eq!(unlinks.load(Ordering::SeqCst), 1);
@@ -182,22 +189,21 @@ async fn second_claimer_waits_for_first_transaction_outcome() {
     let n = nonce(6, 0);
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     let first = tokio::spawn(async move {
-        a.claim_with(
-            n,
-            later(),
-            Box::new(move || {
-                started_tx.send(()).unwrap();
-                std::thread::sleep(Duration::from_millis(300));
-                Err(ActionError::new("late failure"))
-            }),
-        )
+        a.claim(Claim::new(n, later()).during(Box::new(move || {
+            started_tx.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            Err(ActionError::new("late failure"))
+        })))
         .await
     });
     tokio::task::spawn_blocking(move || started_rx.recv().unwrap())
         .await
         .unwrap();
     let t0 = Instant::now();
-    assert_eq!(b.claim(n, later()).await.unwrap(), ClaimOutcome::Claimed);
+    assert_eq!(
+        b.claim(Claim::new(n, later())).await.unwrap(),
+        ClaimOutcome::Claimed
+    );
     assert!(
         t0.elapsed() >= Duration::from_millis(100),
         "second claim did not wait"
@@ -286,7 +292,8 @@ fn child_process_worker() {
         }
         let mut won = Vec::new();
         for i in order {
-            if store.claim(nonce(7, i), later()).await.unwrap() == ClaimOutcome::Claimed {
+            if store.claim(Claim::new(nonce(7, i), later())).await.unwrap() == ClaimOutcome::Claimed
+            {
                 won.push(i.to_string());
             }
         }
@@ -368,17 +375,13 @@ fn crash_child_worker() {
     rt.block_on(async {
         let store = SqliteReplayStore::open(&db).await.unwrap();
         let _ = store
-            .claim_with(
-                nonce(8, 0),
-                later(),
-                Box::new(move || {
-                    std::fs::remove_file(&file).unwrap();
-                    // Die after the effect, before COMMIT. `exit` runs no destructors, so the
-                    // transaction is neither committed nor rolled back: a crash, as far as
-                    // SQLite can tell (and, unlike `abort`, it leaves no core file behind).
-                    std::process::exit(86);
-                }),
-            )
+            .claim(Claim::new(nonce(8, 0), later()).during(Box::new(move || {
+                std::fs::remove_file(&file).unwrap();
+                // Die after the effect, before COMMIT. `exit` runs no destructors, so the
+                // transaction is neither committed nor rolled back: a crash, as far as
+                // SQLite can tell (and, unlike `abort`, it leaves no core file behind).
+                std::process::exit(86);
+            })))
             .await;
     });
     unreachable!("the action exits the process");
@@ -425,14 +428,14 @@ async fn crash_between_action_and_commit_leaves_nonce_claimable() {
     });
     assert_eq!(
         store
-            .claim_with(nonce(8, 0), later(), action)
+            .claim(Claim::new(nonce(8, 0), later()).during(action))
             .await
             .unwrap(),
         ClaimOutcome::Claimed
     );
     assert_eq!(effects.load(Ordering::SeqCst), 0);
     assert_eq!(
-        store.claim(nonce(8, 0), later()).await.unwrap(),
+        store.claim(Claim::new(nonce(8, 0), later())).await.unwrap(),
         ClaimOutcome::AlreadyUsed
     );
 }
@@ -486,7 +489,11 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
 #[tokio::test]
 async fn a_failed_commit_says_whether_the_action_happened() {
     let (_dir, path, store) = open_temp().await;
-    store.claim(nonce(9, 0), later()).await.map(|_| ()).unwrap();
+    store
+        .claim(Claim::new(nonce(9, 0), later()))
+        .await
+        .map(|_| ())
+        .unwrap();
     break_commits(&path);
 
     let ran = Arc::new(AtomicUsize::new(0));
@@ -496,14 +503,17 @@ async fn a_failed_commit_says_whether_the_action_happened() {
         Ok(())
     });
     let err = store
-        .claim_with(nonce(9, 1), later(), action)
+        .claim(Claim::new(nonce(9, 1), later()).during(action))
         .await
         .unwrap_err();
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     assert_eq!(err.reason(), "action_unrecorded", "{err}");
     assert!(err.to_string().contains("was carried out"), "{err}");
 
-    let err = store.claim(nonce(9, 2), later()).await.unwrap_err();
+    let err = store
+        .claim(Claim::new(nonce(9, 2), later()))
+        .await
+        .unwrap_err();
     assert_eq!(err.reason(), "sqlite", "{err}");
 
     let action = mcp_runtime::replay::sqlite::tx_work(|tx| {
@@ -511,7 +521,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
             .map_err(ActionError::new)
     });
     let err = store
-        .claim_in_tx(nonce(9, 3), later(), action)
+        .claim(Claim::new(nonce(9, 3), later()).in_tx(action))
         .await
         .unwrap_err();
     assert_eq!(err.reason(), "sqlite", "{err}");
@@ -530,7 +540,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
     assert_eq!(tables, 0);
     for i in 1..=3 {
         assert_eq!(
-            store.claim(nonce(9, i), later()).await.unwrap(),
+            store.claim(Claim::new(nonce(9, i), later())).await.unwrap(),
             ClaimOutcome::Claimed,
             "nonce {i}"
         );

@@ -10,33 +10,29 @@ use std::time::Duration;
 
 use mcp_runtime::replay::sqlite::{SqliteOptions, rusqlite, tx_work};
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
+    ActionError, Claim, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
 };
 use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
 use tokio::task::JoinHandle;
 
 mod sqlite_support;
 
-type Claim = JoinHandle<Result<ClaimOutcome, ReplayError>>;
+type Pending = JoinHandle<Result<ClaimOutcome, ReplayError>>;
 
 /// Occupies the store's writer with a claim whose work waits for the returned sender, so the
 /// claims made meanwhile queue up for the next transaction.
-async fn hold_writer(store: &SqliteReplayStore, n: Nonce) -> (mpsc::Sender<()>, Claim) {
+async fn hold_writer(store: &SqliteReplayStore, n: Nonce) -> (mpsc::Sender<()>, Pending) {
     let (started_tx, started_rx) = mpsc::channel::<()>();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let store = store.clone();
     let held = tokio::spawn(async move {
         store
-            .claim_with(
-                n,
-                later(),
-                Box::new(move || {
-                    started_tx.send(()).unwrap();
-                    // Bounded: a broken test fails instead of hanging.
-                    release_rx.recv_timeout(Duration::from_secs(10)).unwrap();
-                    Ok(())
-                }),
-            )
+            .claim(Claim::new(n, later()).during(Box::new(move || {
+                started_tx.send(()).unwrap();
+                // Bounded: a broken test fails instead of hanging.
+                release_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+                Ok(())
+            })))
             .await
     });
     tokio::task::spawn_blocking(move || started_rx.recv_timeout(Duration::from_secs(10)))
@@ -81,7 +77,9 @@ async fn queued_claims_share_one_transaction() {
                     *slot.lock().unwrap() = Some(count);
                     Ok(())
                 });
-                let outcome = store.claim_in_tx(nonce(2, i), later(), work).await;
+                let outcome = store
+                    .claim(Claim::new(nonce(2, i), later()).in_tx(work))
+                    .await;
                 (outcome, seen.lock().unwrap().take())
             })
         })
@@ -123,7 +121,9 @@ async fn one_transaction_per_claim_without_group_commit() {
                     seen.lock().unwrap().push(count);
                     Ok(())
                 });
-                store.claim_in_tx(nonce(3, i), later(), work).await
+                store
+                    .claim(Claim::new(nonce(3, i), later()).in_tx(work))
+                    .await
             })
         })
         .collect();
@@ -157,7 +157,7 @@ async fn mixed_batch_gives_each_claimant_its_own_outcome() {
     };
     let spawn_tx = |n: Nonce, work| {
         let store = store.clone();
-        tokio::spawn(async move { store.claim_in_tx(n, later(), work).await })
+        tokio::spawn(async move { store.claim(Claim::new(n, later()).in_tx(work)).await })
     };
     let dup_a = spawn_tx(nonce(4, 0), insert("dup-a", false));
     let dup_b = spawn_tx(nonce(4, 0), insert("dup-b", false));
@@ -166,13 +166,15 @@ async fn mixed_batch_gives_each_claimant_its_own_outcome() {
         let store = store.clone();
         tokio::spawn(async move {
             store
-                .claim_with(nonce(4, 2), later(), Box::new(|| panic!("work panicked")))
+                .claim(
+                    Claim::new(nonce(4, 2), later()).during(Box::new(|| panic!("work panicked"))),
+                )
                 .await
         })
     };
     let plain = {
         let store = store.clone();
-        tokio::spawn(async move { store.claim(nonce(4, 3), later()).await })
+        tokio::spawn(async move { store.claim(Claim::new(nonce(4, 3), later())).await })
     };
     let kept = spawn_tx(nonce(4, 4), insert("kept", false));
     settle().await;
@@ -216,7 +218,7 @@ async fn mixed_batch_gives_each_claimant_its_own_outcome() {
         (4, ClaimOutcome::AlreadyUsed),
     ] {
         assert_eq!(
-            store.claim(nonce(4, i), later()).await.unwrap(),
+            store.claim(Claim::new(nonce(4, i), later())).await.unwrap(),
             expected,
             "nonce {i}"
         );
@@ -234,7 +236,7 @@ async fn a_failed_batch_commit_fails_every_claim_in_it() {
     let (release, held) = hold_writer(&store, nonce(5, 999)).await;
     let spawn_plain = |n: Nonce| {
         let store = store.clone();
-        tokio::spawn(async move { store.claim(n, later()).await })
+        tokio::spawn(async move { store.claim(Claim::new(n, later())).await })
     };
     let first = spawn_plain(nonce(5, 0));
     let duplicate = spawn_plain(nonce(5, 0));
@@ -246,14 +248,16 @@ async fn a_failed_batch_commit_fails_every_claim_in_it() {
                     .map_err(ActionError::new)?;
                 Ok(())
             });
-            store.claim_in_tx(nonce(5, 1), later(), work).await
+            store
+                .claim(Claim::new(nonce(5, 1), later()).in_tx(work))
+                .await
         })
     };
     let during = {
         let store = store.clone();
         tokio::spawn(async move {
             store
-                .claim_with(nonce(5, 2), later(), Box::new(|| Ok(())))
+                .claim(Claim::new(nonce(5, 2), later()).during(Box::new(|| Ok(()))))
                 .await
         })
     };
@@ -280,7 +284,7 @@ async fn a_failed_batch_commit_fails_every_claim_in_it() {
     assert_eq!(marks, 0);
     for i in [0, 1, 2, 999] {
         assert_eq!(
-            store.claim(nonce(5, i), later()).await.unwrap(),
+            store.claim(Claim::new(nonce(5, i), later())).await.unwrap(),
             ClaimOutcome::Claimed,
             "nonce {i}"
         );
@@ -296,8 +300,10 @@ async fn concurrent_claims_and_records_all_land() {
             let store = store.clone();
             tokio::spawn(async move {
                 let n = nonce(6, i % 100);
-                if store.claim(n, later()).await.unwrap() == ClaimOutcome::Claimed {
+                if store.claim(Claim::new(n, later())).await.unwrap() == ClaimOutcome::Claimed {
                     store
+                        .outcomes()
+                        .unwrap()
                         .record_outcome(n, later(), &i.to_le_bytes())
                         .await
                         .unwrap();
@@ -314,8 +320,19 @@ async fn concurrent_claims_and_records_all_land() {
     }
     assert_eq!(wins, 100);
     for i in 0..100u32 {
-        let recorded = store.recorded_outcome(nonce(6, i)).await.unwrap().unwrap();
+        let recorded = recorded(&store, nonce(6, i)).await.unwrap();
         let winner = u32::from_le_bytes(recorded.try_into().unwrap());
         assert_eq!(winner % 100, i);
+    }
+}
+
+/// The outcome recorded with the claim of `nonce`, if any.
+async fn recorded(
+    store: &dyn mcp_runtime::replay::ReplayStore,
+    nonce: mcp_runtime::replay::Nonce,
+) -> Option<Vec<u8>> {
+    match store.outcomes().unwrap().claim_state(nonce).await.unwrap() {
+        mcp_runtime::replay::ClaimState::Recorded(outcome) => Some(outcome),
+        _ => None,
     }
 }

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -13,8 +12,8 @@ use futures::future::BoxFuture;
 use mcp_runtime::context::{ClaimWork, REPLAYED_META_KEY};
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::{
-    ActionError, ClaimOutcome, DuringWork, MemoryReplayStore, Nonce, ReplayError, ReplayStore,
-    TxWork,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, MemoryReplayStore, Nonce,
+    OutcomeStore, ReplayError, ReplayStore, TxWork,
 };
 use serde_json::{Value, json};
 
@@ -58,52 +57,21 @@ impl ReplayStore for MapStore {
         "map"
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        let mut db = self.db.lock().unwrap();
-        let outcome = match db.claims.entry(nonce) {
-            Entry::Occupied(_) => ClaimOutcome::AlreadyUsed,
-            Entry::Vacant(slot) => {
-                slot.insert((expires_at, None));
-                ClaimOutcome::Claimed
-            }
-        };
-        Box::pin(async move { Ok(outcome) })
-    }
-
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        let mut db = self.db.lock().unwrap();
-        let outcome = match db.claims.entry(nonce) {
-            Entry::Occupied(_) => Ok(ClaimOutcome::AlreadyUsed),
-            Entry::Vacant(slot) => match work() {
-                Ok(()) => {
-                    slot.insert((expires_at, None));
-                    Ok(ClaimOutcome::Claimed)
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let (nonce, expires_at) = (claim.nonce, claim.expires_at);
+        // Work this store can run on a copy of its data, committed with the claim.
+        let work: Option<MapWork> = match claim.work {
+            ClaimWith::Nothing => None,
+            ClaimWith::During(work) => Some(Box::new(move |_| work())),
+            ClaimWith::InTx(work) => match work.downcast::<MapTx>() {
+                Ok(work) => Some(work.0),
+                Err(other) => {
+                    let err = other.mismatch(self.name());
+                    return Box::pin(async move { Err(err) });
                 }
-                Err(e) => Err(ReplayError::ActionFailed(e)),
             },
-        };
-        Box::pin(async move { outcome })
-    }
-
-    fn claim_in_tx(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: TxWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        let work = match work.downcast::<MapTx>() {
-            Ok(work) => work,
-            Err(other) => {
-                let err = other.mismatch(self.name());
+            _ => {
+                let err = ReplayError::backend("map", "claiming", "unknown kind of claim work");
                 return Box::pin(async move { Err(err) });
             }
         };
@@ -112,7 +80,7 @@ impl ReplayStore for MapStore {
             Ok(ClaimOutcome::AlreadyUsed)
         } else {
             let mut copy = db.data.clone();
-            match (work.0)(&mut copy) {
+            match work.map_or(Ok(()), |work| work(&mut copy)) {
                 Ok(()) => {
                     db.claims.insert(nonce, (expires_at, None));
                     db.data = copy;
@@ -124,10 +92,21 @@ impl ReplayStore for MapStore {
         Box::pin(async move { outcome })
     }
 
-    fn records_outcomes(&self) -> bool {
-        true
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
 
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        let now = SystemTime::now();
+        let mut db = self.db.lock().unwrap();
+        let before = db.claims.len();
+        db.claims.retain(|_, c| c.0 > now);
+        let pruned = (before - db.claims.len()) as u64;
+        Box::pin(async move { Ok(pruned) })
+    }
+}
+
+impl OutcomeStore for MapStore {
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,
@@ -140,27 +119,13 @@ impl ReplayStore for MapStore {
         Box::pin(async { Ok(()) })
     }
 
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        let found = self
-            .db
-            .lock()
-            .unwrap()
-            .claims
-            .get(&nonce)
-            .and_then(|c| c.1.clone());
-        Box::pin(async move { Ok(found) })
-    }
-
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        let now = SystemTime::now();
-        let mut db = self.db.lock().unwrap();
-        let before = db.claims.len();
-        db.claims.retain(|_, c| c.0 > now);
-        let pruned = (before - db.claims.len()) as u64;
-        Box::pin(async move { Ok(pruned) })
+    fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
+        let state = match self.db.lock().unwrap().claims.get(&nonce) {
+            None => ClaimState::Unclaimed,
+            Some((_, None)) => ClaimState::Claimed,
+            Some((_, Some(outcome))) => ClaimState::Recorded(outcome.clone()),
+        };
+        Box::pin(async move { Ok(state) })
     }
 }
 
@@ -175,20 +140,13 @@ impl Default for Minimal {
 }
 
 impl ReplayStore for Minimal {
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        self.0.claim(nonce, expires_at)
-    }
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        self.0.claim_with(nonce, expires_at, work)
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        if let ClaimWith::InTx(work) = claim.work {
+            // No transactions here: say so, under this store's own name.
+            let err = work.mismatch(self.name());
+            return Box::pin(async move { Err(err) });
+        }
+        self.0.claim(claim)
     }
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
         self.0.prune_expired()
@@ -334,7 +292,10 @@ async fn work_for_another_store_is_refused_by_name() {
     let n = Nonce::from_bytes([5; 16]);
     let memory = MemoryReplayStore::new(10);
     let work: TxWork = map_tx(|_| Ok(()));
-    let err = memory.claim_in_tx(n, later(), work).await.unwrap_err();
+    let err = memory
+        .claim(Claim::new(n, later()).in_tx(work))
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             err,
@@ -348,7 +309,7 @@ async fn work_for_another_store_is_refused_by_name() {
     // A store that offers no transactions is named as itself, not as "memory".
     let minimal = Minimal::default();
     let err = minimal
-        .claim_in_tx(n, later(), map_tx(|_| Ok(())))
+        .claim(Claim::new(n, later()).in_tx(map_tx(|_| Ok(()))))
         .await
         .unwrap_err();
     let ReplayError::TxMismatch { store, work } = err else {
@@ -357,7 +318,7 @@ async fn work_for_another_store_is_refused_by_name() {
     assert!(store.ends_with("Minimal"), "{store}");
     assert_eq!(work, "map");
     assert_eq!(
-        memory.claim(n, later()).await.unwrap(),
+        memory.claim(Claim::new(n, later())).await.unwrap(),
         ClaimOutcome::Claimed
     );
 
@@ -366,7 +327,7 @@ async fn work_for_another_store_is_refused_by_name() {
         let store = MapStore::default();
         let sqlite_work = mcp_runtime::replay::sqlite::tx_work(|_tx| Ok(()));
         let err = store
-            .claim_in_tx(n, later(), sqlite_work)
+            .claim(Claim::new(n, later()).in_tx(sqlite_work))
             .await
             .unwrap_err();
         assert_eq!(
@@ -374,7 +335,7 @@ async fn work_for_another_store_is_refused_by_name() {
             "the replay store (map) cannot run work in a sqlite transaction; keep the replay store in the same database as the data the work changes"
         );
         assert_eq!(
-            store.claim(n, later()).await.unwrap(),
+            store.claim(Claim::new(n, later())).await.unwrap(),
             ClaimOutcome::Claimed
         );
     }

@@ -6,13 +6,10 @@ mod transport_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{
-    ClaimOutcome, DuringWork, MemoryReplayStore, Nonce, ReplayError, ReplayStore,
-};
+use mcp_runtime::replay::{Claim, ClaimOutcome, MemoryReplayStore, ReplayError, ReplayStore};
 use mcp_runtime::service::McpService;
 use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
 use serde_json::Value;
@@ -26,21 +23,8 @@ struct FlakyStore {
 }
 
 impl ReplayStore for FlakyStore {
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        self.inner.claim(nonce, expires_at)
-    }
-
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        self.inner.claim_with(nonce, expires_at, work)
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        self.inner.claim(claim)
     }
 
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {

@@ -413,7 +413,7 @@ async fn blocking<T: Send + 'static>(
 mod tests {
     use std::time::Duration;
 
-    use mcp_runtime::replay::SqliteReplayStore;
+    use mcp_runtime::replay::{Claim, SqliteReplayStore};
 
     use super::*;
 
@@ -500,10 +500,18 @@ mod tests {
         // Title no longer matching: rolled back, the nonce stays claimable.
         let n = Nonce::from_bytes([7; 16]);
         let m = notes.delete_mutation(&alice, ws, "nope", "a.md".into());
-        assert!(store.claim_in_tx(n, later, to_action(m)).await.is_err());
+        assert!(
+            store
+                .claim(Claim::new(n, later).in_tx(to_action(m)))
+                .await
+                .is_err()
+        );
         let m = notes.delete_mutation(&alice, ws, "tps", "a.md".into());
         assert_eq!(
-            store.claim_in_tx(n, later, to_action(m)).await.unwrap(),
+            store
+                .claim(Claim::new(n, later).in_tx(to_action(m)))
+                .await
+                .unwrap(),
             ClaimOutcome::Claimed
         );
         let (_, listed) = notes.list(&alice, ws).await.unwrap();
@@ -511,7 +519,10 @@ mod tests {
         // Replay: nothing runs. The other workspace's a.md is untouched.
         let m = notes.delete_mutation(&alice, ws, "tps", "b.md".into());
         assert_eq!(
-            store.claim_in_tx(n, later, to_action(m)).await.unwrap(),
+            store
+                .claim(Claim::new(n, later).in_tx(to_action(m)))
+                .await
+                .unwrap(),
             ClaimOutcome::AlreadyUsed
         );
         let (_, listed) = notes.list(&alice, ws).await.unwrap();
@@ -532,9 +543,14 @@ mod tests {
         // A deletion of a note already gone rolls back its claim.
         let n2 = Nonce::from_bytes([8; 16]);
         let m = notes.delete_mutation(&alice, ws, "tps", "a.md".into());
-        assert!(store.claim_in_tx(n2, later, to_action(m)).await.is_err());
+        assert!(
+            store
+                .claim(Claim::new(n2, later).in_tx(to_action(m)))
+                .await
+                .is_err()
+        );
         assert_eq!(
-            store.claim(n2, later).await.unwrap(),
+            store.claim(Claim::new(n2, later)).await.unwrap(),
             ClaimOutcome::Claimed,
             "the failed deletion left the nonce claimable"
         );

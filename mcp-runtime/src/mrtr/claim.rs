@@ -9,7 +9,8 @@ use crate::Principal;
 use crate::handler_error::HandlerError;
 use crate::observe::{self, StoreTimer};
 use crate::replay::{
-    ClaimOutcome, ClaimState, ClaimWork, DuringWork, Fingerprint, RecordedOutcome, ReplayError,
+    Claim, ClaimOutcome, ClaimState, ClaimWork, DuringWork, Fingerprint, RecordedOutcome,
+    ReplayError,
 };
 
 /// The `_meta` key marking a result as the recorded outcome of an earlier, identical retry
@@ -41,8 +42,11 @@ impl Mrtr {
         let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
             return ClaimLookup::Nothing;
         };
+        let Some(outcomes) = self.store.outcomes() else {
+            return ClaimLookup::Nothing;
+        };
         let timer = StoreTimer::start("recorded_outcome");
-        let found = self.store.claim_state(state.nonce).await;
+        let found = outcomes.claim_state(state.nonce).await;
         timer.done(&found);
         match found {
             Ok(ClaimState::Recorded(bytes)) => match RecordedOutcome::decode(&bytes, fingerprint) {
@@ -89,7 +93,7 @@ impl Mrtr {
     /// retryable "in progress" error, never "restart the call".
     async fn refuse_reuse(&mut self, principal: &Principal) -> HandlerError {
         let mut refusal = already_used();
-        if self.store.records_outcomes() {
+        if self.store.outcomes().is_some() {
             match self.settled_lookup(principal).await {
                 ClaimLookup::Same(outcome) => self.replayed = Some(outcome),
                 ClaimLookup::Pending => {
@@ -116,7 +120,7 @@ impl Mrtr {
     /// Whether this pass must first look for an outcome an earlier retry of its state
     /// recorded ([`Mrtr::recorded_first`]): it carries a verified state, and the store records.
     pub(crate) fn may_have_recorded(&self) -> bool {
-        self.opened.is_some() && !self.claimed && self.store.records_outcomes()
+        self.opened.is_some() && !self.claimed && self.store.outcomes().is_some()
     }
 
     /// Recorded results first: before the tool runs again, the outcome an earlier retry of
@@ -172,7 +176,7 @@ impl Mrtr {
         let timer = StoreTimer::start("claim");
         let outcome = self
             .store
-            .claim_for(principal, state.nonce, state.expires_at_time())
+            .claim(Claim::new(state.nonce, state.expires_at_time()).by(principal))
             .await;
         timer.done(&outcome);
         match outcome {
@@ -210,7 +214,11 @@ impl Mrtr {
                 let timer = StoreTimer::start("claim_with");
                 let outcome = self
                     .store
-                    .claim_with_for(principal, state.nonce, state.expires_at_time(), work)
+                    .claim(
+                        Claim::new(state.nonce, state.expires_at_time())
+                            .by(principal)
+                            .during(work),
+                    )
                     .await;
                 timer.done(&outcome);
                 self.settle(principal, outcome, output).await
@@ -244,7 +252,11 @@ impl Mrtr {
                 let timer = StoreTimer::start("claim_in_tx");
                 let outcome = self
                     .store
-                    .claim_in_tx(state.nonce, state.expires_at_time(), work)
+                    .claim(
+                        Claim::new(state.nonce, state.expires_at_time())
+                            .by(principal)
+                            .in_tx(work),
+                    )
                     .await;
                 timer.done(&outcome);
                 self.settle(principal, outcome, output).await
@@ -313,7 +325,7 @@ impl Mrtr {
     /// and nothing is to be recorded (no claim, or a store that keeps no outcomes). Lets the
     /// dispatcher skip that future, and its state, on almost every call.
     pub(crate) fn finish_is_plain(&self) -> bool {
-        self.replayed.is_none() && !(self.opened.is_some() && self.store.records_outcomes())
+        self.replayed.is_none() && !(self.opened.is_some() && self.store.outcomes().is_some())
     }
 
     /// The final answer of a `tools/call` pass: the outcome recorded for an identical retry
@@ -330,10 +342,11 @@ impl Mrtr {
         if !self.claimed {
             return self.unclaimed_final(principal, outcome).await;
         }
-        if !self.store.records_outcomes() {
-            return outcome;
-        }
-        let (Some(state), Some(fingerprint)) = (&self.opened, self.fingerprint(principal)) else {
+        let (Some(outcomes), Some(state), Some(fingerprint)) = (
+            self.store.outcomes(),
+            &self.opened,
+            self.fingerprint(principal),
+        ) else {
             return outcome;
         };
         // Whatever the pass ended with is recorded, so a copy of it waiting for the outcome
@@ -352,8 +365,7 @@ impl Mrtr {
             },
         };
         let timer = StoreTimer::start("record_outcome");
-        let recorded = self
-            .store
+        let recorded = outcomes
             .record_outcome(state.nonce, state.expires_at_time(), &record)
             .await;
         timer.done(&recorded);

@@ -7,7 +7,10 @@ use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
 
-use super::{ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore};
+use super::{
+    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore, ReplayError,
+    ReplayStore,
+};
 use crate::Principal;
 
 /// How often claims prune expired entries even when the store is not full.
@@ -23,8 +26,8 @@ const OUTCOME_BUDGET: usize = 32 * 1024 * 1024;
 /// evicting a live claim (evicting would silently re-enable a replay). Expired claims are also
 /// pruned at most once a minute during claims, and on [`ReplayStore::prune_expired`].
 ///
-/// Fair: claims made on behalf of a principal ([`ReplayStore::claim_for`],
-/// [`ReplayStore::claim_with_for`], which the runtime uses) count against that principal's
+/// Fair: claims made on behalf of a principal (a [`Claim`] made [`by`](Claim::by) one, as the
+/// runtime's are) count against that principal's
 /// share, by default a tenth of the capacity ([`with_principal_share`](Self::with_principal_share)
 /// changes it). A principal at its share gets [`ReplayError::PrincipalShareExhausted`] (after
 /// its expired claims are dropped), so one client looping through confirmations (a decline
@@ -43,7 +46,7 @@ pub struct MemoryReplayStore {
 
 #[derive(Debug)]
 struct Inner {
-    claims: HashMap<Nonce, Claim>,
+    claims: HashMap<Nonce, Held>,
     /// Live claims per principal (those made with a principal).
     held: HashMap<Principal, usize>,
     /// Bytes of all recorded outcomes.
@@ -52,7 +55,7 @@ struct Inner {
 }
 
 #[derive(Debug)]
-struct Claim {
+struct Held {
     expires_at: SystemTime,
     owner: Option<Principal>,
     outcome: Option<Box<[u8]>>,
@@ -181,7 +184,7 @@ impl MemoryReplayStore {
         }
         inner.claims.insert(
             nonce,
-            Claim {
+            Held {
                 expires_at,
                 owner: principal.cloned(),
                 outcome: None,
@@ -229,46 +232,41 @@ impl ReplayStore for MemoryReplayStore {
         Some(Arc::new(crate::rate_limit::MemoryRateLimitStore::default()))
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async move { self.claim_now(None, nonce, expires_at) })
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let Claim {
+            nonce,
+            expires_at,
+            principal,
+            work,
+            ..
+        } = claim;
+        match work {
+            ClaimWith::Nothing => {
+                Box::pin(async move { self.claim_now(principal, nonce, expires_at) })
+            }
+            ClaimWith::During(action) => {
+                Box::pin(self.claim_and_act(principal, nonce, expires_at, action))
+            }
+            ClaimWith::InTx(work) => {
+                let err = work.mismatch(self.name());
+                Box::pin(async move { Err(err) })
+            }
+        }
     }
 
-    fn claim_for<'a>(
-        &'a self,
-        principal: &'a Principal,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(async move { self.claim_now(Some(principal), nonce, expires_at) })
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
 
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        action: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_and_act(None, nonce, expires_at, action))
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async move {
+            let pruned = self.lock().prune(SystemTime::now());
+            Ok(u64::try_from(pruned).unwrap_or(u64::MAX))
+        })
     }
+}
 
-    fn claim_with_for<'a>(
-        &'a self,
-        principal: &'a Principal,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        action: DuringWork,
-    ) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_and_act(Some(principal), nonce, expires_at, action))
-    }
-
-    fn records_outcomes(&self) -> bool {
-        true
-    }
-
+impl OutcomeStore for MemoryReplayStore {
     /// Kept with the claim; not recorded (silently) once 32 MiB of
     /// outcomes are held, or when the claim is gone.
     fn record_outcome<'a>(
@@ -292,21 +290,6 @@ impl ReplayStore for MemoryReplayStore {
         })
     }
 
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        Box::pin(async move {
-            let now = SystemTime::now();
-            let inner = self.lock();
-            Ok(inner
-                .claims
-                .get(&nonce)
-                .filter(|claim| claim.expires_at > now)
-                .and_then(|claim| claim.outcome.as_deref().map(<[u8]>::to_vec)))
-        })
-    }
-
     fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
         Box::pin(async move {
             let now = SystemTime::now();
@@ -318,20 +301,13 @@ impl ReplayStore for MemoryReplayStore {
                     .filter(|claim| claim.expires_at > now)
                 {
                     None => ClaimState::Unclaimed,
-                    Some(Claim {
+                    Some(Held {
                         outcome: Some(outcome),
                         ..
                     }) => ClaimState::Recorded(outcome.to_vec()),
                     Some(_) => ClaimState::Claimed,
                 },
             )
-        })
-    }
-
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        Box::pin(async move {
-            let pruned = self.lock().prune(SystemTime::now());
-            Ok(u64::try_from(pruned).unwrap_or(u64::MAX))
         })
     }
 }
@@ -357,7 +333,8 @@ mod tests {
                 .map(|_| {
                     let (store, wins) = (store.clone(), wins.clone());
                     std::thread::spawn(move || {
-                        let outcome = futures::executor::block_on(store.claim(nonce, later()));
+                        let outcome =
+                            futures::executor::block_on(store.claim(Claim::new(nonce, later())));
                         if outcome.unwrap() == ClaimOutcome::Claimed {
                             wins.fetch_add(1, Ordering::SeqCst);
                         }
@@ -378,7 +355,7 @@ mod tests {
         let tasks: Vec<_> = (0..64)
             .map(|_| {
                 let store = store.clone();
-                tokio::spawn(async move { store.claim(nonce, later()).await.unwrap() })
+                tokio::spawn(async move { store.claim(Claim::new(nonce, later())).await.unwrap() })
             })
             .collect();
         let mut claimed = 0;
@@ -395,15 +372,15 @@ mod tests {
         let store = MemoryReplayStore::new(2);
         let past = SystemTime::now() - Duration::from_secs(1);
         store
-            .claim(Nonce::from_bytes([1; 16]), later())
+            .claim(Claim::new(Nonce::from_bytes([1; 16]), later()))
             .await
             .unwrap();
         store
-            .claim(Nonce::from_bytes([2; 16]), later())
+            .claim(Claim::new(Nonce::from_bytes([2; 16]), later()))
             .await
             .unwrap();
         let err = store
-            .claim(Nonce::from_bytes([3; 16]), later())
+            .claim(Claim::new(Nonce::from_bytes([3; 16]), later()))
             .await
             .unwrap_err();
         assert!(matches!(
@@ -413,22 +390,25 @@ mod tests {
         // The refused nonce was not recorded; live claims are intact.
         assert_eq!(
             store
-                .claim(Nonce::from_bytes([1; 16]), later())
+                .claim(Claim::new(Nonce::from_bytes([1; 16]), later()))
                 .await
                 .unwrap(),
             ClaimOutcome::AlreadyUsed
         );
 
         let store = MemoryReplayStore::new(2);
-        store.claim(Nonce::from_bytes([1; 16]), past).await.unwrap();
         store
-            .claim(Nonce::from_bytes([2; 16]), later())
+            .claim(Claim::new(Nonce::from_bytes([1; 16]), past))
+            .await
+            .unwrap();
+        store
+            .claim(Claim::new(Nonce::from_bytes([2; 16]), later()))
             .await
             .unwrap();
         // Full, but one claim is expired: it is dropped to make room.
         let n3 = Nonce::from_bytes([3; 16]);
         assert_eq!(
-            store.claim(n3, later()).await.unwrap(),
+            store.claim(Claim::new(n3, later())).await.unwrap(),
             ClaimOutcome::Claimed
         );
         assert_eq!(store.len(), 2);
@@ -438,17 +418,23 @@ mod tests {
     async fn prune_expired_counts_and_keeps_live() {
         let store = MemoryReplayStore::new(10);
         let past = SystemTime::now() - Duration::from_secs(1);
-        store.claim(Nonce::from_bytes([1; 16]), past).await.unwrap();
-        store.claim(Nonce::from_bytes([2; 16]), past).await.unwrap();
         store
-            .claim(Nonce::from_bytes([3; 16]), later())
+            .claim(Claim::new(Nonce::from_bytes([1; 16]), past))
+            .await
+            .unwrap();
+        store
+            .claim(Claim::new(Nonce::from_bytes([2; 16]), past))
+            .await
+            .unwrap();
+        store
+            .claim(Claim::new(Nonce::from_bytes([3; 16]), later()))
             .await
             .unwrap();
         assert_eq!(store.prune_expired().await.unwrap(), 2);
         assert_eq!(store.len(), 1);
         assert_eq!(
             store
-                .claim(Nonce::from_bytes([3; 16]), later())
+                .claim(Claim::new(Nonce::from_bytes([3; 16]), later()))
                 .await
                 .unwrap(),
             ClaimOutcome::AlreadyUsed
@@ -460,12 +446,12 @@ mod tests {
         let store = MemoryReplayStore::new(10);
         let n = Nonce::from_bytes([9; 16]);
         let err = store
-            .claim_with(n, later(), Box::new(|| Err(ActionError::new("disk full"))))
+            .claim(Claim::new(n, later()).during(Box::new(|| Err(ActionError::new("disk full")))))
             .await
             .unwrap_err();
         assert!(err.to_string().contains("disk full"), "{err}");
         let err = store
-            .claim_with(n, later(), Box::new(|| panic!("boom")))
+            .claim(Claim::new(n, later()).during(Box::new(|| panic!("boom"))))
             .await
             .unwrap_err();
         assert!(matches!(err, ReplayError::ActionPanicked));
@@ -476,7 +462,10 @@ mod tests {
             Ok(())
         });
         assert_eq!(
-            store.claim_with(n, later(), action).await.unwrap(),
+            store
+                .claim(Claim::new(n, later()).during(action))
+                .await
+                .unwrap(),
             ClaimOutcome::Claimed
         );
         let r = ran.clone();
@@ -485,7 +474,10 @@ mod tests {
             Ok(())
         });
         assert_eq!(
-            store.claim_with(n, later(), action).await.unwrap(),
+            store
+                .claim(Claim::new(n, later()).during(action))
+                .await
+                .unwrap(),
             ClaimOutcome::AlreadyUsed
         );
         assert_eq!(ran.load(Ordering::SeqCst), 1);
@@ -514,17 +506,23 @@ mod share_tests {
         let (mallory, alice) = (Principal::new("mallory"), Principal::new("alice"));
         let past = SystemTime::now() - Duration::from_secs(1);
         // One of mallory's claims is already expired: it is dropped first, not counted.
-        store.claim_for(&mallory, nonce(0), past).await.unwrap();
+        store
+            .claim(Claim::new(nonce(0), past).by(&mallory))
+            .await
+            .unwrap();
         for i in 1..=4 {
             assert_eq!(
-                store.claim_for(&mallory, nonce(i), later()).await.unwrap(),
+                store
+                    .claim(Claim::new(nonce(i), later()).by(&mallory))
+                    .await
+                    .unwrap(),
                 ClaimOutcome::Claimed,
                 "claim {i}"
             );
         }
         for i in 5..50 {
             let err = store
-                .claim_for(&mallory, nonce(i), later())
+                .claim(Claim::new(nonce(i), later()).by(&mallory))
                 .await
                 .unwrap_err();
             assert!(
@@ -535,7 +533,11 @@ mod share_tests {
         }
         // A decline loop through claim_with is bounded the same way.
         let err = store
-            .claim_with_for(&mallory, nonce(99), later(), Box::new(|| Ok(())))
+            .claim(
+                Claim::new(nonce(99), later())
+                    .by(&mallory)
+                    .during(Box::new(|| Ok(()))),
+            )
             .await
             .unwrap_err();
         assert!(
@@ -544,13 +546,19 @@ mod share_tests {
         );
         for i in 100..104 {
             assert_eq!(
-                store.claim_for(&alice, nonce(i), later()).await.unwrap(),
+                store
+                    .claim(Claim::new(nonce(i), later()).by(&alice))
+                    .await
+                    .unwrap(),
                 ClaimOutcome::Claimed
             );
         }
         // Refused claims were not recorded; mallory's live ones still count as used.
         assert_eq!(
-            store.claim_for(&alice, nonce(1), later()).await.unwrap(),
+            store
+                .claim(Claim::new(nonce(1), later()).by(&alice))
+                .await
+                .unwrap(),
             ClaimOutcome::AlreadyUsed
         );
         assert_eq!(store.len(), 8);
@@ -558,17 +566,19 @@ mod share_tests {
         let bob = Principal::new("bob");
         let store = MemoryReplayStore::new(10).with_principal_share(1);
         let err = store
-            .claim_with_for(
-                &bob,
-                nonce(1),
-                later(),
-                Box::new(|| Err(crate::replay::ActionError::new("no"))),
+            .claim(
+                Claim::new(nonce(1), later())
+                    .by(&bob)
+                    .during(Box::new(|| Err(crate::replay::ActionError::new("no")))),
             )
             .await
             .unwrap_err();
         assert!(matches!(err, ReplayError::ActionFailed(_)), "{err}");
         assert_eq!(
-            store.claim_for(&bob, nonce(2), later()).await.unwrap(),
+            store
+                .claim(Claim::new(nonce(2), later()).by(&bob))
+                .await
+                .unwrap(),
             ClaimOutcome::Claimed
         );
     }

@@ -3,7 +3,7 @@
 //! A retry whose response was lost is sent again unchanged: same principal, same
 //! `requestState`, same answers. Its claim finds the nonce used; if the claimant recorded its
 //! result under the same [`Fingerprint`], the retry gets that result again instead of "already
-//! used". The store keeps the bytes opaquely ([`super::ReplayStore::record_outcome`]); this
+//! used". The store keeps the bytes opaquely ([`OutcomeStore::record_outcome`](crate::replay::OutcomeStore::record_outcome)); this
 //! module owns their layout:
 //!
 //! ```text

@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use tokio_postgres::NoTls;
 
 use super::{
-    ActionError, ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, TxWork,
-    unix_secs_i64,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore,
+    ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 
 /// The connection pool this store uses (for application tables in the same database).
@@ -22,7 +22,7 @@ pub use tokio_postgres;
 /// This store's [`ReplayStore::name`].
 pub const NAME: &str = "postgres";
 
-/// Work on a PostgreSQL store's claim transaction ([`ReplayStore::claim_in_tx`]): `work` gets
+/// Work on a PostgreSQL store's claim transaction ([`ClaimWith::InTx`]): `work` gets
 /// the very transaction that inserted the claim, and its writes commit with the claim or roll
 /// back with it.
 pub fn tx_work<R: Send + 'static>(
@@ -164,7 +164,7 @@ impl PostgresReplayStore {
     }
 
     /// The connection pool, for application tables kept in the same database (so their
-    /// mutations can share a claim's transaction through [`ReplayStore::claim_in_tx`]).
+    /// mutations can share a claim's transaction through [`ClaimWith::InTx`]).
     pub fn pool(&self) -> &Pool {
         &self.inner.pool
     }
@@ -370,41 +370,26 @@ impl ReplayStore for PostgresReplayStore {
         )))
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_plain(nonce, expires_at))
-    }
-
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_and_act(nonce, expires_at, Under::During(work)))
-    }
-
-    /// Runs work built by [`tx_work`]; any other work is [`ReplayError::TxMismatch`].
-    fn claim_in_tx(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: TxWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        match work.downcast::<PgTx>() {
-            Ok(work) => Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(work))),
-            Err(other) => {
-                let err = other.mismatch(NAME);
-                Box::pin(async move { Err(err) })
+    /// Runs `InTx` work built by [`tx_work`]; any other is [`ReplayError::TxMismatch`].
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let (nonce, expires_at) = (claim.nonce, claim.expires_at);
+        match claim.work {
+            ClaimWith::Nothing => Box::pin(self.claim_plain(nonce, expires_at)),
+            ClaimWith::During(work) => {
+                Box::pin(self.claim_and_act(nonce, expires_at, Under::During(work)))
             }
+            ClaimWith::InTx(work) => match work.downcast::<PgTx>() {
+                Ok(work) => Box::pin(self.claim_and_act(nonce, expires_at, Under::InTx(work))),
+                Err(other) => {
+                    let err = other.mismatch(NAME);
+                    Box::pin(async move { Err(err) })
+                }
+            },
         }
     }
 
-    fn records_outcomes(&self) -> bool {
-        true
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
@@ -418,6 +403,12 @@ impl ReplayStore for PostgresReplayStore {
         })
     }
 
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(self.prune_at(SystemTime::now()))
+    }
+}
+
+impl OutcomeStore for PostgresReplayStore {
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,
@@ -432,28 +423,6 @@ impl ReplayStore for PostgresReplayStore {
                 .await
                 .map_err(pg("recording the outcome"))?;
             Ok(())
-        })
-    }
-
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        Box::pin(async move {
-            let client = self.client().await?;
-            let row = client
-                .query_opt(
-                    &self.inner.recorded_sql,
-                    &[&&nonce.as_bytes()[..], &SystemTime::now()],
-                )
-                .await
-                .map_err(pg("reading the recorded outcome"))?;
-            match row {
-                Some(row) => row
-                    .try_get::<_, Option<Vec<u8>>>(0)
-                    .map_err(pg("reading the recorded outcome")),
-                None => Ok(None),
-            }
         })
     }
 
@@ -480,10 +449,6 @@ impl ReplayStore for PostgresReplayStore {
                 },
             )
         })
-    }
-
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        Box::pin(self.prune_at(SystemTime::now()))
     }
 }
 

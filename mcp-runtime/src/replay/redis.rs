@@ -13,7 +13,7 @@
 //!   see below). Durable as Redis's persistence
 //!   is: with neither AOF nor RDB snapshots, a Redis restart forgets claims and an unexpired
 //!   confirmation could be used again; run Redis with `appendonly yes` (or accept that).
-//! - [`ReplayStore::claim_with`] (*at least once, converging to once*, like the SQL stores):
+//! - [`ClaimWith::During`] (*at least once, converging to once*, like the SQL stores):
 //!   the key is first set to a random lease token with a short expiry ([`ACTION_LEASE`]),
 //!   the action runs, then a script turns the lease into the used claim (until the token's
 //!   expiry) only if the lease is still ours. An action failure deletes the lease (the nonce
@@ -21,9 +21,9 @@
 //!   retry re-claims and re-runs the (convergent) action. While the lease is held, concurrent
 //!   claims see `AlreadyUsed`. If recording the claim fails after the action succeeded, the
 //!   result is [`ReplayError::ActionUnrecorded`].
-//! - [`ReplayStore::claim_in_tx`]: Redis holds no application tables, so
+//! - [`ClaimWith::InTx`]: Redis holds no application tables, so
 //!   [`ReplayError::TxMismatch`] without claiming.
-//! - [`ReplayStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
+//! - [`OutcomeStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
 //!   claim (`PXAT`).
 //!
 //! Every command has a deadline ([`COMMAND_TIMEOUT`], or
@@ -44,7 +44,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 
-use super::{ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, redact};
+use super::{
+    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore, ReplayError,
+    ReplayStore, redact,
+};
 
 /// This store's [`ReplayStore::name`].
 pub const NAME: &str = "redis";
@@ -54,7 +57,7 @@ pub const NAME: &str = "redis";
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a claim that may have landed after its deadline is looked for, to release it.
 const RELEASE_HORIZON: Duration = Duration::from_secs(600);
-/// How long a [`ReplayStore::claim_with`] action holds its lease before a retry may take over
+/// How long a [`ClaimWith::During`] action holds its lease before a retry may take over
 /// (after a crash mid-action). Keep actions well below it.
 pub const ACTION_LEASE: Duration = Duration::from_secs(60);
 /// Longest accepted key prefix.
@@ -436,25 +439,21 @@ impl ReplayStore for RedisReplayStore {
         Some(Arc::new(store))
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at))
+    /// `InTx` work is [`ReplayError::TxMismatch`]: Redis holds no application tables.
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let (nonce, expires_at) = (claim.nonce, claim.expires_at);
+        match claim.work {
+            ClaimWith::Nothing => Box::pin(self.claim_inner(nonce, expires_at)),
+            ClaimWith::During(work) => Box::pin(self.claim_with_inner(nonce, expires_at, work)),
+            ClaimWith::InTx(work) => {
+                let err = work.mismatch(NAME);
+                Box::pin(async move { Err(err) })
+            }
+        }
     }
 
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        action: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_with_inner(nonce, expires_at, action))
-    }
-
-    fn records_outcomes(&self) -> bool {
-        true
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
@@ -467,6 +466,13 @@ impl ReplayStore for RedisReplayStore {
         })
     }
 
+    /// Redis expires claims itself (`PXAT`); nothing to delete.
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async { Ok(0) })
+    }
+}
+
+impl OutcomeStore for RedisReplayStore {
     /// The outcome is its own key next to the claim's (`PREFIX:HEX(nonce):outcome`), expiring
     /// with it.
     fn record_outcome<'a>(
@@ -487,19 +493,6 @@ impl ReplayStore for RedisReplayStore {
         })
     }
 
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        Box::pin(async move {
-            let mut conn = self.connection().await?;
-            let mut cmd = redis::cmd("GET");
-            cmd.arg(self.outcome_key(&nonce));
-            self.run(&mut conn, "reading the recorded outcome", cmd)
-                .await
-        })
-    }
-
     fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
         Box::pin(async move {
             let mut conn = self.connection().await?;
@@ -513,10 +506,5 @@ impl ReplayStore for RedisReplayStore {
                 (None, None) => ClaimState::Unclaimed,
             })
         })
-    }
-
-    /// Redis expires claims itself (`PXAT`); nothing to delete.
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        Box::pin(async { Ok(0) })
     }
 }

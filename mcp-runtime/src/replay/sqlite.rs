@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    ActionError, ClaimOutcome, ClaimState, DuringWork, Nonce, ReplayError, ReplayStore, TxWork,
-    unix_secs_i64,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore,
+    ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 
 /// The SQLite driver this store uses, for [`tx_work`] and application tables in the same
@@ -60,7 +60,7 @@ impl SqliteOptions {
     }
 }
 
-/// Work on a SQLite store's claim transaction ([`ReplayStore::claim_in_tx`]): `work` gets the
+/// Work on a SQLite store's claim transaction ([`ClaimWith::InTx`]): `work` gets the
 /// very `BEGIN IMMEDIATE` transaction that claims the nonce, runs on the store's blocking
 /// thread, and commits with the claim or rolls back with it.
 pub fn tx_work<R: Send + 'static>(
@@ -114,7 +114,7 @@ const MIGRATIONS: &[&str] = &[
          expires_at INTEGER NOT NULL
      ) WITHOUT ROWID;
      CREATE INDEX replay_nonces_expires_at ON replay_nonces (expires_at);",
-    // 2: the outcome recorded for identical retries (`ReplayStore::record_outcome`).
+    // 2: the outcome recorded for identical retries (`OutcomeStore::record_outcome`).
     "ALTER TABLE replay_nonces ADD COLUMN outcome BLOB;",
 ];
 
@@ -144,7 +144,7 @@ const MIGRATIONS: &[&str] = &[
 ///
 /// # Crash between the action and `COMMIT`
 ///
-/// In [`ReplayStore::claim_with`] the action runs after the `INSERT` and before `COMMIT`. If
+/// In [`ClaimWith::During`] the action runs after the `INSERT` and before `COMMIT`. If
 /// the process dies in between (after, say, unlinking a file), SQLite discards the
 /// uncommitted transaction on the next open: the nonce is unclaimed while the file is gone. A
 /// retry of the same request re-claims the nonce, runs the action again, which finds no file
@@ -443,41 +443,25 @@ impl ReplayStore for SqliteReplayStore {
         ))
     }
 
-    fn claim(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at, Under::Nothing))
+    /// Runs `InTx` work built by [`tx_work`]; any other is [`ReplayError::TxMismatch`].
+    fn claim<'a>(&'a self, claim: Claim<'a>) -> BoxFuture<'a, Result<ClaimOutcome, ReplayError>> {
+        let (nonce, expires_at) = (claim.nonce, claim.expires_at);
+        let under = match claim.work {
+            ClaimWith::Nothing => Under::Nothing,
+            ClaimWith::During(work) => Under::During(work),
+            ClaimWith::InTx(work) => match work.downcast::<SqliteTx>() {
+                Ok(work) => Under::InTx(work),
+                Err(other) => {
+                    let err = other.mismatch(NAME);
+                    return Box::pin(async move { Err(err) });
+                }
+            },
+        };
+        Box::pin(self.claim_inner(nonce, expires_at, under))
     }
 
-    fn claim_with(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: DuringWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        Box::pin(self.claim_inner(nonce, expires_at, Under::During(work)))
-    }
-
-    /// Runs work built by [`tx_work`]; any other work is [`ReplayError::TxMismatch`].
-    fn claim_in_tx(
-        &self,
-        nonce: Nonce,
-        expires_at: SystemTime,
-        work: TxWork,
-    ) -> BoxFuture<'_, Result<ClaimOutcome, ReplayError>> {
-        match work.downcast::<SqliteTx>() {
-            Ok(work) => Box::pin(self.claim_inner(nonce, expires_at, Under::InTx(work))),
-            Err(other) => {
-                let err = other.mismatch(NAME);
-                Box::pin(async move { Err(err) })
-            }
-        }
-    }
-
-    fn records_outcomes(&self) -> bool {
-        true
+    fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        Some(self)
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
@@ -490,6 +474,15 @@ impl ReplayStore for SqliteReplayStore {
         }))
     }
 
+    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            inner.prune(&inner.lock(), SystemTime::now())
+        }))
+    }
+}
+
+impl OutcomeStore for SqliteReplayStore {
     fn record_outcome<'a>(
         &'a self,
         nonce: Nonce,
@@ -510,26 +503,6 @@ impl ReplayStore for SqliteReplayStore {
         })
     }
 
-    fn recorded_outcome(
-        &self,
-        nonce: Nonce,
-    ) -> BoxFuture<'_, Result<Option<Vec<u8>>, ReplayError>> {
-        let inner = self.inner.clone();
-        Box::pin(run_blocking(move || {
-            let now = unix_secs_i64(SystemTime::now());
-            let found: Option<Option<Vec<u8>>> = inner
-                .lock()
-                .query_row(
-                    "SELECT outcome FROM replay_nonces WHERE nonce = ?1 AND expires_at >= ?2",
-                    params![&nonce.as_bytes()[..], now],
-                    |row| row.get(0),
-                )
-                .optional()
-                .map_err(sqlite("reading the recorded outcome"))?;
-            Ok(found.flatten())
-        }))
-    }
-
     fn claim_state(&self, nonce: Nonce) -> BoxFuture<'_, Result<ClaimState, ReplayError>> {
         let inner = self.inner.clone();
         Box::pin(run_blocking(move || {
@@ -548,13 +521,6 @@ impl ReplayStore for SqliteReplayStore {
                 Some(None) => ClaimState::Claimed,
                 Some(Some(outcome)) => ClaimState::Recorded(outcome),
             })
-        }))
-    }
-
-    fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
-        let inner = self.inner.clone();
-        Box::pin(run_blocking(move || {
-            inner.prune(&inner.lock(), SystemTime::now())
         }))
     }
 }

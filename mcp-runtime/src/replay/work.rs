@@ -44,7 +44,7 @@ impl std::error::Error for ActionError {
     }
 }
 
-/// Standalone work a store runs while it holds a claim ([`super::ReplayStore::claim_with`]).
+/// Standalone work a store runs while it holds a claim ([`ClaimWith::During`](crate::replay::ClaimWith::During)).
 ///
 /// Synchronous and run on a blocking thread (it may do file I/O); keep it short, since a SQL
 /// store holds a write transaction meanwhile.
@@ -62,7 +62,7 @@ pub type ClaimAction = DuringWork;
 pub enum ClaimWork<R> {
     /// No change (e.g. the user did not tick "confirm"); the answer is still claimed once.
     Nothing(R),
-    /// Standalone work run while the claim is held ([`super::ReplayStore::claim_with`]); make
+    /// Standalone work run while the claim is held ([`ClaimWith::During`](crate::replay::ClaimWith::During)); make
     /// it convergent. *At least once, converging to once*: a crash between the work and the
     /// claim's `COMMIT` leaves the confirmation usable.
     During(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
@@ -72,7 +72,7 @@ pub enum ClaimWork<R> {
     /// confirmation never acts twice, nor on something re-created after a crash. The right
     /// choice for a destructive effect outside the replay store's database.
     After(Box<dyn FnOnce() -> Result<R, ActionError> + Send + 'static>),
-    /// Work inside the replay store's own transaction ([`super::ReplayStore::claim_in_tx`]):
+    /// Work inside the replay store's own transaction ([`ClaimWith::InTx`](crate::replay::ClaimWith::InTx)):
     /// claim, work and `COMMIT` are one transaction, and any failure rolls back both.
     /// *Exactly once*. The store must be the backend that built the [`TxWork`].
     InTx(TxWork<R>),
@@ -121,7 +121,7 @@ impl<R> TxOutput<R> {
 /// by the core without knowing its type.
 ///
 /// A backend wraps its typed closure (say, one taking its driver's transaction) in a private
-/// type `W` and calls [`TxWork::new`]; its [`super::ReplayStore::claim_in_tx`] gets the work
+/// type `W` and calls [`TxWork::new`]; its [`ClaimWith::InTx`](crate::replay::ClaimWith::InTx) gets the work
 /// back with [`TxWork::downcast`]. Work built for another store does not downcast: that store
 /// answers [`super::ReplayError::TxMismatch`] naming both, and nothing is claimed.
 pub struct TxWork<R = ()> {
