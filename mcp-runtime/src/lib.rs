@@ -40,7 +40,7 @@ pub mod form;
 mod handler_error;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
-pub mod log_safe;
+pub(crate) mod log_safe;
 #[cfg(feature = "http")]
 mod members;
 mod mrtr;
@@ -62,7 +62,7 @@ pub mod state;
 pub mod tasks;
 pub mod tool;
 pub mod transport;
-pub mod uri_template;
+pub(crate) mod uri_template;
 pub mod url_elicitation;
 
 pub use mcp_macros::{ElicitChoice, ElicitForm, prompt, resource, tool};

@@ -3,18 +3,9 @@
 //! A JSON-RPC method, id, tool name, URI or principal name is chosen (or influenced) by the
 //! peer. Written raw through `tracing`'s `%` (Display) capture, a `\n` in it starts a new,
 //! well-formed-looking log line, a `\r` overwrites the current one on a terminal, and an ANSI
-//! escape recolours or hides text. Every such value goes through [`LogSafe`]:
-//!
-//! ```
-//! use mcp_runtime::log_safe::LogSafe;
-//!
-//! let method = "tools/call\nINFO forged: admin logged in";
-//! tracing::info!(method = %LogSafe(method), "request");
-//! assert_eq!(
-//!     LogSafe(method).to_string(),
-//!     r"tools/call\nINFO forged: admin logged in"
-//! );
-//! ```
+//! escape recolours or hides text. Every such value goes through [`LogSafe`]
+//! (`method = %LogSafe(&method)`; the `a_forged_line_stays_one_line` test shows the effect).
+//! Internal: the runtime applies it to what it logs; applications choose their own escaping.
 //!
 //! What it writes:
 //! - `\n`, `\r`, `\t` and `\\` as those two-character escapes (the backslash is doubled so an
@@ -96,6 +87,16 @@ fn needs_escape(c: char) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_forged_line_stays_one_line() {
+        let method = "tools/call\nINFO forged: admin logged in";
+        tracing::info!(method = %LogSafe(method), "request");
+        assert_eq!(
+            LogSafe(method).to_string(),
+            r"tools/call\nINFO forged: admin logged in"
+        );
+    }
 
     #[test]
     fn escapes_line_breaks_ansi_and_backslashes() {

@@ -1,6 +1,6 @@
 //! What an operator can watch: one `tracing` span per request and, with the `metrics` feature,
 //! counters, gauges and histograms through the [`metrics`](https://docs.rs/metrics) facade
-//! (exported for Prometheus by [`observe::prometheus`](crate::observe::prometheus)).
+//! (exported for Prometheus by [`PrometheusMetrics`]).
 //!
 //! # The request span
 //!
@@ -24,14 +24,14 @@
 //! | `status` | HTTP only: the status the response was sent with (absent when the client left first) |
 //! | `latency_us` | microseconds: in the server core; over HTTP from the request's arrival to its reply |
 //!
-//! Client-controlled values go through [`LogSafe`] (control characters escaped, length
+//! Client-controlled values are made log-safe (control characters escaped, length
 //! bounded). Fields are recorded only when a subscriber is interested in the span: with no
 //! subscriber, or a filter that excludes [`REQUEST_TARGET`] at INFO, nothing is formatted and
 //! no clock is read (unless the `metrics` feature is on).
 //!
 //! # Metrics (feature `metrics`)
 //!
-//! Recorded through the `metrics` facade, so any recorder works; [`prometheus`] installs the
+//! Recorded through the `metrics` facade, so any recorder works; [`PrometheusMetrics`] installs the
 //! Prometheus one. Names and labels (labels take a bounded set of values: a method outside
 //! the spec's set is `other`; tool names are not labels):
 //!
@@ -52,19 +52,18 @@
 //! | `mcp_http_connections_total` | counter | |
 
 #[cfg(feature = "metrics")]
-pub mod prometheus;
+mod prometheus;
 mod request;
 
 use std::time::Instant;
 
+#[cfg(feature = "metrics")]
+pub use prometheus::{InstallError, PrometheusMetrics};
 pub(crate) use request::RequestObserver;
 #[cfg(feature = "http")]
 pub(crate) use request::TransportSpan;
 #[cfg(feature = "metrics")]
 use request::method_label;
-
-#[cfg(doc)]
-use crate::log_safe::LogSafe;
 
 /// The `tracing` target of the request span and its closing event.
 pub const REQUEST_TARGET: &str = "mcp_runtime::request";
@@ -75,7 +74,7 @@ pub const REQUEST_TARGET: &str = "mcp_runtime::request";
 static METRICS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Starts recording the runtime's metrics through the installed `metrics` recorder.
-/// [`prometheus::PrometheusMetrics::install`] calls it; call it yourself after installing
+/// [`PrometheusMetrics::install`] calls it; call it yourself after installing
 /// another recorder (until then nothing is recorded, at no cost per request).
 #[cfg(feature = "metrics")]
 pub fn enable_metrics() {

@@ -24,7 +24,7 @@
 mod catalog;
 mod discover;
 mod dispatch;
-pub mod limits;
+pub(crate) mod limits;
 mod listen;
 mod listing;
 mod mrtr;
@@ -51,7 +51,7 @@ use crate::service::ParamHeader;
 use crate::state::{KeyError, StateKeyring};
 use crate::tasks::TaskStore;
 
-pub use limits::Limits;
+pub use limits::{InvalidLimit, Limits};
 pub use listen::{MAX_LISTEN_TASKS, MAX_LISTENS_PER_PRINCIPAL, STORE_POLL};
 
 /// Protocol versions this server speaks.

@@ -14,7 +14,7 @@
 //!
 //! - `v2`: format version. This build writes `v2` and still reads `v1` (see below); anything
 //!   else is rejected as [`StateError::UnsupportedVersion`].
-//! - `<kid>`: id of the key that signed it (1 to 32 of `A-Z a-z 0-9 - _`), see [`keys`].
+//! - `<kid>`: id of the key that signed it (1 to 32 of `A-Z a-z 0-9 - _`), see [`StateKeyring`].
 //! - `<payload>`: unpadded url-safe base64 of the binary encoding of [`StatePayload`]
 //!   described under [Binary payload](self#binary-payload).
 //! - `<mac>`: unpadded url-safe base64 of HMAC-SHA256(key, `"v2.<kid>.<payload>"`), i.e. the
@@ -49,8 +49,8 @@
 //! One-time use is not this module's job: the payload carries a random [`Nonce`] which the
 //! caller claims in a [`crate::replay::ReplayStore`] after opening the token.
 
-pub mod canonical;
-pub mod keys;
+pub(crate) mod canonical;
+pub(crate) mod keys;
 mod payload;
 
 use std::collections::BTreeMap;
@@ -63,7 +63,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use canonical::{ArgDigest, canonical_digest, canonical_json};
-pub use keys::{KeyError, KeyProblem, StateKey, StateKeyring};
+pub use keys::{
+    KeyError, KeyProblem, MAX_KEY_LEN, MAX_KID_LEN, MIN_KEY_LEN, StateKey, StateKeyring,
+};
 
 /// Strict unpadded url-safe base64, used for every binary field of a token.
 pub(crate) const B64: base64::engine::GeneralPurpose = URL_SAFE_NO_PAD;

@@ -5,31 +5,33 @@
 //! [`McpService`](crate::service::McpService), which enforces every policy itself.
 //!
 //! - [`stdio`]: newline-delimited JSON-RPC over stdin/stdout (or any byte stream).
-//! - [`http`]: Streamable HTTP (2026-07-28 shape), POST-only and sessionless, with
-//!   [`auth`]entication, `Origin` checks and header/body validation.
+//! - Streamable HTTP (feature `http`, the items at this module's root): [`HttpServer`]
+//!   (2026-07-28 shape, POST-only and sessionless) configured by [`HttpConfig`], with
+//!   authentication ([`Authenticator`], [`BearerTokens`]), `Origin` checks and header/body
+//!   validation; `/healthz` and `/readyz` beside the MCP endpoint ([`HEALTHZ_PATH`],
+//!   [`READYZ_PATH`]); and the connection loop any axum router is served with
+//!   ([`serve_router`]): header, idle and body deadlines, a connection cap, a buffered-body
+//!   budget, `Host` checks.
 //! - [`oauth`] (feature `oauth`): an OAuth 2.1 resource server for the HTTP edge (RFC 9728
 //!   metadata, JWT access tokens checked against the issuer's keys, scopes).
-//! - [`health`]: `/healthz` and `/readyz` beside the MCP endpoint.
-//! - [`edge`]: the connection loop any axum router is served with ([`serve_router`]): header,
-//!   idle and body deadlines, a connection cap, a buffered-body budget, `Host` checks.
 
 #[cfg(feature = "http")]
 mod allowlist;
-pub mod auth;
+pub(crate) mod auth;
 #[cfg(feature = "http")]
 mod body;
 #[cfg(feature = "http")]
-pub mod edge;
+pub(crate) mod edge;
 #[cfg(feature = "http")]
 pub(crate) mod gates;
 #[cfg(feature = "http")]
 mod headers;
 #[cfg(feature = "http")]
-pub mod health;
+pub(crate) mod health;
 #[cfg(feature = "http")]
-pub mod http;
+pub(crate) mod http;
 #[cfg(feature = "http")]
-mod http_config;
+pub(crate) mod http_config;
 #[cfg(all(feature = "http", feature = "metrics"))]
 mod metrics;
 #[cfg(feature = "oauth")]
@@ -43,9 +45,11 @@ pub mod stdio;
 pub use allowlist::{HostAllowlist, HostPatternError, OriginAllowlist, OriginPatternError};
 pub use auth::{
     AllowAnonymous, AuthFileError, AuthFuture, AuthRejection, Authenticator, BearerTokens,
+    MIN_TOKEN_LEN, bearer, challenge,
 };
+#[cfg(feature = "http")]
+pub use health::{HEALTHZ_PATH, READINESS_TIMEOUT, READYZ_PATH};
 #[cfg(feature = "http")]
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]
-pub use http::{BoundHttpServer, HttpConfig, HttpServer};
-pub use stdio::StdioConfig;
+pub use http::{BoundHttpServer, HttpConfig, HttpServer, SetupError, shutdown_signal};

@@ -12,9 +12,12 @@
 
 use std::fmt;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+use percent_encoding::percent_decode_str;
+#[cfg(test)]
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 /// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`) is encoded.
+#[cfg(test)]
 const ENCODE: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
@@ -22,6 +25,7 @@ const ENCODE: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// Reserved expansion keeps RFC 3986 reserved characters (and `%`, so existing escapes stay).
+#[cfg(test)]
 const ENCODE_RESERVED: &AsciiSet = &ENCODE
     .remove(b':')
     .remove(b'/')
@@ -134,13 +138,10 @@ impl UriTemplate {
         })
     }
 
-    /// Whether the template has no variables (a fixed URI).
-    pub fn is_fixed(&self) -> bool {
-        self.variables().next().is_none()
-    }
-
     /// Expands the template, percent-encoding each value; `lookup` returns a variable's value
-    /// (an undefined variable expands to nothing, as RFC 6570 says).
+    /// (an undefined variable expands to nothing, as RFC 6570 says). Only the tests expand
+    /// (they check that matching inverts expansion); the runtime only matches.
+    #[cfg(test)]
     pub fn expand<'v>(&self, lookup: impl Fn(&str) -> Option<&'v str>) -> String {
         let mut out = String::with_capacity(self.source.len());
         for part in &self.parts {

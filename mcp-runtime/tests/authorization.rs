@@ -299,7 +299,7 @@ async fn stdio_holds_a_scoped_grant_to_the_same_rules() {
         alice(&["notes:write"]),
         server_read,
         server_write,
-        mcp_runtime::transport::StdioConfig::default(),
+        mcp_runtime::transport::stdio::StdioConfig::default(),
     ));
     let (client_read, mut client_write) = tokio::io::split(client_end);
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -366,11 +366,11 @@ fn public_and_scoped_at_once_is_a_build_error() {
 struct OAuthLike;
 
 #[cfg(feature = "http")]
-impl mcp_runtime::transport::auth::Authenticator for OAuthLike {
+impl mcp_runtime::transport::Authenticator for OAuthLike {
     fn authenticate(
         &self,
         _headers: &http::HeaderMap,
-    ) -> Result<Principal, mcp_runtime::transport::auth::AuthRejection> {
+    ) -> Result<Principal, mcp_runtime::transport::AuthRejection> {
         Ok(Principal::new("alice"))
     }
 
@@ -382,7 +382,7 @@ impl mcp_runtime::transport::auth::Authenticator for OAuthLike {
 #[cfg(feature = "http")]
 #[tokio::test]
 async fn an_oauth_endpoint_on_a_server_built_without_scoped_authorization_does_not_start() {
-    use mcp_runtime::transport::http::{HttpConfig, HttpServer, SetupError};
+    use mcp_runtime::transport::{HttpConfig, HttpServer, SetupError};
     let runs = Runs::default();
     // Built without `scoped_authorization()`: an OAuth endpoint is refused up front, with a
     // message that says what to do.
@@ -393,7 +393,7 @@ async fn an_oauth_endpoint_on_a_server_built_without_scoped_authorization_does_n
     let err = unscoped.bind().await.err().expect("bind refused too");
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
     // Other schemes on the same server, and OAuth on a scoped server, start.
-    let anonymous = mcp_runtime::transport::auth::AllowAnonymous(Principal::new("me"));
+    let anonymous = mcp_runtime::transport::AllowAnonymous(Principal::new("me"));
     let local = HttpServer::new(Arc::new(server(&runs)), Arc::new(anonymous));
     assert!(local.router().is_ok());
     let scoped = builder(&runs)

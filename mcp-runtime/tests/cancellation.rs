@@ -97,12 +97,9 @@ fn stdio_client(server: Server, timeout: Duration) -> (Client, Arc<StdioTranspor
     let (server_read, server_write) = tokio::io::split(server_end);
     let (client_read, client_write) = tokio::io::split(client_end);
     let service: Arc<dyn McpService> = Arc::new(server);
-    let config = StdioConfig {
-        // Longer than every wait below: a cancellation seen here came from the notification,
-        // not from the end-of-input sweep.
-        shutdown_grace: Duration::from_secs(60),
-        ..StdioConfig::default()
-    };
+    // Longer than every wait below: a cancellation seen here came from the notification,
+    // not from the end-of-input sweep.
+    let config = StdioConfig::default().with_shutdown_grace(Duration::from_secs(60));
     tokio::spawn(serve(
         service,
         Principal::new("me"),
@@ -150,10 +147,7 @@ async fn http_client_closing_the_connection_cancels_the_handler_and_its_work() {
     let token = "cancel-token-0123456789abcdefghijklmnopq";
     let tokens = BearerTokens::parse(&format!("alice {token}\n")).unwrap();
     let service: Arc<dyn McpService> = Arc::new(server);
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(service, Arc::new(tokens))
         .with_config(config)
         .bind()

@@ -303,10 +303,7 @@ async fn listing_and_discovery_are_typed() {
 async fn http_transport_carries_the_bearer_token_and_mrtr_rounds() {
     let tokens = BearerTokens::parse("alice s3cret-token-0123456789abcdefghijklmnop\n").unwrap();
     let service: Arc<dyn McpService> = Arc::new(server());
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(service, Arc::new(tokens))
         .with_config(config)
         .bind()

@@ -291,10 +291,7 @@ async fn tasks_over_http_carry_their_id_in_mcp_name() {
 
     let tokens = BearerTokens::parse("alice s3cret-token-0123456789abcdefghijklmnop\n").unwrap();
     let service: Arc<dyn McpService> = Arc::new(server());
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(service, Arc::new(tokens))
         .with_config(config)
         .bind()

@@ -17,11 +17,13 @@ fn server() -> Server {
         .state(Effects::default())
         .state(notes(&["a"]))
         .instructions("Use plain to echo.")
-        .limits(Limits {
-            max_message_bytes: 64 * 1024,
-            max_depth: 32,
-            ..Limits::default()
-        })
+        .limits(
+            Limits::default()
+                .with_max_message_bytes(64 * 1024)
+                .unwrap()
+                .with_max_depth(32)
+                .unwrap(),
+        )
         .build()
         .unwrap()
 }

@@ -540,10 +540,7 @@ async fn rounds_are_bounded() {
     let s = Server::builder(Implementation::new("t", "1"))
         .tools(tools![FlowTool])
         .state(effects)
-        .limits(Limits {
-            max_rounds: 3,
-            ..Limits::default()
-        })
+        .limits(Limits::default().with_max_rounds(3))
         .build()
         .unwrap();
     let args = json!({"mode": "endless"});

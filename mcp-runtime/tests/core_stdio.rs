@@ -8,7 +8,7 @@ use std::sync::Arc;
 use core_support::*;
 use mcp_runtime::prelude::*;
 use mcp_runtime::service::McpService;
-use mcp_runtime::transport::{StdioConfig, stdio};
+use mcp_runtime::transport::stdio::{self, StdioConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 

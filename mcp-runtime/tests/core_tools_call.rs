@@ -24,11 +24,13 @@ fn server() -> Server {
         .tools(tools![PlainTool, DeleteTool])
         .state(Effects::default())
         .state(notes(&["a1", "a2", "b"]))
-        .limits(Limits {
-            max_message_bytes: 16 * 1024,
-            max_depth: 6,
-            ..Limits::default()
-        })
+        .limits(
+            Limits::default()
+                .with_max_message_bytes(16 * 1024)
+                .unwrap()
+                .with_max_depth(6)
+                .unwrap(),
+        )
         .build()
         .unwrap()
 }

@@ -73,10 +73,7 @@ fn instance(
         .tools(tools![slow])
         .state(effects.clone())
         .replay_store(store)
-        .limits(Limits {
-            duplicate_wait: wait,
-            ..Limits::default()
-        })
+        .limits(Limits::default().with_duplicate_wait(wait))
         .build()
         .unwrap()
 }

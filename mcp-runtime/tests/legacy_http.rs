@@ -471,11 +471,13 @@ async fn unknown_session_404_missing_session_400_delete_ends_it() {
 
 #[tokio::test]
 async fn sessions_expire_when_idle_and_are_bounded() {
-    let h = start_with(LegacyHttpConfig {
-        max_sessions: 2,
-        idle_ttl: Duration::from_millis(300),
-        ..LegacyHttpConfig::default()
-    })
+    let h = start_with(
+        LegacyHttpConfig::default()
+            .with_max_sessions(2)
+            .unwrap()
+            .with_idle_ttl(Duration::from_millis(300))
+            .unwrap(),
+    )
     .await;
     let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     let (_b, _) = Legacy::connect(h.addr, BOB, form_caps()).await;
@@ -501,11 +503,13 @@ async fn sessions_expire_when_idle_and_are_bounded() {
 
 #[tokio::test]
 async fn a_session_waiting_on_the_client_does_not_expire() {
-    let h = start_with(LegacyHttpConfig {
-        idle_ttl: Duration::from_millis(200),
-        keep_alive: Some(Duration::from_millis(50)),
-        ..LegacyHttpConfig::default()
-    })
+    let h = start_with(
+        LegacyHttpConfig::default()
+            .with_idle_ttl(Duration::from_millis(200))
+            .unwrap()
+            .with_keep_alive(Some(Duration::from_millis(50)))
+            .unwrap(),
+    )
     .await;
     let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     let mut sse = a
@@ -529,11 +533,12 @@ async fn a_session_waiting_on_the_client_does_not_expire() {
 
 #[tokio::test]
 async fn one_principal_cannot_crowd_out_the_others() {
-    let h = start_with(LegacyHttpConfig {
-        max_sessions: 3,
-        max_sessions_per_principal: 2,
-        ..LegacyHttpConfig::default()
-    })
+    let h = start_with(
+        LegacyHttpConfig::default()
+            .with_max_sessions(3)
+            .unwrap()
+            .with_max_sessions_per_principal(2),
+    )
     .await;
     let (a1, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     let (a2, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
@@ -760,10 +765,11 @@ async fn json_only_clients_and_other_verbs() {
 
 #[tokio::test]
 async fn an_unanswered_form_times_out_is_cancelled_and_a_late_answer_is_told_so() {
-    let h = start_with(LegacyHttpConfig {
-        input_timeout: Duration::from_millis(300),
-        ..LegacyHttpConfig::default()
-    })
+    let h = start_with(
+        LegacyHttpConfig::default()
+            .with_input_timeout(Duration::from_millis(300))
+            .unwrap(),
+    )
     .await;
     let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     let mut sse = a
@@ -826,10 +832,11 @@ async fn an_unanswered_form_times_out_is_cancelled_and_a_late_answer_is_told_so(
 
 #[tokio::test]
 async fn an_answer_within_the_input_timeout_still_counts() {
-    let h = start_with(LegacyHttpConfig {
-        input_timeout: Duration::from_secs(5),
-        ..LegacyHttpConfig::default()
-    })
+    let h = start_with(
+        LegacyHttpConfig::default()
+            .with_input_timeout(Duration::from_secs(5))
+            .unwrap(),
+    )
     .await;
     let (a, _) = Legacy::connect(h.addr, ALICE, form_caps()).await;
     let (done, _) = a

@@ -14,7 +14,7 @@ use mcp_runtime::context::RequestContext;
 use mcp_runtime::legacy::session::SessionLimits;
 use mcp_runtime::legacy::stdio::{serve_auto, serve_auto_with_limits};
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::StdioConfig;
+use mcp_runtime::transport::stdio::StdioConfig;
 use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
@@ -441,10 +441,9 @@ async fn a_modern_first_message_selects_the_modern_era() {
 #[tokio::test]
 async fn unanswered_questions_time_out_are_cancelled_and_late_answers_change_nothing() {
     let effects = Effects::default();
-    let limits = SessionLimits {
-        input_timeout: Duration::from_millis(200),
-        ..SessionLimits::default()
-    };
+    let limits = SessionLimits::default()
+        .with_input_timeout(Duration::from_millis(200))
+        .unwrap();
     let mut c = Client::start_with_limits(server(&effects), limits);
     let init = c
         .request(
@@ -508,10 +507,9 @@ async fn an_unanswered_question_fails_a_non_tool_request_with_a_timeout_error() 
         .prompts(mcp_runtime::prompts![RootsPrompt])
         .build()
         .unwrap();
-    let limits = SessionLimits {
-        input_timeout: Duration::from_millis(100),
-        ..SessionLimits::default()
-    };
+    let limits = SessionLimits::default()
+        .with_input_timeout(Duration::from_millis(100))
+        .unwrap();
     let mut c = Client::start_with_limits(server, limits);
     let init = c
         .request(

@@ -435,15 +435,19 @@ fn configuration_mistakes_are_refused_up_front() {
         OAuthConfig::new("http://login.example.com", "https://mcp.example.com/mcp"),
         OAuthConfig::new("https://login.example.com", "mcp"),
         OAuthConfig::new("https://login.example.com#x", "https://mcp.example.com/mcp"),
-        {
-            let mut c = OAuthConfig::new("https://login.example.com", "https://m.example/mcp");
-            c.algorithms = vec![Algorithm::RS256, Algorithm::HS256];
-            c
-        },
     ];
     for config in bad {
         assert!(ResourceServer::new(config.clone()).is_err(), "{config:?}");
     }
+    let base = OAuthConfig::new("https://login.example.com", "https://m.example/mcp");
+    assert!(
+        base.clone()
+            .with_algorithms([Algorithm::RS256, Algorithm::HS256])
+            .is_err()
+    );
+    assert!(base.clone().with_algorithms(Vec::new()).is_err());
+    assert!(base.clone().with_max_keys(0).is_err());
+    assert!(base.with_fetch_timeout(Duration::ZERO).is_err());
 }
 
 #[cfg(feature = "legacy-2025-11-25")]

@@ -4,7 +4,7 @@
 
 mod transport_support;
 
-use mcp_runtime::observe::prometheus::PrometheusMetrics;
+use mcp_runtime::observe::PrometheusMetrics;
 use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
 use transport_support::exchange;

@@ -183,10 +183,7 @@ async fn an_http_request_makes_exactly_one_info_record() {
         .unwrap();
     let token = "Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0";
     let tokens = BearerTokens::parse(&format!("alice {token}\n")).unwrap();
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(Arc::new(server), Arc::new(tokens))
         .with_config(config)
         .bind()
@@ -245,7 +242,7 @@ async fn an_http_request_makes_exactly_one_info_record() {
 #[cfg(feature = "legacy-2025-11-25")]
 #[tokio::test]
 async fn the_legacy_adapters_own_answers_get_the_request_span() {
-    use mcp_runtime::legacy::LegacySession;
+    use mcp_runtime::legacy::session::LegacySession;
     use mcp_runtime::service::{CancellationToken, McpService};
 
     let (capture, _guard) = Capture::install();

@@ -110,10 +110,9 @@ fn walk_bounds_truncate() {
     let t = tree();
     let shallow =
         t.ws.walk_with(
-            WalkOptions {
-                max_depth: 1,
-                max_entries: 100,
-            },
+            WalkOptions::default()
+                .with_max_depth(1)
+                .with_max_entries(100),
             |_| true,
         )
         .unwrap();
@@ -121,14 +120,8 @@ fn walk_bounds_truncate() {
     assert!(ids(&shallow.files).iter().all(|id| !id.contains('/')));
     assert!(ids(&shallow.files).contains(&"a.md"));
     let few =
-        t.ws.walk_with(
-            WalkOptions {
-                max_depth: 16,
-                max_entries: 2,
-            },
-            |_| true,
-        )
-        .unwrap();
+        t.ws.walk_with(WalkOptions::default().with_max_entries(2), |_| true)
+            .unwrap();
     assert!(few.truncated);
     assert!(few.files.len() <= 2);
 }

@@ -13,7 +13,7 @@ use core_support::{call, meta, request};
 use mcp_runtime::prelude::*;
 use mcp_runtime::service::McpService;
 use mcp_runtime::tasks::{MemoryTaskStore, TaskStore};
-use mcp_runtime::transport::{StdioConfig, stdio};
+use mcp_runtime::transport::stdio::{self, StdioConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use tokio::sync::Semaphore;
@@ -343,7 +343,7 @@ async fn the_end_of_stdio_input_closes_an_open_listen_with_its_result() {
     // EOF: the listen ends with its result well before the shutdown grace cuts it off.
     alice.out.shutdown().await.unwrap();
     assert_closed(&alice.next().await, 2);
-    assert!(started.elapsed() < StdioConfig::default().shutdown_grace);
+    assert!(started.elapsed() < StdioConfig::default().shutdown_grace());
     alice.serving.await.unwrap().unwrap();
 }
 
@@ -361,11 +361,8 @@ async fn serve_http(
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<std::io::Result<()>>,
 ) {
-    use mcp_runtime::transport::{AllowAnonymous, HttpConfig, HttpServer};
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..config
-    };
+    use mcp_runtime::transport::{AllowAnonymous, HttpServer};
+    let config = config.with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(
         Arc::new(server) as Arc<dyn McpService>,
         Arc::new(AllowAnonymous(Principal::new("dev"))),
@@ -422,10 +419,9 @@ async fn over_http_a_listen_is_an_sse_stream_outliving_the_request_timeout() {
     use transport_support::{read_response, send_raw};
 
     let steps = Steps::new();
-    let config = HttpConfig {
-        request_timeout: Duration::from_secs(1),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default()
+        .with_request_timeout(Duration::from_secs(1))
+        .unwrap();
     let (addr, stop, serving) = serve_http(server_with(&steps, None), config).await;
     let task_id = create_over_http(addr, 1).await;
 
@@ -484,10 +480,9 @@ async fn a_quiet_listen_stream_gets_keep_alive_comments_that_clients_skip() {
     use transport_support::{read_response, send_raw};
 
     let steps = Steps::new();
-    let config = HttpConfig {
-        sse_keep_alive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default()
+        .with_sse_keep_alive(Duration::from_millis(50))
+        .unwrap();
     let (addr, _stop, _serving) = serve_http(server_with(&steps, None), config).await;
     let raw_task = create_over_http(addr, 1).await;
     let typed_task = create_over_http(addr, 2).await;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::Principal;
+use mcp_runtime::server::InvalidLimit;
 use mcp_runtime::service::McpService;
 use mcp_runtime::transport::{
     AllowAnonymous, Authenticator, BearerTokens, HostAllowlist, HttpConfig, HttpServer,
@@ -30,13 +31,14 @@ struct Server {
 
 /// Long defaults, so each test shortens only the limit it is about.
 fn config() -> HttpConfig {
-    HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        header_read_timeout: Duration::from_secs(30),
-        idle_timeout: Duration::from_secs(30),
-        body_timeout: Duration::from_secs(30),
-        ..HttpConfig::default()
-    }
+    HttpConfig::default()
+        .with_bind("127.0.0.1:0".parse().unwrap())
+        .with_header_read_timeout(Duration::from_secs(30))
+        .unwrap()
+        .with_idle_timeout(Duration::from_secs(30))
+        .unwrap()
+        .with_body_timeout(Duration::from_secs(30))
+        .unwrap()
 }
 
 async fn start_with(config: HttpConfig, auth: Arc<dyn Authenticator>) -> Server {
@@ -125,10 +127,11 @@ async fn read_one(stream: &mut TcpStream) -> (u16, Value) {
 
 #[tokio::test]
 async fn half_sent_headers_are_closed_at_the_header_timeout() {
-    let server = start(HttpConfig {
-        header_read_timeout: Duration::from_millis(300),
-        ..config()
-    })
+    let server = start(
+        config()
+            .with_header_read_timeout(Duration::from_millis(300))
+            .unwrap(),
+    )
     .await;
     // A slowloris: a request line and half a header, then a byte now and then.
     let mut slow = send(
@@ -162,11 +165,7 @@ async fn half_sent_headers_are_closed_at_the_header_timeout() {
 
 #[tokio::test]
 async fn oversized_headers_are_431() {
-    let server = start(HttpConfig {
-        max_header_bytes: 8 * 1024,
-        ..config()
-    })
-    .await;
+    let server = start(config().with_max_header_bytes(8 * 1024).unwrap()).await;
     let big = format!("X-Big: {}\r\n", "h".repeat(20 * 1024));
     let response =
         read_response(send(server.addr, &echo_request(1, "127.0.0.1", &big, false)).await).await;
@@ -179,10 +178,11 @@ async fn oversized_headers_are_431() {
 
 #[tokio::test]
 async fn idle_keep_alive_connection_is_closed_at_the_idle_timeout() {
-    let server = start(HttpConfig {
-        idle_timeout: Duration::from_millis(400),
-        ..config()
-    })
+    let server = start(
+        config()
+            .with_idle_timeout(Duration::from_millis(400))
+            .unwrap(),
+    )
     .await;
     let mut stream = send(server.addr, &echo_request(1, "127.0.0.1", "", true)).await;
     let (status, reply) = read_one(&mut stream).await;
@@ -201,10 +201,11 @@ async fn idle_keep_alive_connection_is_closed_at_the_idle_timeout() {
 
 #[tokio::test]
 async fn a_body_must_arrive_within_the_body_timeout() {
-    let server = start(HttpConfig {
-        body_timeout: Duration::from_millis(300),
-        ..config()
-    })
+    let server = start(
+        config()
+            .with_body_timeout(Duration::from_millis(300))
+            .unwrap(),
+    )
     .await;
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
@@ -261,11 +262,7 @@ async fn still_open(streams: &mut [TcpStream]) -> usize {
 #[tokio::test]
 async fn stalled_connections_over_the_cap_do_not_starve_a_normal_client() {
     const CAP: usize = 8;
-    let server = start(HttpConfig {
-        max_connections: CAP,
-        ..config()
-    })
-    .await;
+    let server = start(config().with_max_connections(CAP).unwrap()).await;
     let mut held = stalled(server.addr, 3 * CAP).await;
     // A normal client is served promptly although every slot was taken by a stalled client.
     let started = Instant::now();
@@ -292,11 +289,7 @@ async fn stalled_connections_over_the_cap_do_not_starve_a_normal_client() {
 
 #[tokio::test]
 async fn buffered_bodies_share_one_budget() {
-    let server = start(HttpConfig {
-        max_buffered_body_bytes: 64 * 1024,
-        ..config()
-    })
-    .await;
+    let server = start(config().with_max_buffered_body_bytes(64 * 1024).unwrap()).await;
     // One client holds most of the budget with a body it never finishes.
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMCP-Protocol-Version: {VERSION}\r\n\
@@ -383,10 +376,9 @@ async fn host_must_be_allowed() {
         .replacen("Host: 127.0.0.1\r\n", "", 1);
     assert_eq!(status_for(server.addr, raw.as_bytes()).await.0, 400);
 
-    let named = start(HttpConfig {
-        allowed_hosts: Some(HostAllowlist::parse(["mcp.example.com"]).unwrap()),
-        ..config()
-    })
+    let named = start(
+        config().with_allowed_hosts(Some(HostAllowlist::parse(["mcp.example.com"]).unwrap())),
+    )
     .await;
     let (status, _) = status_for(named.addr, &echo_request(1, "mcp.example.com", "", false)).await;
     assert_eq!(status, 200);
@@ -419,19 +411,11 @@ async fn two_authorization_headers_are_400() {
     assert_eq!(status, 400);
 }
 
-#[tokio::test]
-async fn zero_limits_are_refused_at_bind() {
-    let service = TestService::new();
-    let result = HttpServer::new(
-        service as Arc<dyn McpService>,
-        Arc::new(AllowAnonymous(Principal::new("dev"))),
-    )
-    .with_config(HttpConfig {
-        max_connections: 0,
-        ..config()
-    })
-    .bind()
-    .await;
-    let err = result.err().expect("a zero connection cap is refused");
+#[test]
+fn zero_limits_are_refused_when_set() {
+    let err = config()
+        .with_max_connections(0)
+        .expect_err("a zero connection cap is refused");
+    assert!(matches!(err, InvalidLimit::Zero("max_connections")));
     assert!(err.to_string().contains("max_connections"), "{err}");
 }

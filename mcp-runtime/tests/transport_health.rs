@@ -69,10 +69,7 @@ async fn readiness_names_the_failed_checks() {
         Arc::new(server) as Arc<dyn McpService>,
         Arc::new(AllowAnonymous(Principal::new("dev"))),
     )
-    .with_config(HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    })
+    .with_config(HttpConfig::default().with_bind("127.0.0.1:0".parse().unwrap()))
     .with_readiness_check("database", move || {
         let down = app.load(Ordering::SeqCst);
         Box::pin(async move {

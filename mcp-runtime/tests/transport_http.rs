@@ -25,10 +25,7 @@ struct Server {
 
 async fn start_with(config: HttpConfig, auth: Arc<dyn Authenticator>) -> Server {
     let service = TestService::new();
-    let config = HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..config
-    };
+    let config = config.with_bind("127.0.0.1:0".parse().unwrap());
     let bound = HttpServer::new(Arc::clone(&service) as Arc<dyn McpService>, auth)
         .with_config(config)
         .bind()
@@ -510,10 +507,7 @@ async fn bearer_auth_gates_everything() {
 
 #[tokio::test]
 async fn oversized_body_is_413() {
-    let config = HttpConfig {
-        max_body_bytes: 256,
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_max_body_bytes(256).unwrap();
     let server = start_with(config, Arc::new(AllowAnonymous(Principal::new("dev")))).await;
     let body = request(json!(22), "echo", json!({"pad": "x".repeat(400)}));
     let response = post(&server, &mcp_headers("echo", None), &body).await;
@@ -580,10 +574,9 @@ async fn accept_header_decides_stream_kind() {
 
 #[tokio::test]
 async fn timeout_answers_internal_error_with_id() {
-    let config = HttpConfig {
-        request_timeout: Duration::from_millis(150),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default()
+        .with_request_timeout(Duration::from_millis(150))
+        .unwrap();
     let server = start_with(config, Arc::new(AllowAnonymous(Principal::new("dev")))).await;
     let body = request(json!(40), "slow", json!({"ms": 5000}));
     let response = post(&server, &mcp_headers("slow", None), &body).await;

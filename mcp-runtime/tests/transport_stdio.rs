@@ -225,10 +225,7 @@ async fn progress_notifications_precede_response(link: Link) {
 }
 
 async fn over_long_line_is_rejected_and_serving_continues(link: Link) {
-    let config = StdioConfig {
-        max_line_bytes: 200,
-        ..StdioConfig::default()
-    };
+    let config = StdioConfig::default().with_max_line_bytes(200).unwrap();
     let mut session = start(link, config).await;
     let huge = request(json!(1), "echo", json!({"pad": "x".repeat(10_000)}));
     session.send(&huge).await;
@@ -275,10 +272,7 @@ async fn eof_waits_for_in_flight_then_cancels_after_grace(link: Link) {
     assert_eq!(rest.len(), 1, "in-flight request finishes after EOF");
     assert_eq!(rest[0]["result"]["slept"], 100);
 
-    let config = StdioConfig {
-        shutdown_grace: Duration::from_millis(100),
-        ..StdioConfig::default()
-    };
+    let config = StdioConfig::default().with_shutdown_grace(Duration::from_millis(100));
     let mut session = start(link, config).await;
     session
         .send(&request(json!(2), "slow", json!({"ms": 60_000})))

@@ -2,7 +2,7 @@
 //!
 //! A server must bound nesting before a hostile message can make it recurse: these checks are
 //! linear scans or bounded walks, never a deep recursion. The limit itself is the server's
-//! (`mcp_runtime::Limits::max_depth`); [`crate::ToolsCall::exceeds_depth`] applies it to a
+//! (`mcp_runtime::server::Limits::max_depth`); [`crate::ToolsCall::exceeds_depth`] applies it to a
 //! `tools/call` request read into its parts.
 
 /// Checks the array/object nesting of the JSON text `bytes` against `max`: `Err(depth)` as

@@ -2,9 +2,12 @@
 //!
 //! This crate holds data types only: no I/O, no async, no runtime logic.
 //!
-//! Every module is named after one protocol concept and every type carries its
-//! spec name (`CallToolRequestParams`, `InputRequiredResult`, ...). All public
-//! types are re-exported at the crate root.
+//! Every type carries its spec name (`CallToolRequestParams`, `InputRequiredResult`, ...)
+//! and has exactly one path: the crate root, `mcp_types::CallToolRequestParams`. The spec
+//! names are unique across the whole schema, so a reader who knows a name from the spec finds
+//! it here without knowing how the source groups the types (one private module per protocol
+//! concept). The only public module is [`depth`]: nesting checks, which are helpers rather
+//! than wire types.
 //!
 //! Conventions that hold for every type:
 //! - Unknown members survive a round trip (a flattened `extra` map); nothing uses
@@ -55,28 +58,28 @@
 mod macros;
 mod serde_util;
 
-pub mod capabilities;
-pub mod completion;
-pub mod content;
+mod capabilities;
+mod completion;
+mod content;
 pub mod depth;
-pub mod discover;
-pub mod elicitation;
-pub mod errors;
-pub mod form_schema;
-pub mod jsonrpc;
-pub mod meta;
-pub mod mrtr;
-pub mod notifications;
-pub mod param_headers;
-pub mod prompts;
-pub mod resources;
-pub mod result;
-pub mod roots;
-pub mod sampling;
-pub mod subscriptions;
-pub mod tasks;
-pub mod tools;
-pub mod tools_call;
+mod discover;
+mod elicitation;
+mod errors;
+mod form_schema;
+mod jsonrpc;
+mod meta;
+mod mrtr;
+mod notifications;
+mod param_headers;
+mod prompts;
+mod resources;
+mod result;
+mod roots;
+mod sampling;
+mod subscriptions;
+mod tasks;
+mod tools;
+mod tools_call;
 
 pub use capabilities::*;
 pub use completion::*;

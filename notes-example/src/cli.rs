@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use mcp_runtime::rate_limit::RateLimit;
+use mcp_runtime::server::InvalidLimit;
 use mcp_runtime::transport::{HostAllowlist, HttpConfig};
 
 /// Exit code for bad flags and unusable configuration.
@@ -373,13 +374,9 @@ impl ServeArgs {
     /// The HTTP limits and allowed hosts these flags set, over [`HttpConfig`]'s defaults.
     ///
     /// # Errors
-    /// A one-line message for a malformed `--allowed-host`.
+    /// A one-line message naming the flag, for a malformed `--allowed-host` or a zero limit.
     pub fn http_config(&self, bind: SocketAddr) -> Result<HttpConfig, String> {
-        let defaults = HttpConfig::default();
-        let size = |v: Option<u64>, default: usize| {
-            v.map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX))
-        };
-        let secs = |v: Option<u64>, default: Duration| v.map_or(default, Duration::from_secs);
+        let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
         let allowed_hosts = if self.allowed_hosts.is_empty() {
             None
         } else {
@@ -388,21 +385,47 @@ impl ServeArgs {
                     .map_err(|e| format!("--allowed-host: {e}"))?,
             )
         };
-        Ok(HttpConfig {
-            bind,
-            allowed_hosts,
-            max_connections: size(self.max_connections, defaults.max_connections),
-            header_read_timeout: secs(self.header_timeout_secs, defaults.header_read_timeout),
-            idle_timeout: secs(self.idle_timeout_secs, defaults.idle_timeout),
-            body_timeout: secs(self.body_timeout_secs, defaults.body_timeout),
-            max_header_bytes: size(self.max_header_bytes, defaults.max_header_bytes),
-            max_buffered_body_bytes: size(
-                self.max_buffered_body_bytes,
-                defaults.max_buffered_body_bytes,
-            ),
-            sse_keep_alive: self.sse_keep_alive.unwrap_or(defaults.sse_keep_alive),
-            ..defaults
-        })
+        let mut config = HttpConfig::default()
+            .with_bind(bind)
+            .with_allowed_hosts(allowed_hosts);
+        // Each setter refuses what cannot work; the message names the flag that set it.
+        let flag = |flag: &'static str| move |e: InvalidLimit| format!("{flag}: {e}");
+        if let Some(n) = self.max_connections {
+            config = config
+                .with_max_connections(size(n))
+                .map_err(flag("--max-connections"))?;
+        }
+        if let Some(secs) = self.header_timeout_secs {
+            config = config
+                .with_header_read_timeout(Duration::from_secs(secs))
+                .map_err(flag("--header-timeout-secs"))?;
+        }
+        if let Some(secs) = self.idle_timeout_secs {
+            config = config
+                .with_idle_timeout(Duration::from_secs(secs))
+                .map_err(flag("--idle-timeout-secs"))?;
+        }
+        if let Some(secs) = self.body_timeout_secs {
+            config = config
+                .with_body_timeout(Duration::from_secs(secs))
+                .map_err(flag("--body-timeout-secs"))?;
+        }
+        if let Some(n) = self.max_header_bytes {
+            config = config
+                .with_max_header_bytes(size(n))
+                .map_err(flag("--max-header-bytes"))?;
+        }
+        if let Some(n) = self.max_buffered_body_bytes {
+            config = config
+                .with_max_buffered_body_bytes(size(n))
+                .map_err(flag("--max-buffered-body-bytes"))?;
+        }
+        if let Some(interval) = self.sse_keep_alive {
+            config = config
+                .with_sse_keep_alive(interval)
+                .map_err(flag("--sse-keep-alive"))?;
+        }
+        Ok(config)
     }
 
     /// Splits every `--workspace` into (principal, dir), bare dirs going to `default`.
@@ -624,7 +647,7 @@ mod tests {
         let args = parse("0.5", &http).unwrap();
         assert!(args.validate().is_ok());
         let config = args.http_config("127.0.0.1:1".parse().unwrap()).unwrap();
-        assert_eq!(config.sse_keep_alive, Duration::from_millis(500));
+        assert_eq!(config.sse_keep_alive(), Duration::from_millis(500));
         assert_eq!(
             parse("20", &http).unwrap().sse_keep_alive,
             Some(Duration::from_secs(20))
@@ -642,6 +665,6 @@ mod tests {
                 })
                 .unwrap();
         let config = default.http_config("127.0.0.1:1".parse().unwrap()).unwrap();
-        assert_eq!(config.sse_keep_alive, Duration::from_secs(15));
+        assert_eq!(config.sse_keep_alive(), Duration::from_secs(15));
     }
 }

@@ -24,7 +24,7 @@ use crate::cli::{EXIT_USAGE, ImportArgs, ServeArgs, local_user};
 use crate::connect::{self, ExportConnect};
 use crate::notes::Notes;
 use crate::tools::build_server_limited;
-use mcp_runtime::observe::prometheus::PrometheusMetrics;
+use mcp_runtime::observe::PrometheusMetrics;
 
 /// Where requests come from.
 #[derive(Debug)]
@@ -273,8 +273,12 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
     // The edge serves the public URL's host too (a proxy may keep it) when no --allowed-host
     // is given.
     let mut transport = transport;
-    if let Transport::Http { config, .. } = &mut transport {
-        config.public_url = public_url.clone();
+    if let (Transport::Http { config, .. }, Some(url)) = (&mut transport, &public_url) {
+        let with_url = (**config)
+            .clone()
+            .with_public_url(url.clone())
+            .map_err(|e| ConfigError(format!("--public-url: {e}")))?;
+        **config = with_url;
     }
 
     Ok(Prepared {
@@ -386,16 +390,21 @@ async fn serve(prepared: Prepared) -> i32 {
         Transport::Stdio => {
             tracing::info!(principal = %prepared.principal, "serving MCP on stdio");
             // The first message picks the era: `initialize` → 2025-11-25 adapter.
-            let limits = mcp_runtime::legacy::session::SessionLimits {
-                input_timeout: prepared.legacy_input_timeout,
-                ..Default::default()
+            let limits = match mcp_runtime::legacy::session::SessionLimits::default()
+                .with_input_timeout(prepared.legacy_input_timeout)
+            {
+                Ok(limits) => limits,
+                Err(e) => {
+                    eprintln!("notes-example: --legacy-input-timeout-secs: {e}");
+                    return EXIT_USAGE;
+                }
             };
             let served = mcp_runtime::legacy::stdio::serve_auto_with_limits(
                 server,
                 prepared.principal,
                 tokio::io::stdin(),
                 tokio::io::stdout(),
-                mcp_runtime::transport::StdioConfig::default(),
+                mcp_runtime::transport::stdio::StdioConfig::default(),
                 limits,
             );
             match served.await {
@@ -412,7 +421,7 @@ async fn serve(prepared: Prepared) -> i32 {
             oauth,
         } => {
             let config = *config;
-            let addr = config.bind;
+            let addr = config.bind();
             let listener = match tokio::net::TcpListener::bind(addr).await {
                 Ok(listener) => listener,
                 Err(e) => {
@@ -449,12 +458,17 @@ async fn serve(prepared: Prepared) -> i32 {
                     Arc::new(AllowAnonymous(prepared.principal))
                 }
             };
-            let origins = config.allowed_origins.clone();
+            let origins = config.allowed_origins().clone();
             // One server, both eras: the 2025-11-25 adapter (sessions, per request) sits in
             // front of the sessionless modern router and uses the same authenticator.
-            let legacy_config = LegacyHttpConfig {
-                input_timeout: prepared.legacy_input_timeout,
-                ..LegacyHttpConfig::from_http(&config)
+            let legacy_config = match LegacyHttpConfig::from_http(&config)
+                .with_input_timeout(prepared.legacy_input_timeout)
+            {
+                Ok(legacy_config) => legacy_config,
+                Err(e) => {
+                    eprintln!("notes-example: --legacy-input-timeout-secs: {e}");
+                    return EXIT_USAGE;
+                }
             };
             let legacy = LegacyHttp::new(server, Arc::clone(&auth), legacy_config);
             let mut http = HttpServer::new(service, Arc::clone(&auth))
@@ -492,7 +506,7 @@ async fn serve(prepared: Prepared) -> i32 {
                 listener,
                 router,
                 &config,
-                mcp_runtime::transport::http::shutdown_signal(),
+                mcp_runtime::transport::shutdown_signal(),
             )
             .await;
             match served {
@@ -517,7 +531,7 @@ async fn serve_metrics(addr: std::net::SocketAddr) -> Result<(), String> {
     // Printed whatever the log filter, like the MCP address (a test learns the port here).
     eprintln!("notes-example: metrics on http://{local}/metrics");
     tokio::spawn(async move {
-        let shutdown = mcp_runtime::transport::http::shutdown_signal();
+        let shutdown = mcp_runtime::transport::shutdown_signal();
         if let Err(e) = metrics.serve(listener, shutdown).await {
             tracing::error!(error = %e, "metrics listener failed");
         }
@@ -536,7 +550,7 @@ async fn start_oauth(oauth: OAuthSettings, base: &str) -> Result<ResourceServer,
     rs.discover()
         .await
         .map_err(|e| format!("OAuth: {e}; check --oauth-issuer"))?;
-    tracing::info!(issuer = %rs.config().issuer, resource = %rs.config().resource, metadata = %rs.metadata_url(), "accepting OAuth access tokens");
+    tracing::info!(issuer = %rs.config().issuer(), resource = %rs.config().resource(), metadata = %rs.metadata_url(), "accepting OAuth access tokens");
     Ok(rs)
 }
 

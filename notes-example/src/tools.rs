@@ -247,10 +247,8 @@ impl CallLimits {
     /// `builder` with these limits.
     pub fn apply(&self, builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
         let builder = match self.duplicate_wait {
-            Some(duplicate_wait) => builder.limits(mcp_runtime::server::Limits {
-                duplicate_wait,
-                ..mcp_runtime::server::Limits::default()
-            }),
+            Some(duplicate_wait) => builder
+                .limits(mcp_runtime::server::Limits::default().with_duplicate_wait(duplicate_wait)),
             None => builder,
         };
         let builder = match self.default {

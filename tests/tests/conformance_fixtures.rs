@@ -37,10 +37,7 @@ async fn start() -> SocketAddr {
         )
         .build()
         .expect("fixture server builds");
-    let config = HttpConfig {
-        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind(SocketAddr::from(([127, 0, 0, 1], 0)));
     let auth = Arc::new(AllowAnonymous(Principal::new("conformance")));
     let bound = HttpServer::new(Arc::new(server), auth)
         .with_config(config)
@@ -564,13 +561,10 @@ async fn schema_fixtures_are_listed_as_declared() {
 
 /// Starts the fixture server exactly as the binary wires it (both eras on one router).
 async fn start_both_eras() -> SocketAddr {
-    let config = HttpConfig {
-        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind(SocketAddr::from(([127, 0, 0, 1], 0)));
     let server = conformance_server::build_server().expect("fixture server builds");
     let router = conformance_server::router(server, &config).expect("router");
-    let listener = tokio::net::TcpListener::bind(config.bind)
+    let listener = tokio::net::TcpListener::bind(config.bind())
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().expect("bound address");

@@ -394,11 +394,10 @@ fn modern_server(rt: &tokio::runtime::Runtime, keep_alive: Duration) -> SocketAd
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    let config = HttpConfig {
-        bind: addr,
-        sse_keep_alive: keep_alive,
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default()
+        .with_bind(addr)
+        .with_sse_keep_alive(keep_alive)
+        .unwrap();
     let router = HttpServer::new(
         Arc::new(server),
         Arc::new(AllowAnonymous(Principal::new("alice"))),

@@ -13,8 +13,8 @@ use mcp_bench::notes::{NoReplay, Notes, echo, notes_delete};
 use mcp_runtime::Principal;
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::{StateKey, StateKeyring};
-use mcp_runtime::transport::auth::AllowAnonymous;
-use mcp_runtime::transport::http::{HttpConfig, HttpServer};
+use mcp_runtime::transport::AllowAnonymous;
+use mcp_runtime::transport::{HttpConfig, HttpServer};
 use mcp_types::Implementation;
 
 /// Per-request work is dominated by many small, short-lived allocations (parsed JSON trees,
@@ -50,13 +50,11 @@ async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         .state_keys(keyring)
         .replay_store(Arc::new(NoReplay))
         .build()?;
-    let config = HttpConfig {
-        bind: addr,
-        // bench/http.sh runs up to 1024 keep-alive connections; the default cap (1024) would
-        // leave no room for its correctness probes.
-        max_connections: 4096,
-        ..HttpConfig::default()
-    };
+    // bench/http.sh runs up to 1024 keep-alive connections; the default cap (1024) would
+    // leave no room for its correctness probes.
+    let config = HttpConfig::default()
+        .with_bind(addr)
+        .with_max_connections(4096)?;
     let bound = HttpServer::new(
         Arc::new(server),
         Arc::new(AllowAnonymous(Principal::new("anonymous"))),

@@ -85,9 +85,12 @@ use super::LEGACY_PROTOCOL_VERSION;
 use super::session::{DEFAULT_INPUT_TIMEOUT, Delivery, LegacySession, SessionLimits};
 use crate::Principal;
 use crate::log_safe::LogSafe;
+use crate::server::InvalidLimit;
+use crate::server::limits::nonzero;
 use crate::service::envelope;
 use crate::service::{CancellationToken, Grant, McpService};
 use crate::transport::gates::{self, Refusal};
+use crate::transport::http_config::routable_path;
 use crate::transport::pipeline::duplicate_id_body;
 use crate::transport::{Authenticator, HttpConfig, OriginAllowlist};
 
@@ -103,42 +106,22 @@ use super::session_table::{Busy, Caps, Entry, make_room, mint_session_id};
 /// it is an application code in `mcp_types`' terms).
 const SESSION_NOT_FOUND: ErrorCode = ErrorCode::Other(-32001);
 
-/// Tunables for the legacy HTTP adapter.
+/// Tunables for the legacy HTTP adapter: start from [`LegacyHttpConfig::from_http`] (or
+/// [`LegacyHttpConfig::default`]) and change what you need with the `with_*` setters, which
+/// check as they set; read a setting back with the getter of the same name.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LegacyHttpConfig {
-    /// The MCP endpoint path (must match the modern router's). Default `/mcp`.
-    pub path: String,
-    /// Most live sessions at once; a new `initialize` beyond it gets 503. Default 1024.
-    pub max_sessions: usize,
-    /// Most live sessions per principal; a new one beyond it ends that principal's least
-    /// recently used idle session, so one principal cannot exhaust the server-wide bound.
-    /// Default 16.
-    pub max_sessions_per_principal: usize,
-    /// While a request's SSE stream has nothing to send (e.g. waiting on a human answering an
-    /// elicitation), an SSE comment is sent this often so proxies keep it open. `None`: never.
-    /// Default 15 s.
-    pub keep_alive: Option<Duration>,
-    /// A session unused this long expires. Default 30 minutes.
-    pub idle_ttl: Duration,
-    /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
-    pub max_body_bytes: usize,
-    /// How long the server's own work for one input round of a legacy request may run (the
-    /// waits for the client's answers are bounded by [`LegacyHttpConfig::input_timeout`]
-    /// instead). Over it the client gets `-32603` "request timed out". Default: the modern
-    /// transport's `request_timeout` (120 s).
-    pub request_timeout: Duration,
-    /// How long a request waits for the client to answer one `elicitation/create`,
-    /// `roots/list` or `sampling/createMessage` (for a form: the person filling it in).
-    /// When it expires the question is cancelled with `notifications/cancelled` on the
-    /// request's stream, a `tools/call` is answered with an `isError` result saying the user
-    /// did not answer in time (other methods: error `-32001`), and a late answer gets 409 with
-    /// a JSON-RPC error saying so. Nothing the question was for is carried out. Default
-    /// 5 minutes ([`DEFAULT_INPUT_TIMEOUT`]).
-    pub input_timeout: Duration,
-    /// Which `Origin` values may call the server. Default: loopback origins only.
-    pub allowed_origins: OriginAllowlist,
-    /// How many messages may queue on one request's SSE stream. Default 64.
-    pub stream_buffer: usize,
+    pub(crate) path: String,
+    pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_principal: usize,
+    pub(crate) keep_alive: Option<Duration>,
+    pub(crate) idle_ttl: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) request_timeout: Duration,
+    pub(crate) input_timeout: Duration,
+    pub(crate) allowed_origins: OriginAllowlist,
+    pub(crate) stream_buffer: usize,
 }
 
 impl Default for LegacyHttpConfig {
@@ -162,6 +145,161 @@ impl LegacyHttpConfig {
             allowed_origins: http.allowed_origins.clone(),
             stream_buffer: http.notification_buffer,
         }
+    }
+
+    /// The MCP endpoint path (must match the modern router's). Default `/mcp`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Sets [`LegacyHttpConfig::path`] (default: the modern transport's, `/mcp`).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Path`] unless it starts with `/` and has no `{`, `}` or `*`.
+    pub fn with_path(mut self, path: impl Into<String>) -> Result<Self, InvalidLimit> {
+        let path = path.into();
+        if !routable_path(&path) {
+            return Err(InvalidLimit::Path(path));
+        }
+        self.path = path;
+        Ok(self)
+    }
+
+    /// Most live sessions at once; a new `initialize` beyond it gets 503. Default 1024.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// Sets [`LegacyHttpConfig::max_sessions`] (default 1024); lowers
+    /// [`LegacyHttpConfig::max_sessions_per_principal`] to it if above.
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for 0.
+    pub fn with_max_sessions(mut self, sessions: usize) -> Result<Self, InvalidLimit> {
+        self.max_sessions = nonzero("max_sessions", sessions)?;
+        self.max_sessions_per_principal = self.max_sessions_per_principal.min(sessions);
+        Ok(self)
+    }
+
+    /// Most live sessions per principal; a new one beyond it ends that principal's least
+    /// recently used idle session, so one principal cannot exhaust the server-wide bound.
+    /// Default 16.
+    pub fn max_sessions_per_principal(&self) -> usize {
+        self.max_sessions_per_principal
+    }
+
+    /// Sets [`LegacyHttpConfig::max_sessions_per_principal`] (default 16), clamped to 1 ..=
+    /// [`LegacyHttpConfig::max_sessions`].
+    #[must_use]
+    pub fn with_max_sessions_per_principal(mut self, sessions: usize) -> Self {
+        self.max_sessions_per_principal = sessions.clamp(1, self.max_sessions);
+        self
+    }
+
+    /// While a request's SSE stream has nothing to send (e.g. waiting on a human answering an
+    /// elicitation), an SSE comment is sent this often so proxies keep it open. `None`: never.
+    /// Default: the modern transport's `sse_keep_alive` (15 s).
+    pub fn keep_alive(&self) -> Option<Duration> {
+        self.keep_alive
+    }
+
+    /// Sets [`LegacyHttpConfig::keep_alive`] (default 15 s; `None`: never).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for `Some(Duration::ZERO)` (write `None` for never).
+    pub fn with_keep_alive(mut self, interval: Option<Duration>) -> Result<Self, InvalidLimit> {
+        self.keep_alive = interval.map(|i| nonzero("keep_alive", i)).transpose()?;
+        Ok(self)
+    }
+
+    /// A session unused this long expires. Default 30 minutes.
+    pub fn idle_ttl(&self) -> Duration {
+        self.idle_ttl
+    }
+
+    /// Sets [`LegacyHttpConfig::idle_ttl`] (default 30 minutes).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for zero.
+    pub fn with_idle_ttl(mut self, ttl: Duration) -> Result<Self, InvalidLimit> {
+        self.idle_ttl = nonzero("idle_ttl", ttl)?;
+        Ok(self)
+    }
+
+    /// Largest accepted request body, in bytes (413 beyond). Default 4 MiB.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// Sets [`LegacyHttpConfig::max_body_bytes`] (default: the modern transport's, 4 MiB).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for 0.
+    pub fn with_max_body_bytes(mut self, bytes: usize) -> Result<Self, InvalidLimit> {
+        self.max_body_bytes = nonzero("max_body_bytes", bytes)?;
+        Ok(self)
+    }
+
+    /// How long the server's own work for one input round of a legacy request may run (the
+    /// waits for the client's answers are bounded by [`LegacyHttpConfig::input_timeout`]
+    /// instead). Over it the client gets `-32603` "request timed out". Default: the modern
+    /// transport's `request_timeout` (120 s).
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Sets [`LegacyHttpConfig::request_timeout`] (default 120 s).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for zero.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Result<Self, InvalidLimit> {
+        self.request_timeout = nonzero("request_timeout", timeout)?;
+        Ok(self)
+    }
+
+    /// How long a request waits for the client to answer one `elicitation/create`,
+    /// `roots/list` or `sampling/createMessage` (for a form: the person filling it in).
+    /// When it expires the question is cancelled with `notifications/cancelled` on the
+    /// request's stream, a `tools/call` is answered with an `isError` result saying the user
+    /// did not answer in time (other methods: error `-32001`), and a late answer gets 409 with
+    /// a JSON-RPC error saying so. Nothing the question was for is carried out. Default
+    /// 5 minutes ([`DEFAULT_INPUT_TIMEOUT`]).
+    pub fn input_timeout(&self) -> Duration {
+        self.input_timeout
+    }
+
+    /// Sets [`LegacyHttpConfig::input_timeout`] (default 5 minutes).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for zero (every question would time out at once).
+    pub fn with_input_timeout(mut self, timeout: Duration) -> Result<Self, InvalidLimit> {
+        self.input_timeout = nonzero("input_timeout", timeout)?;
+        Ok(self)
+    }
+
+    /// Which `Origin` values may call the server. Default: the modern transport's (loopback
+    /// origins only).
+    pub fn allowed_origins(&self) -> &OriginAllowlist {
+        &self.allowed_origins
+    }
+
+    /// Sets [`LegacyHttpConfig::allowed_origins`] (default: loopback origins only).
+    #[must_use]
+    pub fn with_allowed_origins(mut self, origins: OriginAllowlist) -> Self {
+        self.allowed_origins = origins;
+        self
+    }
+
+    /// How many messages may queue on one request's SSE stream. Default 64.
+    pub fn stream_buffer(&self) -> usize {
+        self.stream_buffer
+    }
+
+    /// Sets [`LegacyHttpConfig::stream_buffer`] (default 64), raised to at least 1.
+    #[must_use]
+    pub fn with_stream_buffer(mut self, messages: usize) -> Self {
+        self.stream_buffer = messages.max(1);
+        self
     }
 }
 

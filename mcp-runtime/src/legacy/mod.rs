@@ -88,8 +88,6 @@ pub mod session;
 mod session_table;
 pub mod stdio;
 
-pub use session::LegacySession;
-
 /// The older protocol revision this adapter speaks.
 pub const LEGACY_PROTOCOL_VERSION: &str = "2025-11-25";
 

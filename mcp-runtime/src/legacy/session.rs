@@ -18,6 +18,8 @@ use super::{LEGACY_PROTOCOL_VERSION, MAX_ADAPTER_ROUNDS};
 use crate::Principal;
 use crate::log_safe::LogSafe;
 use crate::observe::RequestObserver;
+use crate::server::InvalidLimit;
+use crate::server::limits::nonzero;
 use crate::service::{
     CancellationToken, Grant, McpService, Message, NotificationSink, Reply, RequestScope,
 };
@@ -38,20 +40,13 @@ pub const INPUT_TIMEOUT_CODE: ErrorCode = ErrorCode::Other(-32001);
 /// How many timed-out request ids a session remembers, to answer a late reply clearly.
 const REMEMBERED_TIMEOUTS: usize = 64;
 
-/// The time limits of one session.
+/// The time limits of one session: start from [`SessionLimits::default`] and change them with
+/// the `with_*` setters; read them back with the getters of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SessionLimits {
-    /// How long one pass through the server's own dispatch (one input round) may run; `None`:
-    /// no limit (stdio, where the client cancels). Over HTTP:
-    /// [`LegacyHttpConfig::request_timeout`](super::http::LegacyHttpConfig::request_timeout).
-    pub request_timeout: Option<Duration>,
-    /// How long the session waits for the client's answer to one of its requests. When it
-    /// expires the request is cancelled (`notifications/cancelled` to the client), the call
-    /// that needed it is answered with a timeout (a `tools/call` with an `isError` result
-    /// saying the user did not answer in time, other methods with error
-    /// [`INPUT_TIMEOUT_CODE`]), and a late answer is refused as such. Default
-    /// [`DEFAULT_INPUT_TIMEOUT`].
-    pub input_timeout: Duration,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) input_timeout: Duration,
 }
 
 impl Default for SessionLimits {
@@ -60,6 +55,43 @@ impl Default for SessionLimits {
             request_timeout: None,
             input_timeout: DEFAULT_INPUT_TIMEOUT,
         }
+    }
+}
+
+impl SessionLimits {
+    /// How long one pass through the server's own dispatch (one input round) may run; `None`
+    /// (the default): no limit (stdio, where the client cancels). Over HTTP:
+    /// [`LegacyHttpConfig::request_timeout`](super::http::LegacyHttpConfig::request_timeout).
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout
+    }
+
+    /// Sets [`SessionLimits::request_timeout`] (default `None`: no limit).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for `Some(Duration::ZERO)` (write `None` for no limit).
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Result<Self, InvalidLimit> {
+        self.request_timeout = timeout.map(|t| nonzero("request_timeout", t)).transpose()?;
+        Ok(self)
+    }
+
+    /// How long the session waits for the client's answer to one of its requests. When it
+    /// expires the request is cancelled (`notifications/cancelled` to the client), the call
+    /// that needed it is answered with a timeout (a `tools/call` with an `isError` result
+    /// saying the user did not answer in time, other methods with error
+    /// [`INPUT_TIMEOUT_CODE`]), and a late answer is refused as such. Default
+    /// [`DEFAULT_INPUT_TIMEOUT`].
+    pub fn input_timeout(&self) -> Duration {
+        self.input_timeout
+    }
+
+    /// Sets [`SessionLimits::input_timeout`] (default [`DEFAULT_INPUT_TIMEOUT`], 5 minutes).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for zero (every question would time out at once).
+    pub fn with_input_timeout(mut self, timeout: Duration) -> Result<Self, InvalidLimit> {
+        self.input_timeout = nonzero("input_timeout", timeout)?;
+        Ok(self)
     }
 }
 

@@ -1,19 +1,6 @@
 //! The runtime's metrics for Prometheus (feature `metrics`): a recorder from
 //! `metrics-exporter-prometheus` installed as the process's `metrics` recorder, and its text
 //! exposition served over HTTP.
-//!
-//! ```no_run
-//! # #[cfg(feature = "http")]
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! use mcp_runtime::observe::prometheus::PrometheusMetrics;
-//!
-//! let metrics = PrometheusMetrics::install()?;
-//! // On its own listener (keep it off the public network), e.g. 127.0.0.1:9464/metrics:
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:9464").await?;
-//! tokio::spawn(metrics.serve(listener, std::future::pending()));
-//! # Ok(()) }
-//! # fn main() {}
-//! ```
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
@@ -30,6 +17,19 @@ pub struct InstallError(String);
 
 /// The installed Prometheus recorder: renders the current metrics as the Prometheus text
 /// exposition format.
+///
+/// ```no_run
+/// # #[cfg(feature = "http")]
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use mcp_runtime::observe::PrometheusMetrics;
+///
+/// let metrics = PrometheusMetrics::install()?;
+/// // On its own listener (keep it off the public network), e.g. 127.0.0.1:9464/metrics:
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:9464").await?;
+/// tokio::spawn(metrics.serve(listener, std::future::pending()));
+/// # Ok(()) }
+/// # fn main() {}
+/// ```
 #[derive(Debug, Clone)]
 pub struct PrometheusMetrics {
     handle: PrometheusHandle,

@@ -10,14 +10,13 @@ use super::rel_path::RelPath;
 use super::uri::WorkspaceUri;
 use crate::log_safe::LogSafe;
 
-/// Bounds for [`Workspace::walk_with`].
+/// Bounds for [`Workspace::walk_with`]: start from [`WalkOptions::default`] and change them
+/// with the `with_*` setters (which clamp as they set).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WalkOptions {
-    /// Deepest directory level descended into (1 = only the workspace's own entries).
-    pub max_depth: usize,
-    /// Most directory entries examined (files, directories and everything else) before the
-    /// walk stops and reports itself truncated.
-    pub max_entries: usize,
+    pub(crate) max_depth: usize,
+    pub(crate) max_entries: usize,
 }
 
 impl Default for WalkOptions {
@@ -27,6 +26,36 @@ impl Default for WalkOptions {
             max_depth: 16,
             max_entries: 10_000,
         }
+    }
+}
+
+impl WalkOptions {
+    /// Deepest directory level descended into (1 = only the workspace's own entries).
+    /// Default 16.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// Sets [`WalkOptions::max_depth`] (default 16), raised to at least 1 (the workspace's own
+    /// entries are always looked at).
+    #[must_use]
+    pub fn with_max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth.max(1);
+        self
+    }
+
+    /// Most directory entries examined (files, directories and everything else) before the
+    /// walk stops and reports itself truncated. Default 10 000.
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    /// Sets [`WalkOptions::max_entries`] (default 10 000). Any value works: 0 examines
+    /// nothing and reports the walk truncated.
+    #[must_use]
+    pub fn with_max_entries(mut self, entries: usize) -> Self {
+        self.max_entries = entries;
+        self
     }
 }
 

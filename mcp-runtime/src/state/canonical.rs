@@ -1,34 +1,4 @@
 //! Canonical JSON and the argument digest bound into request state.
-//!
-//! # The canonical form
-//!
-//! Two JSON values that mean the same thing must produce the same digest, however a client
-//! happened to format them on the retry. [`canonical_json`] writes a value as follows:
-//!
-//! - **No whitespace** anywhere outside strings.
-//! - **Objects**: members sorted by key, comparing keys as UTF-8 byte strings (the same order
-//!   as comparing Unicode code points). serde_json objects cannot hold duplicate keys.
-//! - **Strings** (keys and values): serde_json's escaping, i.e. `"` and `\` and control
-//!   characters escaped, everything else written as raw UTF-8. No Unicode normalisation is
-//!   applied: `"é"` precomposed and decomposed are different strings.
-//! - **Numbers** are compared by mathematical value, not by spelling:
-//!   - an integer value that fits in `i64` or `u64` is written as plain decimal digits, whether
-//!     it arrived as `1`, `1.0`, `1e0` or `-0.0` (written `0`);
-//!   - any other value (a fraction, or an integral float outside the 64-bit integer range) is
-//!     written in the shortest form that round-trips the `f64` (serde_json's `ryu` output).
-//!
-//!   Hence `1`, `1.0` and `10e-1` are one value; `0.1` and `0.10` are one value; `1` and `1.5`
-//!   differ.
-//! - `true`, `false`, `null` as themselves; arrays keep their order.
-//!
-//! Digests are computed over parsed values, so "same value" is as good as the JSON parser's
-//! number conversion: the same wire text always gives the same digest, and so do spellings
-//! that parse to the same `f64`. Without serde_json's `float_roundtrip` feature a fraction
-//! with more than ~15 significant digits may parse one ulp off between spellings (e.g.
-//! `0.1000000000000000055511` vs `0.1`), and would then be treated as a different value.
-//!
-//! The digest is SHA-256 over a domain-separation prefix followed by the canonical bytes, so a
-//! digest of arguments can never be confused with another SHA-256 of the same bytes.
 
 use std::fmt;
 
@@ -43,9 +13,43 @@ use super::B64;
 /// Prefix hashed before the canonical bytes (domain separation; bump with the canonical rule).
 const DIGEST_DOMAIN: &[u8] = b"mcp-runtime/canonical-json/v1\0";
 
-/// SHA-256 digest of a JSON value's canonical form (see the [module docs](self)).
+/// SHA-256 digest of a JSON value's canonical form (see the docs of [`ArgDigest`]).
 ///
 /// Serialised as unpadded url-safe base64 (43 characters). Equality is constant-time.
+///
+/// # Details
+///
+/// Canonical JSON and the argument digest bound into request state.
+///
+/// # The canonical form
+///
+/// Two JSON values that mean the same thing must produce the same digest, however a client
+/// happened to format them on the retry. [`canonical_json`] writes a value as follows:
+///
+/// - **No whitespace** anywhere outside strings.
+/// - **Objects**: members sorted by key, comparing keys as UTF-8 byte strings (the same order
+///   as comparing Unicode code points). serde_json objects cannot hold duplicate keys.
+/// - **Strings** (keys and values): serde_json's escaping, i.e. `"` and `\` and control
+///   characters escaped, everything else written as raw UTF-8. No Unicode normalisation is
+///   applied: `"é"` precomposed and decomposed are different strings.
+/// - **Numbers** are compared by mathematical value, not by spelling:
+///   - an integer value that fits in `i64` or `u64` is written as plain decimal digits, whether
+///     it arrived as `1`, `1.0`, `1e0` or `-0.0` (written `0`);
+///   - any other value (a fraction, or an integral float outside the 64-bit integer range) is
+///     written in the shortest form that round-trips the `f64` (serde_json's `ryu` output).
+///
+///   Hence `1`, `1.0` and `10e-1` are one value; `0.1` and `0.10` are one value; `1` and `1.5`
+///   differ.
+/// - `true`, `false`, `null` as themselves; arrays keep their order.
+///
+/// Digests are computed over parsed values, so "same value" is as good as the JSON parser's
+/// number conversion: the same wire text always gives the same digest, and so do spellings
+/// that parse to the same `f64`. Without serde_json's `float_roundtrip` feature a fraction
+/// with more than ~15 significant digits may parse one ulp off between spellings (e.g.
+/// `0.1000000000000000055511` vs `0.1`), and would then be treated as a different value.
+///
+/// The digest is SHA-256 over a domain-separation prefix followed by the canonical bytes, so a
+/// digest of arguments can never be confused with another SHA-256 of the same bytes.
 #[derive(Clone, Copy, Eq)]
 pub struct ArgDigest([u8; 32]);
 
@@ -135,7 +139,7 @@ pub fn canonical_digest(value: &Value) -> ArgDigest {
     ArgDigest(hasher.finalize().into())
 }
 
-/// `value` written in the canonical form described in the [module docs](self).
+/// `value` written in the canonical form described in the docs of [`ArgDigest`].
 ///
 /// Exposed so operators and tests can see exactly what is hashed.
 pub fn canonical_json(value: &Value) -> String {

@@ -1,27 +1,4 @@
 //! Signing keys for request state, with key ids for rotation, and the [`StateKeyring`] that
-//! seals and opens tokens with them (the whole `impl StateKeyring` is here; the token format
-//! is described in the [parent module](super)).
-//!
-//! # Key file format
-//!
-//! A UTF-8 text file, one key per line:
-//!
-//! ```text
-//! # comments and blank lines are ignored
-//! 2026-07:Qk1hY2sgYSByYW5kb20ga2V5IHdpdGggYXQgbGVhc3QgMzIgYnl0ZXMh
-//! 2026-06:b2xkZXIga2V5IHN0aWxsIGFjY2VwdGVkIGZvciB2ZXJpZmljYXRpb24uLg
-//! ```
-//!
-//! - `KID:KEY`, split at the first `:`. Surrounding whitespace is ignored.
-//! - `KID` is 1 to 32 characters from `A-Z a-z 0-9 - _`; ids must be unique in the file.
-//! - `KEY` is base64 (standard or url-safe alphabet, padding optional) of **at least 32 random
-//!   bytes** (at most 1024).
-//! - The **first** key is the current key: it signs new state. Every key (current and the
-//!   ones after it) verifies. To rotate: put a new key on top, keep the old one below it for at
-//!   least the longest state lifetime, then remove it.
-//!
-//! Every instance serving one deployment must load the same file, so that any instance can
-//! verify state another one issued. [`StateKeyring::generate_key_line`] prints a fresh line.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -177,6 +154,33 @@ pub(crate) fn valid_kid(kid: &str) -> bool {
 ///
 /// Signs with the current key; verifies with the current key or any previous one, selected by
 /// the key id in the token. Debug output lists key ids only.
+///
+/// # Details
+///
+/// Signing keys for request state, with key ids for rotation, and the [`StateKeyring`] that
+/// seals and opens tokens with them (the whole `impl StateKeyring` is here; the token format
+/// is described in the [parent module](super)).
+///
+/// # Key file format
+///
+/// A UTF-8 text file, one key per line:
+///
+/// ```text
+/// # comments and blank lines are ignored
+/// 2026-07:Qk1hY2sgYSByYW5kb20ga2V5IHdpdGggYXQgbGVhc3QgMzIgYnl0ZXMh
+/// 2026-06:b2xkZXIga2V5IHN0aWxsIGFjY2VwdGVkIGZvciB2ZXJpZmljYXRpb24uLg
+/// ```
+///
+/// - `KID:KEY`, split at the first `:`. Surrounding whitespace is ignored.
+/// - `KID` is 1 to 32 characters from `A-Z a-z 0-9 - _`; ids must be unique in the file.
+/// - `KEY` is base64 (standard or url-safe alphabet, padding optional) of **at least 32 random
+///   bytes** (at most 1024).
+/// - The **first** key is the current key: it signs new state. Every key (current and the
+///   ones after it) verifies. To rotate: put a new key on top, keep the old one below it for at
+///   least the longest state lifetime, then remove it.
+///
+/// Every instance serving one deployment must load the same file, so that any instance can
+/// verify state another one issued. [`StateKeyring::generate_key_line`] prints a fresh line.
 #[derive(Clone)]
 pub struct StateKeyring {
     /// `keys[0]` is current.
@@ -231,7 +235,7 @@ impl StateKeyring {
         Ok(format!("{kid}:{}", B64.encode(key)))
     }
 
-    /// Reads a key file (format in the [module docs](self)).
+    /// Reads a key file (format in the docs of [`StateKeyring`]).
     pub fn from_key_file(path: impl AsRef<Path>) -> Result<Self, KeyError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| KeyError::Io {
@@ -241,7 +245,7 @@ impl StateKeyring {
         Self::from_key_file_contents(&text)
     }
 
-    /// Parses key file contents (format in the [module docs](self)).
+    /// Parses key file contents (format in the docs of [`StateKeyring`]).
     pub fn from_key_file_contents(text: &str) -> Result<Self, KeyError> {
         let mut keys: Vec<(usize, StateKey)> = Vec::new();
         for (index, raw) in text.lines().enumerate() {

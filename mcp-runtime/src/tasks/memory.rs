@@ -242,4 +242,22 @@ mod tests {
         // A share never exceeds the capacity.
         assert_eq!(MemoryTaskStore::new(2).limits().max_tasks_per_principal, 2);
     }
+
+    #[test]
+    fn limit_setters_clamp_as_documented() {
+        let limits = TaskLimits::default()
+            .with_max_tasks(0)
+            .with_max_tasks_per_principal(0);
+        assert_eq!(
+            (limits.max_tasks(), limits.max_tasks_per_principal()),
+            (1, 1)
+        );
+        let limits = TaskLimits::default()
+            .with_max_tasks_per_principal(50)
+            .with_max_tasks(20);
+        assert_eq!(
+            (limits.max_tasks(), limits.max_tasks_per_principal()),
+            (20, 20)
+        );
+    }
 }

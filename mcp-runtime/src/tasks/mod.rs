@@ -2,7 +2,7 @@
 //! task the client polls.
 //!
 //! Version implemented: SEP-2663 as checked by the `tasks-*` server scenarios of
-//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see `mcp_types::tasks`), which is the
+//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see the task types of `mcp_types`, e.g. `mcp_types::Task`), which is the
 //! draft `docs/specification/draft/tasks.mdx` of `modelcontextprotocol/experimental-ext-tasks`
 //! at commit 07bf500 (`ttlMs`, `pollIntervalMs`, `notifications/tasks`; later drafts rename
 //! these to `ttlSeconds`, `pollIntervalMilliseconds` and `notifications/tasks/status`).

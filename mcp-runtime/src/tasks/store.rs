@@ -127,13 +127,14 @@ pub fn now_ms() -> u64 {
 /// cancelled) that would expire first are evicted to make room; another principal's task is
 /// never touched. When that principal has no finished task to give up, the create is refused
 /// ([`TaskStoreError::PrincipalFull`] or [`TaskStoreError::Full`]) and nothing is stored.
+///
+/// Built with [`TaskLimits::new`] or from [`TaskLimits::default`] with the `with_*` setters,
+/// which clamp as they set (so the limits always hold together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TaskLimits {
-    /// Most unexpired tasks in the store, all principals together (at least 1).
-    pub max_tasks: usize,
-    /// Most unexpired tasks one principal holds, running or finished (at least 1, at most
-    /// `max_tasks`).
-    pub max_tasks_per_principal: usize,
+    pub(crate) max_tasks: usize,
+    pub(crate) max_tasks_per_principal: usize,
 }
 
 impl TaskLimits {
@@ -144,8 +145,8 @@ impl TaskLimits {
     /// (running, or finished and not yet expired) before its oldest finished one gives way.
     pub const DEFAULT_MAX_TASKS_PER_PRINCIPAL: usize = 32;
 
-    /// Limits of `max_tasks` in all, `per_principal` for one principal (each clamped as the
-    /// fields say).
+    /// Limits of `max_tasks` in all, `per_principal` for one principal (each clamped as
+    /// [`TaskLimits::with_max_tasks`] and [`TaskLimits::with_max_tasks_per_principal`] say).
     pub fn new(max_tasks: usize, per_principal: usize) -> Self {
         let max_tasks = max_tasks.max(1);
         Self {
@@ -154,9 +155,37 @@ impl TaskLimits {
         }
     }
 
-    /// The same limits, clamped as the fields say (for limits built field by field).
+    /// Most unexpired tasks in the store, all principals together (at least 1). Default
+    /// [`TaskLimits::DEFAULT_MAX_TASKS`].
+    pub fn max_tasks(&self) -> usize {
+        self.max_tasks
+    }
+
+    /// Sets [`TaskLimits::max_tasks`] (default [`TaskLimits::DEFAULT_MAX_TASKS`]), raised to
+    /// at least 1; [`TaskLimits::max_tasks_per_principal`] is lowered to it if above.
     #[must_use]
-    pub fn clamped(self) -> Self {
+    pub fn with_max_tasks(self, max_tasks: usize) -> Self {
+        Self::new(max_tasks, self.max_tasks_per_principal)
+    }
+
+    /// Most unexpired tasks one principal holds, running or finished (at least 1, at most
+    /// [`TaskLimits::max_tasks`]). Default [`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`].
+    pub fn max_tasks_per_principal(&self) -> usize {
+        self.max_tasks_per_principal
+    }
+
+    /// Sets [`TaskLimits::max_tasks_per_principal`] (default
+    /// [`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`]), clamped to 1 ..=
+    /// [`TaskLimits::max_tasks`].
+    #[must_use]
+    pub fn with_max_tasks_per_principal(self, per_principal: usize) -> Self {
+        Self::new(self.max_tasks, per_principal)
+    }
+
+    /// The same limits, clamped (a no-op since every constructor clamps; kept for the stores,
+    /// which clamp whatever they are given).
+    #[must_use]
+    pub(crate) fn clamped(self) -> Self {
         Self::new(self.max_tasks, self.max_tasks_per_principal)
     }
 

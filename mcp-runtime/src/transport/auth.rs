@@ -136,7 +136,27 @@ impl Authenticator for AllowAnonymous {
     }
 }
 
-/// Static bearer tokens mapped to principals.
+/// Static bearer tokens mapped to principals, typically loaded from an auth file.
+///
+/// # Auth file format
+///
+/// UTF-8 text, one token per line, `principal token` separated by whitespace:
+///
+/// ```text
+/// # comments and blank lines are ignored
+/// alice  kq3C0vYb1Q8pZ9d2mXW7rT5uLs4hJ6gE
+/// ci-bot 8f14e45fceea167a5a36dedd4bea2543a7e0d1c2
+/// ```
+///
+/// - `principal`: no whitespace; the same principal may have several tokens (rotation).
+/// - `token`: at least [`MIN_TOKEN_LEN`] characters from the RFC 6750 `b64token` alphabet
+///   (`A-Z a-z 0-9 - . _ ~ + /`, then optional trailing `=`), not one repeated character, and
+///   unique across the file. Generate one with e.g. `openssl rand -base64 32`.
+///
+/// Loading fails with an [`AuthFileError`] naming the line and the rule it broke; the token
+/// itself never appears in an error or a log.
+///
+/// # Storage
 ///
 /// Only SHA-256 digests of the tokens are kept in memory. A presented token is hashed once and
 /// compared against every entry in constant time, so neither timing nor length leaks which

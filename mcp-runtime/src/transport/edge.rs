@@ -1,34 +1,6 @@
 //! The HTTP connection edge: accepts TCP connections and serves any axum [`Router`] over
 //! HTTP/1.1 with every wait bounded and every buffer capped.
-//!
-//! `axum::serve` has no header-read or idle timeout, no connection cap, and retries a failing
-//! `accept` (out of file descriptors) in a logging loop. [`serve_router`] replaces it; it is what
-//! [`BoundHttpServer`](super::http::BoundHttpServer) runs, and serves routers that merge other
-//! routes or wrap the MCP router (the 2025-11-25 adapter) just as well.
-//!
-//! | Limit | [`HttpConfig`] field | Default | When it is reached |
-//! |---|---|---|---|
-//! | request headers must arrive within | `header_read_timeout` | 10 s | connection closed |
-//! | an idle keep-alive connection is kept | `idle_timeout` | 60 s | connection closed |
-//! | a request body must arrive within | `body_timeout` | 30 s | reading fails: `/mcp` answers 408 |
-//! | request header bytes | `max_header_bytes` | 64 KiB | 431, connection closed |
-//! | concurrent connections | `max_connections` | 1024 | the longest-stalled connection is closed (see below) |
-//! | request body bytes buffered, all connections together | `max_buffered_body_bytes` | 64 MiB | reading fails: `/mcp` answers 503 with `Retry-After` |
-//! | `Host` | `allowed_hosts` | loopback names on a loopback bind, else any | 421 with a JSON-RPC error |
-//! | `Authorization` headers | — | one | 400 with a JSON-RPC error |
-//! | an SSE response may stay quiet for | `sse_keep_alive` | 15 s | a `: keep-alive` comment is sent (between events, never inside one) |
-//!
-//! A connection is *stalled* while the server waits on the client: for request headers, for the
-//! next request of a keep-alive connection, or for a request body. When a new connection
-//! arrives with all `max_connections` slots taken, the connection stalled the longest is closed
-//! to make room, so slow or idle clients can never lock out a client that talks at normal
-//! speed. Connections whose request is being handled are never closed for room; when every
-//! slot is busy that way, new connections wait in the kernel's accept queue.
-//!
-//! When `accept` fails for lack of resources (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`), the
-//! loop closes the longest-stalled connection, logs once, and retries every 100 ms instead of
-//! spinning. Memory held by the edge is thus bounded by about `max_connections ×
-//! max_header_bytes` (headers) plus `max_buffered_body_bytes` (bodies).
+//! [`serve_router`] documents its limits.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -603,9 +575,38 @@ impl Future for Respond {
     }
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, with the limits of `config` (see
-/// the module docs), then stops accepting, lets in-flight requests finish (each bounded by its
-/// own timeouts) and returns.
+/// Serves `router` on `listener` until `shutdown` completes, with the limits of `config` (below),
+/// then stops accepting, lets in-flight requests finish (each bounded by its own timeouts) and
+/// returns.
+///
+/// `axum::serve` has no header-read or idle timeout, no connection cap, and retries a failing
+/// `accept` (out of file descriptors) in a logging loop. [`serve_router`] replaces it; it is what
+/// [`BoundHttpServer`](super::BoundHttpServer) runs, and serves routers that merge other
+/// routes or wrap the MCP router (the 2025-11-25 adapter) just as well.
+///
+/// | Limit | [`HttpConfig`] setting | Default | When it is reached |
+/// |---|---|---|---|
+/// | request headers must arrive within | `header_read_timeout` | 10 s | connection closed |
+/// | an idle keep-alive connection is kept | `idle_timeout` | 60 s | connection closed |
+/// | a request body must arrive within | `body_timeout` | 30 s | reading fails: `/mcp` answers 408 |
+/// | request header bytes | `max_header_bytes` | 64 KiB | 431, connection closed |
+/// | concurrent connections | `max_connections` | 1024 | the longest-stalled connection is closed (see below) |
+/// | request body bytes buffered, all connections together | `max_buffered_body_bytes` | 64 MiB | reading fails: `/mcp` answers 503 with `Retry-After` |
+/// | `Host` | `allowed_hosts` | loopback names on a loopback bind, else any | 421 with a JSON-RPC error |
+/// | `Authorization` headers | — | one | 400 with a JSON-RPC error |
+/// | an SSE response may stay quiet for | `sse_keep_alive` | 15 s | a `: keep-alive` comment is sent (between events, never inside one) |
+///
+/// A connection is *stalled* while the server waits on the client: for request headers, for the
+/// next request of a keep-alive connection, or for a request body. When a new connection
+/// arrives with all `max_connections` slots taken, the connection stalled the longest is closed
+/// to make room, so slow or idle clients can never lock out a client that talks at normal
+/// speed. Connections whose request is being handled are never closed for room; when every
+/// slot is busy that way, new connections wait in the kernel's accept queue.
+///
+/// When `accept` fails for lack of resources (`EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`), the
+/// loop closes the longest-stalled connection, logs once, and retries every 100 ms instead of
+/// spinning. Memory held by the edge is thus bounded by about `max_connections ×
+/// max_header_bytes` (headers) plus `max_buffered_body_bytes` (bodies).
 ///
 /// `config`'s `bind` and `path` are not used here: the listener is already bound, and `router`
 /// decides the routes. When `allowed_hosts` is `None`, the listener's address decides: loopback

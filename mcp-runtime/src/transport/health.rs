@@ -27,9 +27,18 @@ use crate::service::{McpService, ReadinessCheck};
 /// How long one readiness check may take before it counts as failed.
 pub const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The path of the liveness probe.
+/// The path of the liveness probe, served beside the MCP endpoint and outside its
+/// authentication (it still passes the edge's `Host` check): `GET /healthz` answers
+/// `200 {"status":"ok"}` while the process serves HTTP.
 pub const HEALTHZ_PATH: &str = "/healthz";
-/// The path of the readiness probe.
+/// The path of the readiness probe, served like [`HEALTHZ_PATH`]: `GET /readyz` runs every
+/// readiness check, the service's own ([`McpService::readiness`]: a
+/// [`Server`](crate::Server) checks its replay store and state keys) and the application's
+/// ([`HttpServer::with_readiness_check`](super::HttpServer::with_readiness_check)), each
+/// bounded by [`READINESS_TIMEOUT`], and answers
+/// `200 {"status":"ready","checks":{"replay_store":"ok",...}}` or
+/// `503 {"status":"not ready","failed":["replay_store"],"checks":{...}}`. Why a check failed
+/// is logged, never shown to the prober.
 pub const READYZ_PATH: &str = "/readyz";
 
 /// An application's readiness check: its name and what it runs.

@@ -1,57 +1,5 @@
 //! The Streamable HTTP transport (2026-07-28 shape): one endpoint, POST only, no sessions.
-//!
-//! Each POST carries exactly one JSON-RPC request or notification and is checked in this order,
-//! the first failure deciding the answer:
-//!
-//! | Step | Failure | Status | Body |
-//! |---|---|---|---|
-//! | `Origin` present and not allowed ([`OriginAllowlist`]) | DNS-rebinding defence | 403 | JSON-RPC error `-32600`, no id |
-//! | verb is not POST | legacy GET stream / DELETE session | 405, `Allow: POST` | empty |
-//! | [`Authenticator`] | missing or unknown credentials | 401, `WWW-Authenticate: Bearer realm="mcp"[, error="invalid_token"]` | empty |
-//! | [`Authenticator`] | ambiguous credentials (two `Authorization` headers) | 400 | `-32600`, no id |
-//! | body size ([`HttpConfig::max_body_bytes`]) | too large | 413 | `-32600`, no id |
-//! | body arrival ([`HttpConfig::body_timeout`]) | not received in time | 408 | `-32600`, no id |
-//! | body budget ([`HttpConfig::max_buffered_body_bytes`]) | too many bodies in flight | 503, `Retry-After: 1` | `-32600`, no id |
-//! | JSON parse | not JSON / not UTF-8 | 400 | `-32700`, no id |
-//! | JSON-RPC shape | batch, response, `id: null`, no `method` | 400 | `-32600` (id echoed if usable) |
-//! | headers vs body (§13.2) | missing/malformed/different `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 | `-32020` (id echoed) |
-//! | `Accept` | lists neither JSON nor SSE | 406 | `-32600` (id echoed) |
-//! | the service | see [`ReplyKind::http_status`] | 200 / 400 / 403 / 404 / 429 (`-32023` rate limited: `Retry-After`, `RateLimit-Limit`) | the service's response |
-//!
-//! Before any of this, the connection edge ([`serve_router`]) refuses a `Host` that is not
-//! allowed (421) and two `Authorization` headers (400), and bounds header, idle and body waits,
-//! connections and buffered bytes (see its module's table).
-//!
-//! Responses:
-//! - An accepted notification gets `202 Accepted` with an empty body. Notifications' headers are
-//!   checked leniently: none is required, but one present must not contradict the body.
-//! - A request whose handler finishes without emitting notifications gets one
-//!   `application/json` response. As soon as the handler emits a notification (progress, log),
-//!   the response switches to `text/event-stream` (`X-Accel-Buffering: no`): the notifications,
-//!   then the final response as the last event, then the stream closes. A stream quiet for
-//!   [`HttpConfig::sse_keep_alive`] (a long `subscriptions/listen`) gets a `: keep-alive`
-//!   comment between events, so proxies that cut idle streams leave it open.
-//! - `Accept` missing: treated as accepting both (lenient toward minimal clients). `Accept` with
-//!   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
-//! - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
-//!   a `-32603` "request timed out" error with the request's id (200 JSON, or the final SSE event),
-//!   so it can tell the failure apart from a proxy's 504. `subscriptions/listen` is exempt: it is
-//!   bounded by [`HttpConfig::listen_timeout`] instead (and normally ended earlier by the server,
-//!   at its maximum listen duration, with a complete result).
-//! - Client disconnect drops the handler future and cancels the request's token; nothing more is
-//!   sent for it.
-//! - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever minted.
-//!
-//! `GET /healthz` and `GET /readyz` are answered beside the endpoint, without authentication
-//! (see [`health`](super::health)).
-//!
-//! Every request is logged once through `tracing`, at INFO: a request the service answers by
-//! its request span's closing event (target [`REQUEST_TARGET`](crate::observe::REQUEST_TARGET),
-//! see [`observe`](crate::observe)), which the transport opens and closes so that it also
-//! carries the HTTP status; a request refused before the service, and a notification, by one
-//! event of target `mcp_runtime::transport::http`. Each names its JSON-RPC id, method,
-//! principal, status, outcome and latency as far as they are known. Headers, tokens and params
-//! (which may hold `requestState`) are never logged.
+//! What a request goes through and what it gets back is documented on [`HttpServer`].
 
 use std::future::Future;
 use std::io;
@@ -77,7 +25,7 @@ pub use super::edge::{BodyError, read_body, serve_router};
 use super::edge::{Endpoint, Routes, serve_routes};
 use super::gates::{self, Refusal, json};
 use super::headers;
-pub use super::http_config::{HttpConfig, InvalidLimit};
+pub use super::http_config::HttpConfig;
 use super::response::{LOG_TARGET, RequestLog, Responder, handle_request, micros};
 use crate::log_safe::LogSafe;
 use crate::service::envelope::{self, Kind};
@@ -101,7 +49,63 @@ pub enum SetupError {
     Grants(String),
 }
 
-/// A Streamable HTTP server for one [`McpService`].
+/// A Streamable HTTP server for one [`McpService`]: the 2026-07-28 shape, one endpoint, POST
+/// only, no sessions.
+///
+/// # Requests and answers
+///
+/// Each POST carries exactly one JSON-RPC request or notification and is checked in this order,
+/// the first failure deciding the answer:
+///
+/// | Step | Failure | Status | Body |
+/// |---|---|---|---|
+/// | `Origin` present and not allowed ([`OriginAllowlist`]) | DNS-rebinding defence | 403 | JSON-RPC error `-32600`, no id |
+/// | verb is not POST | legacy GET stream / DELETE session | 405, `Allow: POST` | empty |
+/// | [`Authenticator`] | missing or unknown credentials | 401, `WWW-Authenticate: Bearer realm="mcp"[, error="invalid_token"]` | empty |
+/// | [`Authenticator`] | ambiguous credentials (two `Authorization` headers) | 400 | `-32600`, no id |
+/// | body size ([`HttpConfig::max_body_bytes`]) | too large | 413 | `-32600`, no id |
+/// | body arrival ([`HttpConfig::body_timeout`]) | not received in time | 408 | `-32600`, no id |
+/// | body budget ([`HttpConfig::max_buffered_body_bytes`]) | too many bodies in flight | 503, `Retry-After: 1` | `-32600`, no id |
+/// | JSON parse | not JSON / not UTF-8 | 400 | `-32700`, no id |
+/// | JSON-RPC shape | batch, response, `id: null`, no `method` | 400 | `-32600` (id echoed if usable) |
+/// | headers vs body (§13.2) | missing/malformed/different `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | 400 | `-32020` (id echoed) |
+/// | `Accept` | lists neither JSON nor SSE | 406 | `-32600` (id echoed) |
+/// | the service | see [`ReplyKind::http_status`] | 200 / 400 / 403 / 404 / 429 (`-32023` rate limited: `Retry-After`, `RateLimit-Limit`) | the service's response |
+///
+/// Before any of this, the connection edge ([`serve_router`]) refuses a `Host` that is not
+/// allowed (421) and two `Authorization` headers (400), and bounds header, idle and body waits,
+/// connections and buffered bytes (see [`serve_router`]).
+///
+/// Responses:
+/// - An accepted notification gets `202 Accepted` with an empty body. Notifications' headers are
+///   checked leniently: none is required, but one present must not contradict the body.
+/// - A request whose handler finishes without emitting notifications gets one
+///   `application/json` response. As soon as the handler emits a notification (progress, log),
+///   the response switches to `text/event-stream` (`X-Accel-Buffering: no`): the notifications,
+///   then the final response as the last event, then the stream closes. A stream quiet for
+///   [`HttpConfig::sse_keep_alive`] (a long `subscriptions/listen`) gets a `: keep-alive`
+///   comment between events, so proxies that cut idle streams leave it open.
+/// - `Accept` missing: treated as accepting both (lenient toward minimal clients). `Accept` with
+///   JSON only: notifications are dropped and the response is plain JSON. SSE only: always SSE.
+/// - Request timeout ([`HttpConfig::request_timeout`]): the handler is dropped and the client gets
+///   a `-32603` "request timed out" error with the request's id (200 JSON, or the final SSE event),
+///   so it can tell the failure apart from a proxy's 504. `subscriptions/listen` is exempt: it is
+///   bounded by [`HttpConfig::listen_timeout`] instead (and normally ended earlier by the server,
+///   at its maximum listen duration, with a complete result).
+/// - Client disconnect drops the handler future and cancels the request's token; nothing more is
+///   sent for it.
+/// - `Mcp-Session-Id` and `Last-Event-ID` are ignored; no session id is ever minted.
+///
+/// `GET /healthz` and `GET /readyz` are answered beside the endpoint, without authentication
+/// ([`HEALTHZ_PATH`](super::HEALTHZ_PATH), [`READYZ_PATH`](super::READYZ_PATH)).
+///
+/// Every request is logged once through `tracing`, at INFO: a request the service answers by
+/// its request span's closing event (target [`REQUEST_TARGET`](crate::observe::REQUEST_TARGET),
+/// see [`observe`](crate::observe)), which the transport opens and closes so that it also
+/// carries the HTTP status; a request refused before the service, and a notification, by one
+/// event of target `mcp_runtime::transport::http`. Each names its JSON-RPC id, method,
+/// principal, status, outcome and latency as far as they are known. Headers, tokens and params
+/// (which may hold `requestState`) are never logged.
 pub struct HttpServer {
     service: Arc<dyn McpService>,
     pub(super) auth: Arc<dyn Authenticator>,
@@ -126,9 +130,9 @@ impl HttpServer {
         }
     }
 
-    /// Adds a readiness check `/readyz` runs besides the service's own (see
-    /// [`health`](super::health)): e.g. that the application's database answers. `check`
-    /// returns why it is not ready; it is given [`READINESS_TIMEOUT`](super::health::READINESS_TIMEOUT).
+    /// Adds a readiness check [`READYZ_PATH`](super::READYZ_PATH) runs besides the service's
+    /// own: e.g. that the application's database answers. `check` returns why it is not
+    /// ready; it is given [`READINESS_TIMEOUT`](super::READINESS_TIMEOUT).
     #[must_use]
     pub fn with_readiness_check<F>(mut self, name: impl Into<String>, check: F) -> Self
     where
@@ -169,7 +173,7 @@ impl HttpServer {
     /// The MCP endpoint's handler and the whole router (the endpoint included).
     fn routes(&self) -> Result<(Arc<Shared>, Router), SetupError> {
         let path = &self.config.path;
-        if !path.starts_with('/') || path.contains(['{', '}', '*']) {
+        if !super::http_config::routable_path(path) {
             return Err(SetupError::InvalidPath(path.clone()));
         }
         self.service

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::observe::prometheus::PrometheusMetrics;
+use crate::observe::PrometheusMetrics;
 
 /// How often [`PrometheusMetrics::serve`] runs the recorder's upkeep (drains histogram samples
 /// so that memory stays bounded between scrapes).

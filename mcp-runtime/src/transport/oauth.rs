@@ -75,43 +75,33 @@ use crate::service::Grant;
 const LOG_TARGET: &str = "mcp_runtime::transport::oauth";
 
 /// What the resource server trusts and how it fetches keys.
+///
+/// Built with [`OAuthConfig::new`] and changed with the `with_*` setters, which refuse what
+/// cannot work (an HMAC algorithm, a zero limit) as they set it; each setting is read back
+/// with the getter of the same name. The issuer and resource URIs are checked by
+/// [`ResourceServer::new`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct OAuthConfig {
-    /// The authorization server's issuer identifier (`https://…`, no query or fragment), exactly
-    /// as its tokens' `iss` and its metadata's `issuer` say.
-    pub issuer: String,
-    /// This server's canonical resource URI (RFC 8707 / RFC 9728 `resource`), e.g.
-    /// `https://mcp.example.com/mcp`: tokens must carry it in `aud`.
-    pub resource: String,
-    /// Scopes listed as `scopes_supported` in the metadata. Default: none listed.
-    pub scopes_supported: Vec<String>,
-    /// A human-readable name for the metadata's `resource_name`. Default: none.
-    pub resource_name: Option<String>,
-    /// Signature algorithms accepted. Default: RS256, RS384, RS512, PS256, PS384, PS512, ES256,
-    /// ES384, EdDSA. HMAC algorithms are refused at construction.
-    pub algorithms: Vec<Algorithm>,
-    /// Clock skew tolerated on `exp` and `nbf`. Default 30 s.
-    pub leeway: Duration,
-    /// Deadline of one metadata or JWKS fetch (connect plus body). Default 5 s.
-    pub fetch_timeout: Duration,
-    /// Largest metadata or JWKS document accepted, in bytes. Default 64 KiB.
-    pub max_document_bytes: usize,
-    /// Most keys kept from a JWKS (the rest are ignored). Default 16.
-    pub max_keys: usize,
-    /// Least time between two JWKS fetches triggered by unknown `kid`s. Default 30 s.
-    pub refresh_interval: Duration,
-    /// Keys older than this are refetched before use. Default 1 h.
-    pub max_key_age: Duration,
-    /// RFC 7662 introspection of opaque (non-JWT) access tokens at the issuer's
-    /// `introspection_endpoint`, authenticating as this client. Default `None`: opaque tokens
-    /// are refused.
-    pub introspection: Option<IntrospectionClient>,
+    pub(crate) issuer: String,
+    pub(crate) resource: String,
+    pub(crate) scopes_supported: Vec<String>,
+    pub(crate) resource_name: Option<String>,
+    pub(crate) algorithms: Vec<Algorithm>,
+    pub(crate) leeway: Duration,
+    pub(crate) fetch_timeout: Duration,
+    pub(crate) max_document_bytes: usize,
+    pub(crate) max_keys: usize,
+    pub(crate) refresh_interval: Duration,
+    pub(crate) max_key_age: Duration,
+    pub(crate) introspection: Option<IntrospectionClient>,
 }
 
 /// The client credentials the resource server presents to the issuer's introspection endpoint
-/// (HTTP Basic). The secret never appears in `Debug` output or logs.
+/// (HTTP Basic), set with [`OAuthConfig::with_introspection`]. The secret never appears in
+/// `Debug` output or logs.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct IntrospectionClient {
     /// The client id.
     pub client_id: String,
@@ -156,15 +146,155 @@ impl OAuthConfig {
         }
     }
 
-    /// Lists `scopes` as `scopes_supported` in the metadata.
+    /// The authorization server's issuer identifier (`https://…`, no query or fragment),
+    /// exactly as its tokens' `iss` and its metadata's `issuer` say.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// This server's canonical resource URI (RFC 8707 / RFC 9728 `resource`), e.g.
+    /// `https://mcp.example.com/mcp`: tokens must carry it in `aud`.
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// Scopes listed as `scopes_supported` in the metadata. Default: none listed.
+    pub fn scopes_supported(&self) -> &[String] {
+        &self.scopes_supported
+    }
+
+    /// Lists `scopes` as `scopes_supported` in the metadata (default: none listed).
     #[must_use]
     pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.scopes_supported = scopes.into_iter().map(Into::into).collect();
         self
     }
 
+    /// A human-readable name for the metadata's `resource_name`. Default: none.
+    pub fn resource_name(&self) -> Option<&str> {
+        self.resource_name.as_deref()
+    }
+
+    /// Sets [`OAuthConfig::resource_name`] (default: none).
+    #[must_use]
+    pub fn with_resource_name(mut self, name: impl Into<String>) -> Self {
+        self.resource_name = Some(name.into());
+        self
+    }
+
+    /// Signature algorithms accepted. Default: RS256, RS384, RS512, PS256, PS384, PS512,
+    /// ES256, ES384, EdDSA.
+    pub fn algorithms(&self) -> &[Algorithm] {
+        &self.algorithms
+    }
+
+    /// Sets [`OAuthConfig::algorithms`] (default: every asymmetric algorithm listed there).
+    ///
+    /// # Errors
+    /// [`OAuthError::Algorithms`] for an empty list or one with an HMAC (`HS*`) algorithm,
+    /// which would let anyone holding the issuer's public key mint tokens.
+    pub fn with_algorithms(
+        mut self,
+        algorithms: impl IntoIterator<Item = Algorithm>,
+    ) -> Result<Self, OAuthError> {
+        let algorithms: Vec<Algorithm> = algorithms.into_iter().collect();
+        if !asymmetric_only(&algorithms) {
+            return Err(OAuthError::Algorithms);
+        }
+        self.algorithms = algorithms;
+        Ok(self)
+    }
+
+    /// Clock skew tolerated on `exp` and `nbf`. Default 30 s.
+    pub fn leeway(&self) -> Duration {
+        self.leeway
+    }
+
+    /// Sets [`OAuthConfig::leeway`] (default 30 s; zero tolerates no skew).
+    #[must_use]
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Deadline of one metadata or JWKS fetch (connect plus body). Default 5 s.
+    pub fn fetch_timeout(&self) -> Duration {
+        self.fetch_timeout
+    }
+
+    /// Sets [`OAuthConfig::fetch_timeout`] (default 5 s).
+    ///
+    /// # Errors
+    /// [`OAuthError::Zero`] for zero.
+    pub fn with_fetch_timeout(mut self, timeout: Duration) -> Result<Self, OAuthError> {
+        self.fetch_timeout = oauth_nonzero("fetch_timeout", timeout)?;
+        Ok(self)
+    }
+
+    /// Largest metadata or JWKS document accepted, in bytes. Default 64 KiB.
+    pub fn max_document_bytes(&self) -> usize {
+        self.max_document_bytes
+    }
+
+    /// Sets [`OAuthConfig::max_document_bytes`] (default 64 KiB).
+    ///
+    /// # Errors
+    /// [`OAuthError::Zero`] for 0.
+    pub fn with_max_document_bytes(mut self, bytes: usize) -> Result<Self, OAuthError> {
+        self.max_document_bytes = oauth_nonzero("max_document_bytes", bytes)?;
+        Ok(self)
+    }
+
+    /// Most keys kept from a JWKS (the rest are ignored). Default 16.
+    pub fn max_keys(&self) -> usize {
+        self.max_keys
+    }
+
+    /// Sets [`OAuthConfig::max_keys`] (default 16).
+    ///
+    /// # Errors
+    /// [`OAuthError::Zero`] for 0.
+    pub fn with_max_keys(mut self, keys: usize) -> Result<Self, OAuthError> {
+        self.max_keys = oauth_nonzero("max_keys", keys)?;
+        Ok(self)
+    }
+
+    /// Least time between two JWKS fetches triggered by unknown `kid`s. Default 30 s.
+    pub fn refresh_interval(&self) -> Duration {
+        self.refresh_interval
+    }
+
+    /// Sets [`OAuthConfig::refresh_interval`] (default 30 s). Any value works: tests use zero
+    /// to rotate keys at will.
+    #[must_use]
+    pub fn with_refresh_interval(mut self, interval: Duration) -> Self {
+        self.refresh_interval = interval;
+        self
+    }
+
+    /// Keys older than this are refetched before use. Default 1 h.
+    pub fn max_key_age(&self) -> Duration {
+        self.max_key_age
+    }
+
+    /// Sets [`OAuthConfig::max_key_age`] (default 1 h).
+    ///
+    /// # Errors
+    /// [`OAuthError::Zero`] for zero.
+    pub fn with_max_key_age(mut self, age: Duration) -> Result<Self, OAuthError> {
+        self.max_key_age = oauth_nonzero("max_key_age", age)?;
+        Ok(self)
+    }
+
+    /// RFC 7662 introspection of opaque (non-JWT) access tokens at the issuer's
+    /// `introspection_endpoint`, authenticating as this client. Default `None`: opaque tokens
+    /// are refused.
+    pub fn introspection(&self) -> Option<&IntrospectionClient> {
+        self.introspection.as_ref()
+    }
+
     /// Introspects opaque access tokens at the issuer (RFC 7662), authenticating as this
-    /// client (see [`OAuthConfig::introspection`]).
+    /// client (see [`OAuthConfig::introspection`]; default: opaque tokens are refused).
     #[must_use]
     pub fn with_introspection(
         mut self,
@@ -177,12 +307,22 @@ impl OAuthConfig {
         });
         self
     }
+}
 
-    /// Sets [`OAuthConfig::refresh_interval`] (tests use zero to rotate keys at will).
-    #[must_use]
-    pub fn with_refresh_interval(mut self, interval: Duration) -> Self {
-        self.refresh_interval = interval;
-        self
+/// Whether `algorithms` is a non-empty list without HMAC algorithms.
+fn asymmetric_only(algorithms: &[Algorithm]) -> bool {
+    !algorithms.is_empty()
+        && !algorithms
+            .iter()
+            .any(|a| matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512))
+}
+
+/// `value`, or [`OAuthError::Zero`] naming `name` when it is zero.
+fn oauth_nonzero<T: Default + PartialEq>(name: &'static str, value: T) -> Result<T, OAuthError> {
+    if value == T::default() {
+        Err(OAuthError::Zero(name))
+    } else {
+        Ok(value)
     }
 }
 
@@ -269,12 +409,9 @@ impl ResourceServer {
     pub fn new(config: OAuthConfig) -> Result<Self, OAuthError> {
         fetch::check_url("--oauth-issuer (issuer)", &config.issuer, true)?;
         fetch::check_url("--resource (resource URI)", &config.resource, true)?;
-        if config.algorithms.is_empty()
-            || config
-                .algorithms
-                .iter()
-                .any(|a| matches!(a, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512))
-        {
+        // The setters refuse these already; checked again because the crate's own code (and
+        // its tests) may build a config field by field.
+        if !asymmetric_only(&config.algorithms) {
             return Err(OAuthError::Algorithms);
         }
         let zero = [

@@ -28,6 +28,8 @@ use tokio::sync::mpsc;
 
 use super::pipeline::{Answer, Pipeline};
 use crate::log_safe::LogSafe;
+use crate::server::InvalidLimit;
+use crate::server::limits::nonzero;
 use crate::service::Grant;
 use crate::service::envelope::{self, Kind};
 use crate::service::{
@@ -35,16 +37,15 @@ use crate::service::{
 };
 
 /// Tunables for [`serve`].
+///
+/// Start from [`StdioConfig::default`] and change what you need with the `with_*` setters;
+/// read a setting back with the getter of the same name.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct StdioConfig {
-    /// The longest line accepted, in bytes (without the newline). Longer lines are rejected
-    /// with `-32600` and skipped without being buffered. Default 4 MiB.
-    pub max_line_bytes: usize,
-    /// How long in-flight requests may run after stdin reaches EOF before they are cancelled.
-    /// Default 5 s.
-    pub shutdown_grace: Duration,
-    /// How many outgoing messages may queue for the writer before senders wait. Default 256.
-    pub write_queue: usize,
+    pub(crate) max_line_bytes: usize,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) write_queue: usize,
 }
 
 impl Default for StdioConfig {
@@ -54,6 +55,49 @@ impl Default for StdioConfig {
             shutdown_grace: Duration::from_secs(5),
             write_queue: 256,
         }
+    }
+}
+
+impl StdioConfig {
+    /// The longest line accepted, in bytes (without the newline). Longer lines are rejected
+    /// with `-32600` and skipped without being buffered. Default 4 MiB.
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Sets [`StdioConfig::max_line_bytes`] (default 4 MiB).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for 0 (every message would be refused).
+    pub fn with_max_line_bytes(mut self, bytes: usize) -> Result<Self, InvalidLimit> {
+        self.max_line_bytes = nonzero("max_line_bytes", bytes)?;
+        Ok(self)
+    }
+
+    /// How long in-flight requests may run after stdin reaches EOF before they are cancelled.
+    /// Default 5 s.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.shutdown_grace
+    }
+
+    /// Sets [`StdioConfig::shutdown_grace`] (default 5 s). Any value works: zero cancels
+    /// in-flight requests as soon as stdin ends.
+    #[must_use]
+    pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+
+    /// How many outgoing messages may queue for the writer before senders wait. Default 256.
+    pub fn write_queue(&self) -> usize {
+        self.write_queue
+    }
+
+    /// Sets [`StdioConfig::write_queue`] (default 256), raised to at least 1.
+    #[must_use]
+    pub fn with_write_queue(mut self, messages: usize) -> Self {
+        self.write_queue = messages.max(1);
+        self
     }
 }
 

@@ -102,12 +102,14 @@ impl LinkRecord {
 /// when the principal holds `max_links_per_principal` links, its own link closest to expiry
 /// is deleted; when the store holds `max_links`, the link closest to expiry (anyone's) is
 /// deleted. A deleted link's flow then answers "expired; call the tool again".
+///
+/// Built with [`LinkLimits::new`] or from [`LinkLimits::default`] with the `with_*` setters,
+/// which clamp as they set (so the limits always hold together).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LinkLimits {
-    /// Most unexpired links in the store (at least 1).
-    pub max_links: usize,
-    /// Most unexpired links of one principal (at least 1, at most `max_links`).
-    pub max_links_per_principal: usize,
+    pub(crate) max_links: usize,
+    pub(crate) max_links_per_principal: usize,
 }
 
 impl LinkLimits {
@@ -119,8 +121,8 @@ impl LinkLimits {
     /// few out-of-band steps open at once.
     pub const DEFAULT_MAX_LINKS_PER_PRINCIPAL: usize = 8;
 
-    /// Limits of `max_links` in all, `per_principal` for one principal (clamped as the
-    /// fields say).
+    /// Limits of `max_links` in all, `per_principal` for one principal (clamped as
+    /// [`LinkLimits::with_max_links`] and [`LinkLimits::with_max_links_per_principal`] say).
     pub fn new(max_links: usize, per_principal: usize) -> Self {
         let max_links = max_links.max(1);
         Self {
@@ -129,9 +131,36 @@ impl LinkLimits {
         }
     }
 
-    /// The same limits, clamped as the fields say.
+    /// Most unexpired links in the store (at least 1). Default
+    /// [`LinkLimits::DEFAULT_MAX_LINKS`] (memory store: [`LinkLimits::DEFAULT_MAX_LINKS_MEMORY`]).
+    pub fn max_links(&self) -> usize {
+        self.max_links
+    }
+
+    /// Sets [`LinkLimits::max_links`], raised to at least 1;
+    /// [`LinkLimits::max_links_per_principal`] is lowered to it if above.
     #[must_use]
-    pub fn clamped(self) -> Self {
+    pub fn with_max_links(self, max_links: usize) -> Self {
+        Self::new(max_links, self.max_links_per_principal)
+    }
+
+    /// Most unexpired links of one principal (at least 1, at most [`LinkLimits::max_links`]).
+    /// Default [`LinkLimits::DEFAULT_MAX_LINKS_PER_PRINCIPAL`].
+    pub fn max_links_per_principal(&self) -> usize {
+        self.max_links_per_principal
+    }
+
+    /// Sets [`LinkLimits::max_links_per_principal`] (default
+    /// [`LinkLimits::DEFAULT_MAX_LINKS_PER_PRINCIPAL`]), clamped to 1 ..= [`LinkLimits::max_links`].
+    #[must_use]
+    pub fn with_max_links_per_principal(self, per_principal: usize) -> Self {
+        Self::new(self.max_links, per_principal)
+    }
+
+    /// The same limits, clamped (a no-op since every constructor clamps; kept for the stores,
+    /// which clamp whatever they are given).
+    #[must_use]
+    pub(crate) fn clamped(self) -> Self {
         Self::new(self.max_links, self.max_links_per_principal)
     }
 }

@@ -306,7 +306,7 @@ pub async fn serve_unix(
     listener: tokio::net::UnixListener,
     service: Arc<dyn mcp_runtime::service::McpService>,
     grant: mcp_runtime::service::Grant,
-    config: mcp_runtime::transport::StdioConfig,
+    config: mcp_runtime::transport::stdio::StdioConfig,
 ) -> std::io::Result<()> {
     let mut connections = tokio::task::JoinSet::new();
     loop {

@@ -23,7 +23,7 @@ mod conformance_server;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use mcp_runtime::transport::http::shutdown_signal;
+use mcp_runtime::transport::shutdown_signal;
 use mcp_runtime::transport::{HttpConfig, serve_router};
 
 use conformance_server::build_server;
@@ -64,10 +64,7 @@ impl Cli {
 
 async fn run(cli: Cli) -> Result<(), String> {
     let server = build_server().map_err(|e| format!("cannot build the server: {e}"))?;
-    let config = HttpConfig {
-        bind: cli.http,
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().with_bind(cli.http);
     let router = conformance_server::router(server, &config)?;
     let listener = tokio::net::TcpListener::bind(cli.http)
         .await
