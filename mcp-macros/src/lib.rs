@@ -1,10 +1,22 @@
-//! Procedural macros for declaring MCP tools and elicitation forms.
+//! Procedural macros for MCP servers built on `mcp-runtime`. The runtime re-exports them:
+//! depend on `mcp-runtime` and write `use mcp_runtime::prelude::*;`, not on this crate.
 //!
-//! - `#[tool]` turns an annotated (async) function into a `ToolHandler` with a cached,
-//!   deterministic descriptor and argument validation.
-//! - `#[derive(ElicitForm)]` turns a flat struct into a form-mode elicitation form whose
-//!   constraints are re-checked server-side.
-//! - `#[derive(ElicitChoice)]` turns a unit-only enum into a single/multi select field type.
+//! | macro | what it generates |
+//! |---|---|
+//! | `#[tool]` | the function, unchanged, plus a struct of the same name implementing `ToolHandler`: a cached, deterministic descriptor (`inputSchema` from the documented parameters or the arguments struct, `outputSchema` for `Json<T>`, annotations, required capabilities, scopes, task support) and a `call` that makes each parameter and runs the function |
+//! | `#[prompt]`, `#[resource]` | the same for `PromptHandler` (the prompt's arguments) and `ResourceHandler` (a fixed URI, or a URI template and its variables) |
+//! | `#[derive(ElicitForm)]` | the form's `requestedSchema`, the server-side re-check of an answer, and a `<Form>Choices` builder for `#[form(choices)]` fields |
+//! | `#[derive(ElicitChoice)]` | the options of a single or multi select field, from a unit-only enum |
+//! | `tools![..]`, `prompts![..]`, `resources![..]` (declared by the runtime, expanded here) | a router of the listed handlers; a function listed without its attribute is a compile error |
+//!
+//! The macros also refuse at compile time what cannot work at run time: an ask in a mode the
+//! attribute does not declare, `ctx` used without a context parameter or asked through a
+//! `&RequestContext`, an undocumented argument, secret-looking or contradictory form fields.
+//!
+//! The reference, with compiled examples, is the guide on the front page of
+//! [mcp-runtime's documentation](https://docs.rs/mcp-runtime): "Declaring a tool", "Arguments
+//! and their schema", "The `#[form]` attribute reference", "Mistakes the macros catch". Its
+//! "Architecture" section shows where the generated code meets the runtime.
 //!
 //! Generated code reaches the runtime only through `mcp_runtime::__macro_support_v1`
 //! (override the crate path with `crate = "..."`). Errors carry precise spans, are all reported

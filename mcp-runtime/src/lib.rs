@@ -23,6 +23,11 @@
            documentation built with the default features plus `client` \
            (`cargo doc -p mcp-runtime --all-features --open`)."
 )]
+// The contributor's map (layers, the path of a request, the feature table, extending), in
+// every build: its examples need only the core.
+#![doc = include_str!("architecture.md")]
+// docs.rs (`--cfg docsrs`, nightly) marks every item that needs a Cargo feature with it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]

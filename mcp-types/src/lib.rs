@@ -17,6 +17,32 @@
 //! - Optional fields are `Option` and skipped when absent, so "absent" and
 //!   "default" stay distinguishable (`isError` absent is not `isError: false`).
 //!
+//! # Finding a wire type
+//!
+//! - **By its spec name.** A definition of the specification's schema is the Rust type of the
+//!   same name: `CallToolRequestParams`, `InputRequiredResult`, `ElicitRequestFormParams`.
+//!   Type the name into the search box of these docs.
+//! - **By method.** Each method and notification name is a constant beside its types:
+//!   `METHOD_TOOLS_CALL` is `"tools/call"`, `METHOD_NOTIFICATION_PROGRESS` is
+//!   `"notifications/progress"`.
+//! - **By error.** [`ErrorCode`] lists the codes. The constructors of [`ErrorObject`] are named
+//!   after the errors (`parse_error`, `header_mismatch`, `rate_limited`, ...), and those with
+//!   a `data` shape in the specification fill it in: for example
+//!   [`ErrorObject::missing_required_client_capability`] for `-32021`.
+//! - **By concept.** The sources have one file per concept, named as the modules below are:
+//!   `tools.rs` (`tools/list`, `tools/call`, the `Tool` descriptor), `mrtr.rs` (input requests
+//!   and responses), `elicitation.rs` and `form_schema.rs` (form and URL mode), `meta.rs`
+//!   (`_meta`), `jsonrpc.rs` (envelopes and their classifier), `errors.rs`, and so on.
+//!
+//! # No I/O
+//!
+//! This crate only describes bytes: no sockets or files, no clock, no async runtime, no
+//! randomness. Its dependencies are `serde`, `serde_json`, `indexmap` and `thiserror`. The
+//! rule keeps the model usable from any runtime, from a client as well as a server, and from
+//! the fuzz targets. Code that performs I/O, waits or keeps state belongs in `mcp-runtime`. A
+//! helper belongs here when it is a pure function of a message, as `classify_envelope`,
+//! `ToolsCall::read` and the depth checks are.
+//!
 //! # Example
 //!
 //! Classify an incoming message, read its per-request `_meta`, and answer a request that
