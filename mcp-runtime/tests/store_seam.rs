@@ -199,7 +199,7 @@ fn later() -> SystemTime {
     SystemTime::now() + Duration::from_secs(300)
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     /// The key to forget.
     key: String,
