@@ -515,14 +515,16 @@ impl FromRequest for Account {
     }
 }
 
-/// Arguments that derive serde and schemars themselves: taken as `Args<T>`.
+// Arguments that derive serde and schemars themselves: taken as `Args<T>`.
+/// A note's text.
 #[derive(Deserialize, JsonSchema)]
 struct NoteText {
     /// The note's text
     text: String,
 }
 
-/// The same arguments through `#[args]`.
+// The same arguments through `#[args]`.
+/// A note's text.
 #[args]
 struct NoteTextArgs {
     /// The note's text
@@ -554,7 +556,7 @@ async fn an_extractor_may_derive_deserialize_and_json_schema() {
     assert_eq!(schema(&account_note {}), schema(&plain_note {}));
     assert_eq!(
         schema(&plain_note {}),
-        r#"{"type":"object","properties":{"text":{"type":"string","description":"The note's text"}},"required":["text"]}"#
+        r#"{"type":"object","properties":{"text":{"type":"string","description":"The note's text"}},"required":["text"],"description":"A note's text."}"#
     );
     let reply = Client::builder(InProcess::new(server.clone(), Principal::new("ann")))
         .build()

@@ -50,11 +50,14 @@ async fn arguments_through_the_runtime_have_the_usual_schema() {
                     "description": "Text the titles must contain (case-insensitive)"
                 },
                 "order": {
-                    "type": "string",
-                    "enum": ["ascending", "descending"],
-                    "description": "Sort order (default ascending)"
+                    "description": "Sort order (default ascending)",
+                    "oneOf": [
+                        {"type": "string", "const": "ascending", "description": "A to Z."},
+                        {"type": "string", "const": "descending", "description": "Z to A."}
+                    ]
                 }
-            }
+            },
+            "description": "The arguments of `notes_list`."
         })
     );
     let client = Client::in_process(server, Principal::new("me"));
