@@ -74,7 +74,8 @@ impl Notes {
 }
 
 /// `notes_delete` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 #[serde(rename_all = "camelCase")]
 pub struct DeleteArgs {
     /// File URI of the workspace, e.g. file:///workspaces/acme
@@ -84,7 +85,8 @@ pub struct DeleteArgs {
 }
 
 /// `echo` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct EchoArgs {
     /// Text to echo back
     pub text: String,

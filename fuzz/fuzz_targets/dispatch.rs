@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use mcp_runtime::prelude::*;
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     title: String,
 }

@@ -126,12 +126,29 @@ pub(crate) fn check(
                 elem,
                 ty,
                 name,
-            } => Some((*mutable, elem, ty, name.as_ref())),
+            } => Some((*mutable, elem, &**ty, name.as_ref())),
             _ => None,
         })
         .collect();
 
-    // `ctx` used, but not declared.
+    undeclared_ctx(attr, handler, func, &contexts, &mut repair, errors);
+    shared_ctx_asks(func, &contexts, &mut repair, errors);
+    repair
+}
+
+/// A context parameter: `&mut`?, the referenced type, the reference type, the name.
+type CtxParam<'a> = (bool, &'a syn::Type, &'a syn::Type, Option<&'a syn::Ident>);
+
+/// `ctx` used in the body, but not declared: an error at the first use naming the parameter
+/// to add (or the context parameter's other name).
+fn undeclared_ctx(
+    attr: &str,
+    handler: &str,
+    func: &syn::ItemFn,
+    contexts: &[CtxParam<'_>],
+    repair: &mut Repair,
+    errors: &mut Errors,
+) {
     let declared_ctx = contexts
         .iter()
         .any(|(_, _, _, name)| name.is_some_and(|n| n == CTX));
@@ -158,8 +175,8 @@ pub(crate) fn check(
                     };
                     format!(
                         "`ctx` is not declared: the request context is a parameter, which \
-                         `#[{attr}]` fills in on every call. Add `ctx: &mut RequestContext` to the \
-                         parameters of `{handler}`{shared}"
+                     `#[{attr}]` fills in on every call. Add `ctx: &mut RequestContext` to the \
+                     parameters of `{handler}`{shared}"
                     )
                 }
                 Some((_, _, _, Some(name))) => {
@@ -169,7 +186,7 @@ pub(crate) fn check(
                     };
                     format!(
                         "`ctx` is not declared: the request context of `{handler}` is its \
-                         parameter `{name}`; write {what}, or rename the parameter `ctx`"
+                     parameter `{name}`; write {what}, or rename the parameter `ctx`"
                     )
                 }
                 // A context parameter that is a pattern: nothing sure to say.
@@ -181,9 +198,17 @@ pub(crate) fn check(
             }
         }
     }
+}
 
-    // A shared context that the body asks through.
-    for (mutable, elem, ty, name) in &contexts {
+/// A shared context (`&RequestContext`) that the body asks through: an error at its type
+/// saying to take `&mut`.
+fn shared_ctx_asks(
+    func: &syn::ItemFn,
+    contexts: &[CtxParam<'_>],
+    repair: &mut Repair,
+    errors: &mut Errors,
+) {
+    for (mutable, elem, ty, name) in contexts {
         let (false, Some(name)) = (mutable, name) else {
             continue;
         };
@@ -205,25 +230,22 @@ pub(crate) fn check(
                 ty,
                 format!(
                     "the request context must be `&mut {elem_name}` for `{name}.{method}(..)`: \
-                     {why}. Write `{name}: &mut {elem_name}`"
+                 {why}. Write `{name}: &mut {elem_name}`"
                 ),
             );
             repair.make_mut.push((*name).clone());
         }
     }
-    repair
 }
 
-/// The name of the referenced type when it is the runtime's context (`RequestContext`, or its
-/// former name `ToolContext`), by the last segment of its path: an alias of one's own is not
+/// The name of the referenced type when it is the runtime's context (`RequestContext`), by the last segment of its path: an alias of one's own is not
 /// recognised (rustc's error stands).
 fn context_type_name(elem: &syn::Type) -> Option<String> {
     let syn::Type::Path(p) = elem else {
         return None;
     };
     let last = p.path.segments.last()?;
-    (last.arguments.is_none() && (last.ident == "RequestContext" || last.ident == "ToolContext"))
-        .then(|| last.ident.to_string())
+    (last.arguments.is_none() && last.ident == "RequestContext").then(|| last.ident.to_string())
 }
 
 /// One use of the name: a method call's receiver or a field access's base.

@@ -7,6 +7,7 @@
 //! | `#[prompt]`, `#[resource]` | the same for `PromptHandler` (the prompt's arguments) and `ResourceHandler` (a fixed URI, or a URI template and its variables) |
 //! | `#[derive(ElicitForm)]` | the form's `requestedSchema`, the server-side re-check of an answer, and a `<Form>Choices` builder for `#[form(choices)]` fields |
 //! | `#[derive(ElicitChoice)]` | the options of a single or multi select field, from a unit-only enum |
+//! | `#[args]` | the serde and schemars derives on a handler's arguments struct, through the runtime (no `serde`/`schemars` in your `Cargo.toml`), and its extractor impl |
 //! | `tools![..]`, `prompts![..]`, `resources![..]` (declared by the runtime, expanded here) | a router of the listed handlers; a function listed without its attribute is a compile error |
 //!
 //! The macros also refuse at compile time what cannot work at run time: an ask in a mode the
@@ -22,6 +23,7 @@
 //! (override the crate path with `crate = "..."`). Errors carry precise spans, are all reported
 //! at once, and say what to do; the macros never panic.
 
+mod args;
 mod asks;
 mod catalog;
 mod choice;
@@ -47,9 +49,10 @@ use proc_macro::TokenStream;
 /// - a documented parameter (`/// doc` + `name: Type`) is one property of the `inputSchema`,
 ///   the doc its description, `Option<T>` not required; `serde`/`schemars` attributes on it
 ///   apply to the property;
-/// - any other owned parameter is made by its `mcp_runtime::extract::FromToolCall` impl:
-///   `State<T>`, `Principal`, one arguments struct deriving `Deserialize` and `JsonSchema`,
-///   or an extractor of your own. Aliases work: the trait decides, not the spelling.
+/// - any other owned parameter is made by its `mcp_runtime::extract::FromRequest` impl:
+///   `State<T>`, `Principal`, one arguments struct (`#[args]`, or `Args<T>` for a type that
+///   derives `Deserialize` and `JsonSchema` itself), or an extractor of your own. Aliases
+///   work: the trait decides, not the spelling.
 ///
 /// An undocumented `String`, number, `bool`, `Option` or `Vec` parameter is an error asking
 /// for the doc comment; two arguments types are refused by `build()`.
@@ -91,7 +94,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Like `#[tool]`: the function stays callable, and a `struct` of the same name implementing
 /// `PromptHandler` is added, ready for `prompts![name]`. Parameters, as for `#[tool]`: a
-/// reference is the context; owned ones are made by `FromToolCall` (`State<T>`, `Principal`,
+/// reference is the context; owned ones are made by `FromRequest` (`State<T>`, `Principal`,
 /// your own extractors); and the arguments: documented `String`/`Option<String>` parameters (any other
 /// type is a compile error: prompt arguments are strings), or one arguments struct whose
 /// `String`/`Option<String>` fields become the prompt's arguments (checked by `build()`).
@@ -111,7 +114,7 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// for `resources![name]`.
 ///
 /// Parameters, as for `#[tool]`: a reference is the context; owned ones are made by
-/// `FromToolCall` (`State<T>`, `Principal`, `ResourceUri` (the URI read), your own
+/// `FromRequest` (`State<T>`, `Principal`, `ResourceUri` (the URI read), your own
 /// extractors); and (templates only) one struct with a field per template variable, which a
 /// fixed-URI resource refuses at compile time. Attributes: `uri = "..."` (required), `name` (default: the function
 /// name), `title`, `description` (default: the doc comment), `mime_type`, `ttl_ms = N` and
@@ -121,6 +124,27 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
     catalog::expand(catalog::Kind::Resource, attr.into(), item.into()).into()
+}
+
+/// Makes a struct (or enum) the arguments of a `#[tool]`, `#[prompt]` or `#[resource]`
+/// function: its schema is the `inputSchema` (a prompt's arguments, a template's variables),
+/// and a parameter of its type is the call's arguments.
+///
+/// It adds `#[derive(Deserialize, JsonSchema)]` with `#[serde(crate = ..)]` and
+/// `#[schemars(crate = ..)]` pointing at `mcp_runtime`'s own serde and schemars, so the
+/// author's crate needs neither in its `Cargo.toml`; `#[serde(..)]` and `#[schemars(..)]`
+/// attributes on the type and its fields work as with the derives. It also implements
+/// `mcp_runtime::extract::FromRequest` for the type (as `Args<Self>`): the type is an
+/// extractor by its own impl, not by a blanket impl over its derives, so a type that derives
+/// them itself may be an extractor of another kind. For a type that derives them itself, or
+/// comes from another crate, take `Args<T>` instead.
+///
+/// A type nested in the arguments (a field's enum or struct) needs the derives too; `#[args]`
+/// on it gives them through the runtime as well. Put `#[args]` above other attributes.
+/// Option: `crate = "path"` (default `::mcp_runtime`).
+#[proc_macro_attribute]
+pub fn args(attr: TokenStream, item: TokenStream) -> TokenStream {
+    args::expand(attr.into(), item.into()).into()
 }
 
 /// Expands `mcp_runtime`'s `tools![..]`, `prompts![..]` and `resources![..]`, which pass it

@@ -2,8 +2,9 @@
 //! the signature, and the hidden arguments struct that documented parameters become.
 //!
 //! A parameter with a doc comment is one argument of the call (a property of the schema); a
-//! reference is the request context; any other owned parameter is made by its `FromToolCall`
+//! reference is the request context; any other owned parameter is made by its `FromRequest`
 //! impl (`State<T>`, `Principal`, `ResourceUri`, the arguments struct, a user's extractor).
+//! The hidden struct of documented parameters is taken as `Args<__Arguments>`.
 //! No type is recognised by its spelling, so aliases and users' own types work.
 
 use proc_macro2::TokenStream;
@@ -24,7 +25,7 @@ pub(crate) enum Param {
         /// The parameter's name, when its pattern is a plain name.
         name: Option<syn::Ident>,
     },
-    /// An owned parameter made by its `FromToolCall` impl.
+    /// An owned parameter made by its `FromRequest` impl.
     Extract(syn::Type),
     /// A documented parameter: one argument.
     Arg(PlainArg),
@@ -54,7 +55,7 @@ pub(crate) fn last_ident(ty: &syn::Type) -> Option<&syn::Ident> {
 /// Types that read as one value rather than an arguments struct: an undocumented parameter
 /// of one of these is almost surely a missing doc comment, so it is reported as such. This is
 /// a hint for the common mistake, not a classification: an alias of one of them goes on to
-/// `FromToolCall`, and `build()` refuses its non-object schema.
+/// `FromRequest`, and `build()` refuses its non-object schema.
 const SINGLE_VALUES: &[&str] = &[
     "String", "str", "bool", "char", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
     "u32", "u64", "u128", "usize", "f32", "f64", "Option", "Vec",
@@ -134,8 +135,7 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
             ty,
             format!(
                 "`{}` reads as one argument: give it a doc comment (`/// what it is`, its \
-                 description in the schema), or put the arguments into one \
-                 `#[derive(Deserialize, JsonSchema)]` struct",
+                 description in the schema), or put the arguments into one `#[args]` struct",
                 pi.ident
             ),
         ));
@@ -143,7 +143,7 @@ fn parse_one(pt: &syn::PatType) -> syn::Result<Param> {
     Ok(Param::Extract(ty.clone()))
 }
 
-/// A parameter made by its `FromToolCall` impl: the items to add (the type is named once,
+/// A parameter made by its `FromRequest` impl: the items to add (the type is named once,
 /// in `__param_x()`, so a type that is no parameter is one error, at the parameter), the
 /// descriptor's declaration, and the extraction statement binding `var`.
 pub(crate) fn extractor(
@@ -155,11 +155,11 @@ pub(crate) fn extractor(
     let d = format_ident!("__declare_{}", var);
     let items = quote_spanned!(span=>
         fn #f() -> __ms::ParamType<#ty> { __ms::param_type::<#ty>() }
-        fn #d(needs: &mut __ms::ToolCallNeeds) { (#f().declare)(needs) }
+        fn #d(needs: &mut __ms::ParamNeeds) { (#f().declare)(needs) }
     );
     (
         items,
-        quote!(#d as fn(&mut __ms::ToolCallNeeds)),
+        quote!(#d as fn(&mut __ms::ParamNeeds)),
         quote!(let #var = (#f().extract)(&mut __call)?;),
     )
 }

@@ -145,13 +145,6 @@ pub struct RequestContext {
     undeclared: Option<AskMode>,
 }
 
-/// The former name of [`RequestContext`], kept for one release.
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed to `RequestContext`: it serves prompts and resources too"
-)]
-pub type ToolContext = RequestContext;
-
 impl std::fmt::Debug for RequestContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RequestContext")

@@ -1,21 +1,24 @@
-//! Handler parameters made from the call, the way axum's `FromRequestParts` makes handler
-//! parameters from a request: `State<T>`, [`Principal`], [`Cancellation`], [`ResourceUri`],
-//! the arguments struct, and any type of your own that implements [`FromToolCall`].
+//! Handler parameters made from the request, the way axum's `FromRequestParts` makes handler
+//! parameters from an HTTP request: `State<T>`, [`Principal`], [`Cancellation`],
+//! [`ResourceUri`], the arguments (an [`args`](crate::args) struct, or [`Args<T>`]), and any
+//! type of your own that implements [`FromRequest`].
 //!
 //! `#[tool]`, `#[prompt]` and `#[resource]` decide what an undocumented owned parameter is by
-//! this trait, not by how its type is spelled, so type aliases work and the set of extractors
-//! is open:
+//! this trait, not by how its type is spelled, so type aliases work. The set of extractors is
+//! open: no blanket impl claims a type for its derives, so a type of your own may derive
+//! `Deserialize` and `JsonSchema` (for a log line, a stored record) and still be an
+//! extractor:
 //!
 //! ```
-//! use mcp_runtime::extract::{FromToolCall, ToolCall};
+//! use mcp_runtime::extract::{FromRequest, RequestParts};
 //! use mcp_runtime::prelude::*;
 //!
 //! /// The caller's tenant: the part of the principal before `/`.
 //! struct Tenant(String);
 //!
-//! impl FromToolCall for Tenant {
-//!     fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-//!         let p = call.context().principal().as_str();
+//! impl FromRequest for Tenant {
+//!     fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+//!         let p = parts.context().principal().as_str();
 //!         match p.split_once('/') {
 //!             Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
 //!             None => Err(HandlerError::tool("this tool needs a tenant-scoped principal")),
@@ -41,20 +44,20 @@ use crate::resource::ResourceUri;
 use crate::service::CancellationToken;
 use crate::tool::{HandlerError, State, StateNeed};
 
-/// What a handler parameter extractor sees of the call: a tool call, a prompt get or a
+/// What a handler parameter extractor sees of the request: a tool call, a prompt get or a
 /// resource read.
-pub struct ToolCall<'a> {
+pub struct RequestParts<'a> {
     ctx: &'a RequestContext,
     args: Option<JsonObject>,
     expected: &'a str,
     uri: Option<&'a str>,
 }
 
-impl<'a> ToolCall<'a> {
-    /// The call's view for extractors (what generated code builds for tools and prompts).
+impl<'a> RequestParts<'a> {
+    /// The request's view for extractors (what generated code builds for tools and prompts).
     #[doc(hidden)]
     pub fn new(ctx: &'a RequestContext, args: JsonObject, expected: &'a str) -> Self {
-        ToolCall {
+        RequestParts {
             ctx,
             args: Some(args),
             expected,
@@ -71,7 +74,7 @@ impl<'a> ToolCall<'a> {
         vars: JsonObject,
         expected: &'a str,
     ) -> Self {
-        ToolCall {
+        RequestParts {
             ctx,
             args: Some(vars),
             expected,
@@ -96,7 +99,7 @@ impl<'a> ToolCall<'a> {
         match self.args.take() {
             Some(a) => Ok((a, self.expected)),
             None => Err(HandlerError::tool(
-                "two parameters of this tool read the arguments; declare one arguments type",
+                "two parameters of this handler read the arguments; declare one arguments type",
             )),
         }
     }
@@ -113,16 +116,16 @@ impl<'a> ToolCall<'a> {
     }
 }
 
-/// What a tool's parameters need, gathered when its descriptor is built.
+/// What a handler's parameters need, gathered when its descriptor is built.
 #[derive(Debug, Default)]
-pub struct ToolCallNeeds {
+pub struct ParamNeeds {
     pub(crate) schema: Option<fn() -> Result<JsonObject, String>>,
     pub(crate) state: Vec<StateNeed>,
     pub(crate) error: Option<String>,
     pub(crate) resource_uri: bool,
 }
 
-impl ToolCallNeeds {
+impl ParamNeeds {
     /// Declares the arguments' schema (the `inputSchema`); a second one is a mistake
     /// reported by `build()`.
     #[doc(hidden)]
@@ -161,27 +164,26 @@ impl ToolCallNeeds {
     }
 }
 
-/// A `#[tool]`, `#[prompt]` or `#[resource]` parameter made from the call. Implement it for
-/// your own types to take them as parameters; `State<T>`, [`Principal`], [`Cancellation`],
-/// [`ResourceUri`] and arguments structs (anything `Deserialize` + `JsonSchema`; a resource's
-/// template variables) implement it already.
+/// A `#[tool]`, `#[prompt]` or `#[resource]` parameter made from the request. Implement it
+/// for your own types to take them as parameters; `State<T>`, [`Principal`],
+/// [`Cancellation`], [`ResourceUri`], [`Args<T>`] and [`args`](crate::args) structs implement
+/// it already.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool parameter",
+    message = "`{Self}` cannot be a handler parameter",
     label = "neither an arguments type nor an extractor",
-    note = "for the tool's arguments, add `#[derive(Deserialize, JsonSchema)]` to `{Self}` \
-            (serde 1 and schemars 1.x), or declare each argument as a documented parameter",
-    note = "for a value made from the request, implement `mcp_runtime::extract::FromToolCall` \
-            for `{Self}`",
-    note = "if `JsonSchema` is derived but still missing, your crate uses another schemars major \
-            version: use `mcp_runtime::prelude::JsonSchema` or schemars 1.x"
+    note = "for the arguments, put `#[args]` (`mcp_runtime::args`) on `{Self}`; take \
+            `mcp_runtime::extract::Args<{Self}>` if it derives `Deserialize` and `JsonSchema` \
+            itself; or declare each argument as a documented parameter",
+    note = "for a value made from the request, implement `mcp_runtime::extract::FromRequest` \
+            for `{Self}`"
 )]
-pub trait FromToolCall: Sized {
-    /// Makes the value; an error fails the call with it.
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError>;
+pub trait FromRequest: Sized {
+    /// Makes the value; an error fails the request with it.
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError>;
 
-    /// Declares what the parameter needs (arguments schema, state), once per tool.
+    /// Declares what the parameter needs (arguments schema, state), once per handler.
     #[doc(hidden)]
-    fn declare(needs: &mut ToolCallNeeds) {
+    fn declare(needs: &mut ParamNeeds) {
         let _ = needs;
     }
 
@@ -192,12 +194,12 @@ pub trait FromToolCall: Sized {
 }
 
 // Bounded by `StateType` (not the bare bounds) so a non-`Clone` state gets its own message.
-impl<T: crate::__macro_support_v1::StateType> FromToolCall for State<T> {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-        call.ctx.state::<T>().map(State)
+impl<T: crate::__macro_support_v1::StateType> FromRequest for State<T> {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        parts.ctx.state::<T>().map(State)
     }
 
-    fn declare(needs: &mut ToolCallNeeds) {
+    fn declare(needs: &mut ParamNeeds) {
         needs.state(StateNeed::of::<T>());
     }
 }
@@ -236,15 +238,15 @@ impl std::ops::Deref for Cancellation {
     }
 }
 
-impl FromToolCall for Cancellation {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-        Ok(Cancellation(call.ctx.cancellation_token()))
+impl FromRequest for Cancellation {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        Ok(Cancellation(parts.ctx.cancellation_token()))
     }
 }
 
-impl FromToolCall for ResourceUri {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-        match call.uri {
+impl FromRequest for ResourceUri {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        match parts.uri {
             Some(uri) => Ok(ResourceUri(uri.to_owned())),
             // `build()` refuses such a declaration; a server built without that check says so.
             None => Err(HandlerError::tool(
@@ -253,27 +255,72 @@ impl FromToolCall for ResourceUri {
         }
     }
 
-    fn declare(needs: &mut ToolCallNeeds) {
+    fn declare(needs: &mut ParamNeeds) {
         needs.resource_uri();
     }
 }
 
-impl FromToolCall for Principal {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-        Ok(call.ctx.principal().clone())
+impl FromRequest for Principal {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        Ok(parts.ctx.principal().clone())
     }
 }
 
-// The arguments: any `Deserialize + JsonSchema` type. Not recommended in diagnostics, so a
-// type with neither gets this trait's message once.
-#[diagnostic::do_not_recommend]
-impl<T: crate::__macro_support_v1::ToolArgs> FromToolCall for T {
-    fn from_tool_call(call: &mut ToolCall<'_>) -> Result<Self, HandlerError> {
-        let (args, expected) = call.take_args()?;
-        crate::__macro_support_v1::parse_args::<T>(args, expected)
+/// The arguments, as a parameter: any type that derives `Deserialize` and `JsonSchema`
+/// (serde 1, schemars 1.x), its schema the handler's `inputSchema` (a prompt's arguments, a
+/// resource template's variables). The explicit form of [`args`](crate::args), for a type
+/// that derives them itself or comes from another crate:
+///
+/// ```
+/// use mcp_runtime::extract::Args;
+/// use mcp_runtime::prelude::*;
+///
+/// // A type shared with code that knows nothing of tools; its crate depends on `serde` and
+/// // `schemars` 1.x itself, as any type deriving them does.
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Search {
+///     /// Text to look for
+///     query: String,
+/// }
+///
+/// /// Searches the notes.
+/// #[tool(read_only)]
+/// fn search(Args(search): Args<Search>) -> String {
+///     search.query
+/// }
+/// # let _ = search;
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Args<T>(pub T);
+
+impl<T> Args<T> {
+    /// The arguments.
+    pub fn into_inner(self) -> T {
+        self.0
+    }
+}
+
+impl<T> std::ops::Deref for Args<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Args<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: crate::__macro_support_v1::ToolArgs> FromRequest for Args<T> {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        let (args, expected) = parts.take_args()?;
+        crate::__macro_support_v1::parse_args::<T>(args, expected).map(Args)
     }
 
-    fn declare(needs: &mut ToolCallNeeds) {
+    fn declare(needs: &mut ParamNeeds) {
         needs.arguments(crate::__macro_support_v1::input_schema::<T>);
     }
 

@@ -70,6 +70,6 @@ pub mod transport;
 pub(crate) mod uri_template;
 pub mod url_elicitation;
 
-pub use mcp_macros::{ElicitChoice, ElicitForm, prompt, resource, tool};
+pub use mcp_macros::{ElicitChoice, ElicitForm, args, prompt, resource, tool};
 pub use principal::Principal;
 pub use server::{Server, ServerBuilder};

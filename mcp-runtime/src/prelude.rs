@@ -1,27 +1,30 @@
-//! Everything a tool author needs: `use mcp_runtime::prelude::*;`.
+//! The names nearly every tool needs: `use mcp_runtime::prelude::*;`.
+//!
+//! - the macros: [`tool`](macro@tool), [`prompt`](macro@prompt),
+//!   [`resource`](macro@resource), [`args`](macro@args) (an arguments struct), the
+//!   `ElicitForm` / `ElicitChoice` derives (with their traits), and [`tools!`](crate::tools),
+//!   [`prompts!`](crate::prompts), [`resources!`](crate::resources);
+//! - what a handler takes and returns: [`RequestContext`], [`State`], [`Principal`],
+//!   [`Elicitation`], [`HandlerError`], [`ToolResult`], [`Json`];
+//! - a server to serve them: [`Server`], [`Implementation`];
+//! - the serde and schemars derives for `Json<T>` output (`Serialize`, `JsonSchema`) and
+//!   nested types (`Deserialize`): these expand to paths in the `serde` and `schemars` crates,
+//!   so a crate using them depends on `serde` 1 (feature `derive`) and `schemars` 1.x itself;
+//!   `#[args]` needs neither.
+//!
+//! Everything else has one path, in its module: extractors in [`crate::extract`], prompt and
+//! resource helpers in [`mod@crate::prompt`] and [`mod@crate::resource`], forms in [`crate::form`],
+//! server settings in [`crate::server`], the wire types in `mcp_types`.
 
 pub use crate::Principal;
-// The names before the rename, for one release; using them warns.
-#[allow(deprecated)]
-pub use crate::context::ToolContext;
-pub use crate::context::{ClaimWork, ElicitForm, Elicitation, FormError, RequestContext};
-pub use crate::extract::{Cancellation, FromToolCall};
-pub use crate::form::{Choice, ElicitChoice};
-pub use crate::prompt::{IntoGetPromptResult, PromptHandler, assistant, user};
-pub use crate::resource::{Blob, IntoResourceContents, ResourceHandler, ResourceUri};
-pub use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
-pub use crate::server::{Limits, Server, ServerBuilder};
-#[allow(deprecated)]
-pub use crate::tool::ToolError;
-pub use crate::tool::{
-    HandlerError, IntoCallToolResult, Json, State, StateNeed, ToolHandler, ToolResult,
-};
-pub use crate::url_elicitation::{LinkCompletion, UrlLinks};
-pub use crate::{ElicitChoice, ElicitForm, prompt, resource, tool};
+pub use crate::context::{Elicitation, RequestContext};
+pub use crate::form::{ElicitChoice, ElicitForm};
+pub use crate::server::Server;
+pub use crate::tool::{HandlerError, Json, State, ToolResult};
+// From the macro crate, not `crate::`: that would bring the `prompt`, `resource` and `tool`
+// modules along under the same names.
 pub use crate::{prompts, resources, tools};
-pub use mcp_types::{
-    CallToolResult, CompletionContext, ContentBlock, GetPromptResult, Implementation, LoggingLevel,
-    PromptMessage,
-};
+pub use mcp_macros::{ElicitChoice, ElicitForm, args, prompt, resource, tool};
+pub use mcp_types::Implementation;
 pub use schemars::JsonSchema;
 pub use serde::{Deserialize, Serialize};

@@ -114,8 +114,6 @@ pub use postgres::PostgresReplayStore;
 pub use redis::RedisReplayStore;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteReplayStore;
-#[allow(deprecated)]
-pub use work::ClaimAction;
 pub use work::{ActionError, ClaimWork, DuringWork, TxOutput, TxWork};
 
 /// The result of a claim.

@@ -10,13 +10,6 @@ use serde::Serialize;
 use crate::context::RequestContext;
 pub use crate::handler_error::{HandlerError, ToolResult};
 
-/// The former name of [`HandlerError`], kept for one release.
-#[deprecated(
-    since = "0.1.0",
-    note = "renamed to `HandlerError`: prompts and resources return it too"
-)]
-pub type ToolError = HandlerError;
-
 /// A tool the server can list and call.
 ///
 /// Implemented by the struct `#[tool]` generates; implement it by hand for dynamic tools.

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use mcp_runtime::prelude::*;
+use mcp_runtime::tool::IntoCallToolResult;
+use mcp_runtime::tool::ToolHandler;
+use mcp_types::CallToolResult;
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, ErrorObject, InputSchema, JsonObject,
     SamplingMessage, Tool,

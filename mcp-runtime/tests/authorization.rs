@@ -29,7 +29,7 @@ impl Runs {
     }
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct NoArgs {}
 
 /// Deletes everything.
@@ -60,7 +60,7 @@ async fn secret_prompt(State(runs): State<Runs>) -> ToolResult<String> {
     Ok("psst".into())
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct ItemVars {
     id: String,
 }

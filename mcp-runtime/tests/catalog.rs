@@ -3,12 +3,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::prompt::PromptHandler;
+use mcp_runtime::resource::ResourceUri;
 use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };
+use mcp_types::CompletionContext;
+use mcp_types::LoggingLevel;
 use serde_json::{Value, json};
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct GreetArgs {
     /// Who to greet
     name: String,
@@ -67,7 +71,7 @@ fn readme() -> &'static str {
     "# Readme"
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct ItemVars {
     id: String,
 }
@@ -516,7 +520,7 @@ async fn review(
     )
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct ReviewArgs {
     /// The note to review
     note: String,
@@ -616,16 +620,18 @@ type Vars = ItemVars;
 /// The caller's initial: a user's own extractor, for resources as for tools.
 struct Initial(char);
 
-impl mcp_runtime::extract::FromToolCall for Initial {
-    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, HandlerError> {
-        let uri = call.resource_uri().unwrap_or("no uri");
-        let c = call.context().principal().as_str().chars().next();
+impl mcp_runtime::extract::FromRequest for Initial {
+    fn from_request(
+        parts: &mut mcp_runtime::extract::RequestParts<'_>,
+    ) -> Result<Self, HandlerError> {
+        let uri = parts.resource_uri().unwrap_or("no uri");
+        let c = parts.context().principal().as_str().chars().next();
         c.map(Initial)
             .ok_or_else(|| HandlerError::tool(format!("no initial for {uri}")))
     }
 }
 
-/// Shelved items: every parameter is made by its `FromToolCall` impl, aliases included.
+/// Shelved items: every parameter is made by its `FromRequest` impl, aliases included.
 #[resource(uri = "mem://shelf/{id}")]
 fn shelved(shelf: ShelfState, who: Initial, uri: ResourceUri, vars: Vars) -> String {
     format!("{} {} {} {}", shelf.0.0, who.0, uri.0, vars.id)
@@ -683,7 +689,7 @@ enum Colour {
     Blue,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct ColourVars {
     colour: Colour,
 }

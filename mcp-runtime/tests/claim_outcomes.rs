@@ -23,7 +23,7 @@ struct World {
     fail: Arc<AtomicUsize>,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     /// `commit` (elicit_with_commit) or `after` (ClaimWork::After)
     how: String,

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 #[derive(Clone, Default)]
 struct Effects(Arc<AtomicUsize>);
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     /// How many bytes of text to answer with (0: a short answer).
     size: usize,
@@ -241,7 +241,7 @@ struct Item(Arc<std::sync::Mutex<bool>>);
 #[derive(Clone, Default)]
 struct Runs(Arc<AtomicUsize>);
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct NoArgs {}
 
 /// Removes the item after the user confirms; says so truthfully when there is none.

@@ -30,7 +30,7 @@ struct Confirm {
     sure: bool,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct OrderArgs {
     /// What may be picked
     items: Vec<String>,

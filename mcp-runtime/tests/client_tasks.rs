@@ -14,7 +14,7 @@ use mcp_types::{
     TaskStatus,
 };
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct ExportArgs {
     /// How many items to bundle
     items: u32,

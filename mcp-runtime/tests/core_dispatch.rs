@@ -5,9 +5,13 @@ mod core_support;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
+use mcp_runtime::server::Limits;
 use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, ReplyKind, RequestScope,
 };
+use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
+use mcp_types::CallToolResult;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

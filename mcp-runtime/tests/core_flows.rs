@@ -10,6 +10,9 @@ use futures::future::BoxFuture;
 use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::replay::ActionError;
+use mcp_runtime::server::Limits;
+use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
+use mcp_types::CallToolResult;
 use mcp_types::{
     ClientCapabilities, CreateMessageRequestParams, ElicitationCapability, InputSchema, JsonObject,
     SamplingCapability, SamplingMessage, Tool,

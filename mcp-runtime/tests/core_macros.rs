@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::tool::ToolHandler;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
 struct Deleted(Arc<AtomicUsize>);
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 #[serde(rename_all = "camelCase")]
 struct DeleteArgs {
     /// Text the note id must contain
@@ -132,7 +133,7 @@ async fn tool_macro_flow() {
 }
 
 /// An arguments type whose schema root is not an object (a bare string).
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct NotAnObject(String);
 
 /// Takes a newtype around a string as its arguments, which no client can send.
@@ -175,7 +176,7 @@ fn build_refuses_a_tool_whose_state_was_never_registered() {
         .unwrap();
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct CountArgs {
     /// How many (prompt arguments are strings, so this cannot be sent)
     count: u32,
@@ -200,41 +201,7 @@ fn build_refuses_a_prompt_whose_argument_is_not_a_string() {
     );
 }
 
-/// Code written against the names before the rename (`ToolContext`, `ToolError`) still
-/// compiles and runs: they are deprecated aliases of `RequestContext` and `HandlerError`.
-#[allow(deprecated)]
-mod old_names {
-    use mcp_runtime::prelude::*;
-
-    /// Answers with the caller's principal.
-    #[tool]
-    pub async fn whoami(ctx: &mut ToolContext) -> Result<String, ToolError> {
-        Ok(ctx.principal().as_str().to_owned())
-    }
-}
-
-#[tokio::test]
-async fn the_names_before_the_rename_still_work() {
-    let server = Server::builder(Implementation::new("old", "0.1.0"))
-        .tools(tools![old_names::whoami])
-        .build()
-        .unwrap();
-    let reply = server
-        .handle_bytes(
-            &serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "whoami", "arguments": {},
-                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                              "io.modelcontextprotocol/clientCapabilities": {}}}}))
-            .unwrap(),
-            &Principal::new("carol"),
-        )
-        .await
-        .unwrap();
-    let r: Value = serde_json::from_slice(&reply).unwrap();
-    assert_eq!(r["result"]["content"][0]["text"], "carol", "{r}");
-}
-
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct EchoArgs {
     /// Text to echo back
     text: String,

@@ -8,6 +8,7 @@ mod core_support;
 
 use core_support::*;
 use mcp_runtime::prelude::*;
+use mcp_runtime::server::Limits;
 use mcp_runtime::service::{
     CancellationToken, McpService, Message, NotificationSink, RequestScope,
 };

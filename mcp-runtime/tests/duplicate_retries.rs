@@ -16,13 +16,14 @@ use mcp_runtime::replay::{
     Claim, ClaimOutcome, ClaimState, MemoryReplayStore, Nonce, OutcomeStore, ReplayError,
     ReplayStore,
 };
+use mcp_runtime::server::Limits;
 use mcp_runtime::state::StateKeyring;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
 struct Effects(Arc<AtomicUsize>);
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     /// How long the confirmed action takes, in milliseconds.
     pause_ms: u64,

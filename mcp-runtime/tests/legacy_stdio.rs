@@ -14,6 +14,7 @@ use mcp_runtime::context::RequestContext;
 use mcp_runtime::legacy::session::SessionLimits;
 use mcp_runtime::legacy::stdio::{serve_auto, serve_auto_with_limits};
 use mcp_runtime::prelude::*;
+use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
 use mcp_runtime::transport::stdio::StdioConfig;
 use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
 use serde_json::{Value, json};

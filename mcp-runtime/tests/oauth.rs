@@ -26,7 +26,7 @@ use transport_support::{HttpResponse, VERSION, exchange, request};
 const KEY1: &[u8] = include_bytes!("fixtures/oauth/key1.pem");
 const KEY2: &[u8] = include_bytes!("fixtures/oauth/key2.pem");
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct NoArgs {}
 
 /// Says who is calling.

@@ -9,7 +9,7 @@ use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
 use transport_support::exchange;
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct NoArgs {}
 
 #[derive(ElicitForm)]

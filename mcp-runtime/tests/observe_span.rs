@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct TitleArgs {
     /// Which note
     title: String,

@@ -157,7 +157,7 @@ fn later() -> SystemTime {
     SystemTime::now() + Duration::from_secs(300)
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     /// The key to forget.
     key: String,

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use core_support::*;
+use mcp_runtime::ServerBuilder;
 use mcp_runtime::prelude::*;
 use mcp_runtime::tasks::{TaskStart, TaskSupport};
 use serde_json::{Value, json};
@@ -416,7 +417,7 @@ fn marking_an_unknown_tool_as_a_task_fails_the_build() {
 }
 
 /// Arguments of `big`.
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct BigArgs {
     /// How many bytes of text to return.
     bytes: usize,

@@ -14,6 +14,7 @@ use mcp_runtime::extract::Cancellation;
 use mcp_runtime::prelude::*;
 use mcp_runtime::service::McpService;
 use mcp_runtime::tasks::{TaskStart, TaskSupport};
+use mcp_runtime::tool::ToolHandler;
 use mcp_runtime::transport::stdio::{self, StdioConfig};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};

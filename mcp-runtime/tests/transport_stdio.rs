@@ -303,7 +303,7 @@ async fn duplicate_in_flight_id_is_rejected(link: Link) {
 async fn scoped_grants_are_held_to_the_core_s_rules(link: Link) {
     use mcp_runtime::prelude::*;
 
-    #[derive(Deserialize, JsonSchema)]
+    #[args]
     struct NoArgs {}
 
     /// Deletes everything.

@@ -13,6 +13,7 @@ use futures::future::BoxFuture;
 use mcp_runtime::context::{Elicitation, RequestContext};
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::CorrelationId;
+use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
 use mcp_types::{ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, Tool};
 use serde_json::{Value, json};
 

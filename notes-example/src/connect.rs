@@ -57,6 +57,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use mcp_runtime::prelude::*;
 use mcp_runtime::state::CorrelationId;
 use mcp_runtime::transport::Authenticator;
+use mcp_runtime::url_elicitation::UrlLinks;
 use mcp_runtime::url_elicitation::{
     LinkLimits, LinkRefusal, LinkStatus, MemoryLinkStore, OpenLink, PublicUrl,
 };
@@ -330,7 +331,8 @@ impl ExportConnect {
 }
 
 /// Arguments of `notes_connect_export` (none).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 #[serde(deny_unknown_fields)]
 pub struct ConnectArgs {}
 

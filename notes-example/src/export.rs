@@ -37,7 +37,8 @@ fn json_len(text: &str) -> usize {
 }
 
 /// Arguments of `notes_export`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportArgs {
     /// File URI of the workspace, e.g. file:///home/me/notes

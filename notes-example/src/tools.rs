@@ -5,7 +5,9 @@
 //! workspace URI is authorized for that principal on every call (first leg and retry alike),
 //! and a deletion happens only under the runtime's one-time claim of the signed confirmation.
 
+use mcp_runtime::context::ClaimWork;
 use mcp_runtime::prelude::*;
+use mcp_runtime::resource::ResourceUri;
 
 use mcp_runtime::scope::FsError;
 
@@ -29,7 +31,8 @@ impl From<NotesError> for HandlerError {
 }
 
 /// Arguments of `notes_list`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListArgs {
     /// File URI of the workspace, e.g. file:///home/me/notes
@@ -47,7 +50,8 @@ pub struct NoteList {
 }
 
 /// Arguments of `notes_delete`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DeleteArgs {
     /// File URI of the workspace, e.g. file:///home/me/notes

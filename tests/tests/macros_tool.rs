@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use mcp_runtime::__macro_support_v1::{HandlerError, Json, RequestContext, State, ToolHandler};
 use mcp_runtime::client::{Client, InProcess};
-use mcp_runtime::extract::Cancellation;
-use mcp_runtime::{Principal, Server, tool, tools};
+use mcp_runtime::extract::{Args, Cancellation, FromRequest, RequestParts};
+use mcp_runtime::{Principal, Server, args, tool, tools};
 use mcp_types::{
     CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, SamplingCapability,
 };
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 #[serde(rename_all = "camelCase")]
 struct DeleteArgs {
     /// File URI of the workspace, e.g. file:///home/me/notes
@@ -42,7 +42,7 @@ enum Order {
     Oldest,
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 #[serde(rename_all = "camelCase")]
 struct ListArgs {
     /// Workspace URI
@@ -104,7 +104,7 @@ fn hello(ctx: &RequestContext, State(greeting): State<Arc<Greeting>>) -> String 
     greeting.0.clone()
 }
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 #[allow(dead_code)]
 struct Tree {
     label: String,
@@ -416,9 +416,9 @@ async fn documented_parameters_are_parsed_and_checked() {
 /// An extractor of the test's own: the principal's tenant (the part before `/`).
 struct Tenant(String);
 
-impl mcp_runtime::extract::FromToolCall for Tenant {
-    fn from_tool_call(call: &mut mcp_runtime::extract::ToolCall<'_>) -> Result<Self, HandlerError> {
-        match call.context().principal().as_str().split_once('/') {
+impl FromRequest for Tenant {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        match parts.context().principal().as_str().split_once('/') {
             Some((tenant, _)) => Ok(Tenant(tenant.to_owned())),
             None => Err(HandlerError::tool(
                 "this tool needs a tenant-scoped principal",
@@ -497,6 +497,85 @@ async fn user_extractors_and_aliases_are_parameters() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("add `.state(value)`"), "{err}");
+}
+
+/// An extractor of the test's own that also derives `Deserialize` and `JsonSchema` (say it is
+/// stored as JSON elsewhere). No blanket impl claims a type for those derives, so its own
+/// `FromRequest` impl is no conflict, and it is made from the request, not the arguments.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+struct Account {
+    principal: String,
+}
+
+impl FromRequest for Account {
+    fn from_request(parts: &mut RequestParts<'_>) -> Result<Self, HandlerError> {
+        Ok(Account {
+            principal: parts.context().principal().as_str().to_owned(),
+        })
+    }
+}
+
+// Arguments that derive serde and schemars themselves: taken as `Args<T>`.
+/// A note's text.
+#[derive(Deserialize, JsonSchema)]
+struct NoteText {
+    /// The note's text
+    text: String,
+}
+
+// The same arguments through `#[args]`.
+/// A note's text.
+#[args]
+struct NoteTextArgs {
+    /// The note's text
+    text: String,
+}
+
+/// Notes a text for the calling account.
+#[tool]
+fn account_note(account: Account, Args(note): Args<NoteText>) -> String {
+    format!("{}: {}", account.principal, note.text)
+}
+
+/// Notes a text (the arguments marked `#[args]`).
+#[tool]
+fn plain_note(note: NoteTextArgs) -> String {
+    note.text
+}
+
+#[tokio::test]
+async fn an_extractor_may_derive_deserialize_and_json_schema() {
+    let server = Server::builder(Implementation::new("macros-test", "0.0.0"))
+        .tools(tools![account_note, plain_note])
+        .build()
+        .unwrap();
+    fn schema(t: &dyn ToolHandler) -> String {
+        serde_json::to_string(&t.descriptor().input_schema).unwrap()
+    }
+    // The extractor is not in the schema; `Args<T>` and `#[args]` give the same bytes.
+    assert_eq!(schema(&account_note {}), schema(&plain_note {}));
+    assert_eq!(
+        schema(&plain_note {}),
+        r#"{"type":"object","properties":{"text":{"type":"string","description":"The note's text"}},"required":["text"],"description":"A note's text."}"#
+    );
+    let reply = Client::builder(InProcess::new(server.clone(), Principal::new("ann")))
+        .build()
+        .call_tool("account_note", json!({"text": "hi"}))
+        .await
+        .unwrap();
+    assert_eq!(reply.text(), "ann: hi");
+    let e = error_text(&call(&server, "account_note", json!({})).await);
+    assert_eq!(
+        e,
+        "Invalid arguments: missing field `text`; expected {text: string}"
+    );
+    // Both stay what they are outside a tool: plain serde types.
+    let account: Account = serde_json::from_value(json!({"principal": "bob"})).unwrap();
+    assert_eq!(account.principal, "bob");
+    assert_eq!(
+        serde_json::to_value(&account).unwrap(),
+        json!({"principal": "bob"})
+    );
 }
 
 /// Where the spawned worker of `spawns_work` reports that it saw the cancellation.

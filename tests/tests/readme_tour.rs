@@ -8,6 +8,7 @@
 use mcp_runtime::client::Client;
 use mcp_runtime::prelude::*;
 use mcp_runtime::scope::ScopePolicy;
+use mcp_runtime::tool::ToolHandler;
 use mcp_tests::{accept, call_params, form_caps, lesson_workspace, retry_params};
 use notes_example::notes::Notes;
 use serde_json::{Value, json};

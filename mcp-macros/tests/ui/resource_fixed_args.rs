@@ -1,12 +1,13 @@
 use mcp_runtime::prelude::*;
+use mcp_runtime::resource::ResourceUri;
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Vars {
     id: String,
 }
 
 // A fixed-URI resource has no variables, so an arguments type is refused at compile time;
-// whether `Vars` is one is decided by its `FromToolCall` impl, not by its spelling.
+// whether `Vars` is one is decided by its `FromRequest` impl, not by its spelling.
 #[resource(uri = "x://fixed")]
 fn fixed_with_args(vars: Vars) -> String {
     vars.id

@@ -42,10 +42,9 @@ async fn shared(ctx: &RequestContext) -> ToolResult<String> {
     }
 }
 
-// Nor mint a correlation id (the alias of the former name too).
+// Nor mint a correlation id.
 #[tool]
-#[allow(deprecated)]
-fn correlated(ctx: &ToolContext) -> Result<String, HandlerError> {
+fn correlated(ctx: &RequestContext) -> Result<String, HandlerError> {
     Ok(ctx.correlation_id("pay")?.to_string())
 }
 

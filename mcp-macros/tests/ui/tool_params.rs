@@ -1,7 +1,7 @@
 // Tool arguments as documented parameters: each mistake is one error that says what to do.
 use mcp_runtime::prelude::*;
 
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct Args {
     title: String,
 }

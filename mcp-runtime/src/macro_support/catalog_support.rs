@@ -62,7 +62,7 @@ pub struct PromptSpec {
     pub optional: &'static [Requirement],
     /// Each parameter's declaration; the arguments' schema (its properties become the
     /// prompt's arguments) comes from them.
-    pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
+    pub params: &'static [fn(&mut super::tool_support::ParamNeeds)],
     /// `complete(arg = provider, ...)`.
     pub completions: &'static [(&'static str, CompletionFn)],
 }
@@ -146,7 +146,7 @@ fn complete_with(
 impl PromptStatic {
     /// Builds the descriptor (deterministic).
     pub fn build(spec: PromptSpec) -> Self {
-        let mut needs = super::tool_support::ToolCallNeeds::default();
+        let mut needs = super::tool_support::ParamNeeds::default();
         for declare in spec.params {
             declare(&mut needs);
         }
@@ -237,7 +237,7 @@ pub struct ResourceSpec {
     pub public: bool,
     /// Each parameter's declaration; the variables struct's schema (checked against the
     /// template's variables) comes from them.
-    pub params: &'static [fn(&mut super::tool_support::ToolCallNeeds)],
+    pub params: &'static [fn(&mut super::tool_support::ParamNeeds)],
     /// `complete(var = provider, ...)`.
     pub completions: &'static [(&'static str, CompletionFn)],
 }
@@ -276,7 +276,7 @@ impl ResourceStatic {
         } else {
             Vec::new()
         };
-        let mut needs = super::tool_support::ToolCallNeeds::default();
+        let mut needs = super::tool_support::ParamNeeds::default();
         for declare in spec.params {
             declare(&mut needs);
         }

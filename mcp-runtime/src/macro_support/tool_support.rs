@@ -10,7 +10,7 @@ use mcp_types::{
 use serde_json::Value;
 
 pub use crate::context::RequestContext;
-pub use crate::extract::{FromToolCall, ToolCall, ToolCallNeeds};
+pub use crate::extract::{Args, FromRequest, ParamNeeds, RequestParts};
 pub use crate::tasks::TaskStart;
 pub use crate::tool::{HandlerError, IntoCallToolResult, Json, State, StateNeed, ToolHandler};
 pub use mcp_types::TaskSupport;
@@ -19,7 +19,9 @@ pub use mcp_types::TaskSupport;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an arguments type",
     label = "needs `Deserialize` and `JsonSchema`",
-    note = "add `#[derive(Deserialize, JsonSchema)]` to `{Self}` (serde 1 and schemars 1.x)",
+    note = "put `#[mcp_runtime::args]` on `{Self}` (it needs no other crate), or add \
+            `#[derive(Deserialize, JsonSchema)]` with `serde` 1 and `schemars` 1.x in your \
+            Cargo.toml",
     note = "if `JsonSchema` is derived but still missing, your crate uses another schemars major \
             version: use `mcp_runtime::prelude::JsonSchema` or schemars 1.x"
 )]
@@ -53,7 +55,8 @@ impl<T: Clone + Send + Sync + 'static> StateType for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be structured tool output",
     label = "needs `Serialize` and `JsonSchema`",
-    note = "add `#[derive(Serialize, JsonSchema)]` to `{Self}` (schemars 1.x)"
+    note = "add `#[derive(Serialize, JsonSchema)]` to `{Self}`, with `serde` 1 (feature `derive`) \
+            and `schemars` 1.x in your Cargo.toml"
 )]
 pub trait ToolOutput: serde::Serialize + schemars::JsonSchema {}
 impl<T: serde::Serialize + schemars::JsonSchema> ToolOutput for T {}
@@ -94,7 +97,7 @@ pub struct ToolSpec {
     pub optional: &'static [Requirement],
     /// Each parameter's declaration: the arguments' schema (the `inputSchema`; none means
     /// no arguments) and the application state it reads.
-    pub params: &'static [fn(&mut ToolCallNeeds)],
+    pub params: &'static [fn(&mut ParamNeeds)],
     /// Produces `outputSchema` (for `Json<T>` returns).
     pub output_schema: Option<fn() -> JsonObject>,
     /// `task` / `task = "..."`: whether the tool runs as a task (`Forbidden` without it).
@@ -103,20 +106,20 @@ pub struct ToolSpec {
     pub task_start: TaskStart,
 }
 
-/// A parameter's extractor and declaration, from a single `FromToolCall` bound, so that
+/// A parameter's extractor and declaration, from a single `FromRequest` bound, so that
 /// generated code names the type once and a type that is no parameter is one error.
 pub struct ParamType<T> {
     /// Declares what the parameter needs.
-    pub declare: fn(&mut ToolCallNeeds),
+    pub declare: fn(&mut ParamNeeds),
     /// Makes the parameter from the call.
-    pub extract: fn(&mut ToolCall<'_>) -> Result<T, HandlerError>,
+    pub extract: fn(&mut RequestParts<'_>) -> Result<T, HandlerError>,
 }
 
 /// The [`ParamType`] of `T`.
-pub fn param_type<T: FromToolCall>() -> ParamType<T> {
+pub fn param_type<T: FromRequest>() -> ParamType<T> {
     ParamType {
         declare: T::declare,
-        extract: T::from_tool_call,
+        extract: T::from_request,
     }
 }
 
@@ -145,7 +148,7 @@ pub struct ToolStatic {
 impl ToolStatic {
     /// Builds the descriptor (deterministic: same input, same bytes).
     pub fn build(spec: ToolSpec) -> Self {
-        let mut needs = ToolCallNeeds::default();
+        let mut needs = ParamNeeds::default();
         for declare in spec.params {
             declare(&mut needs);
         }

@@ -50,10 +50,6 @@ impl std::error::Error for ActionError {
 /// store holds a write transaction meanwhile.
 pub type DuringWork = Box<dyn FnOnce() -> Result<(), ActionError> + Send + 'static>;
 
-/// The old name of [`DuringWork`].
-#[deprecated(since = "0.2.0", note = "renamed to `DuringWork`")]
-pub type ClaimAction = DuringWork;
-
 /// What a confirmed answer changes, and how that change is tied to its one-time claim
 /// (for [`crate::context::RequestContext::elicit_with_mutation`]).
 ///

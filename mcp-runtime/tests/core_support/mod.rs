@@ -8,6 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::future::BoxFuture;
 use mcp_runtime::context::{ElicitForm, Elicitation, FormError, RequestContext};
 use mcp_runtime::prelude::*;
+use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
+use mcp_types::CallToolResult;
+use mcp_types::LoggingLevel;
 use mcp_types::{
     ClientCapabilities, ElicitationCapability, InputSchema, JsonObject, RequestedSchema, Tool,
 };

@@ -15,6 +15,10 @@
 //! | completion of `arg1` | values starting with the typed prefix |
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::PromptRouter;
+use mcp_runtime::router::ResourceRouter;
+use mcp_types::CompletionContext;
+use mcp_types::ContentBlock;
 use mcp_types::{
     BlobResourceContents, EmbeddedResource, ImageContent, JsonObject, ResourceContents,
     TextResourceContents,
@@ -45,7 +49,7 @@ fn test_simple_prompt() -> &'static str {
 }
 
 /// Arguments of `test_prompt_with_arguments`.
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct TwoArgs {
     /// First test argument
     arg1: String,
@@ -72,7 +76,7 @@ fn test_prompt_with_arguments(args: TwoArgs) -> String {
 }
 
 /// Arguments of `test_prompt_with_embedded_resource`.
-#[derive(Deserialize, JsonSchema)]
+#[args]
 #[serde(rename_all = "camelCase")]
 struct EmbedArgs {
     /// URI of the resource to embed
@@ -156,7 +160,7 @@ fn static_binary() -> ResourceContents {
 }
 
 /// Variables of `test://template/{id}/data`.
-#[derive(Deserialize, JsonSchema)]
+#[args]
 struct TemplateVars {
     id: String,
 }

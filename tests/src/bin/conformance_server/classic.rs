@@ -17,6 +17,7 @@
 
 use mcp_runtime::form::FormError;
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
 use mcp_types::{CreateMessageRequestParams, JsonObject, RequestedSchema, SamplingMessage};
 use serde_json::{Value, json};
 
@@ -33,7 +34,8 @@ pub fn tools() -> ToolRouter {
 }
 
 /// `test_sampling` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct PromptArgs {
     /// The prompt sent to the client's model.
     pub prompt: String,
@@ -49,7 +51,8 @@ async fn test_sampling(ctx: &mut RequestContext, args: PromptArgs) -> Result<Str
 }
 
 /// `test_elicitation` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct MessageArgs {
     /// The message shown to the user with the form.
     pub message: String,

@@ -13,6 +13,8 @@
 //! name matching `^[A-Za-z0-9_./-]{1,64}$`.
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
+use mcp_types::ContentBlock;
 use mcp_types::{
     AudioContent, EmbeddedResource, ImageContent, JsonObject, ResourceContents,
     TextResourceContents,

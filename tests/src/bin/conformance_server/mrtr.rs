@@ -20,6 +20,7 @@
 //! `result-type` checks the explicit `resultType`.
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
 
 use super::forms::{ColorForm, ConfirmForm, NameForm};
 use mcp_types::{

@@ -9,8 +9,9 @@
 //! describes. The second stays a `#[tool]`: schemars' `extend` adds the annotation.
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::tool::BoxFuture;
-use mcp_types::{ClientCapabilities, InputSchema, JsonObject, Tool};
+use mcp_runtime::router::ToolRouter;
+use mcp_runtime::tool::{BoxFuture, ToolHandler};
+use mcp_types::{CallToolResult, ClientCapabilities, ContentBlock, InputSchema, JsonObject, Tool};
 use serde_json::json;
 
 /// The schema-preservation fixtures, in `tools/list` order.
@@ -93,7 +94,8 @@ impl ToolHandler for JsonSchema202012 {
 }
 
 /// `test_param_header` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct RegionArgs {
     /// Where to run; also sent as the `Mcp-Param-Region` header.
     #[schemars(extend("x-mcp-header" = "Region"))]

@@ -11,6 +11,8 @@
 use std::time::Duration;
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
+use mcp_types::LoggingLevel;
 use mcp_types::{CreateMessageRequestParams, SamplingMessage};
 
 use super::forms::NameForm;

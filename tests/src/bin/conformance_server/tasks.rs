@@ -13,6 +13,7 @@
 use std::time::Duration;
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::router::ToolRouter;
 use mcp_runtime::tasks::{TaskStart, TaskSupport};
 use mcp_types::ErrorObject;
 
@@ -42,7 +43,8 @@ pub fn tools() -> ToolRouter {
 }
 
 /// `greet` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct GreetArgs {
     /// Who to greet.
     pub name: String,
@@ -55,7 +57,8 @@ async fn greet(args: GreetArgs) -> String {
 }
 
 /// `slow_compute` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct SlowArgs {
     /// How long to work, in seconds (at most 300).
     #[serde(default)]
@@ -104,7 +107,8 @@ pub struct DeleteForm {
 }
 
 /// `confirm_delete` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[args]
+#[derive(Debug)]
 pub struct DeleteArgs {
     /// The file to delete.
     pub filename: String,
