@@ -12,10 +12,13 @@ target="${CARGO_TARGET_DIR:-target}"
 out=docs/public-api
 mkdir -p "$out"
 status=0
-for crate in mcp-types mcp-macros mcp-runtime; do
-    cargo +nightly rustdoc -q -p "$crate" --all-features --lib -- \
+# package:lib:listing (the packages' names on crates.io; the listings keep the directory names).
+for entry in mcp-runtime-types:mcp_types:mcp-types mcp-runtime-macros:mcp_macros:mcp-macros \
+    mcp-runtime:mcp_runtime:mcp-runtime; do
+    IFS=: read -r package lib crate <<<"$entry"
+    cargo +nightly rustdoc -q -p "$package" --all-features --lib -- \
         -Z unstable-options --output-format json
-    json="$target/doc/${crate//-/_}.json"
+    json="$target/doc/$lib.json"
     if [[ "${1:-}" == "--check" ]]; then
         if ! python3 .ci/public_api.py "$json" | diff -u "$out/$crate.txt" -; then
             echo "error: $out/$crate.txt is out of date; run .ci/public-api.sh" >&2
