@@ -23,7 +23,9 @@ use futures::future::BoxFuture;
 use hmac::{Hmac, Mac};
 use mcp_runtime::Principal;
 use mcp_runtime::context::RequestContext;
-use mcp_runtime::replay::{MemoryReplayStore, ReplayStore, SqliteReplayStore};
+
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
+use mcp_runtime::replay::{MemoryReplayStore, ReplayStore};
 use mcp_runtime::router::ToolRouter;
 use mcp_runtime::server::Server;
 use mcp_runtime::state::{StateKey, StateKeyring};

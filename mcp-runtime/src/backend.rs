@@ -61,6 +61,12 @@
 //! ```
 
 mod builtin;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -68,6 +74,7 @@ use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use futures::future::BoxFuture;
 
+use crate::rate_limit::{RateLimitError, RateLimitStore};
 use crate::replay::{ReplayError, ReplayStore};
 use crate::tasks::{TaskStore, TaskStoreError};
 use crate::url_elicitation::{LinkStore, LinkStoreError};
@@ -96,6 +103,19 @@ pub trait Backend: Send + Sync + fmt::Debug {
         let err = TaskStoreError::InvalidSpec {
             spec: crate::replay::redact(spec.trim()),
             hint: "this store backend keeps no tasks; give tasks another store URL (or a TaskStore of your own)",
+        };
+        Box::pin(async move { Err(err) })
+    }
+
+    /// Opens the rate-limit store `spec` names. Default: this backend keeps no counters (an
+    /// error saying to pick another store for them).
+    fn rate_limit_store<'a>(
+        &'a self,
+        spec: &'a str,
+    ) -> BoxFuture<'a, Result<Arc<dyn RateLimitStore>, RateLimitError>> {
+        let err = RateLimitError::InvalidSpec {
+            spec: crate::replay::redact(spec.trim()),
+            hint: "this store backend keeps no rate-limit counters; give them another store URL (or a RateLimitStore of your own)",
         };
         Box::pin(async move { Err(err) })
     }

@@ -109,7 +109,7 @@ pub use transport::{InProcess, Outgoing, Transport};
 
 use mcp_types::ParamHeaderRule as HeaderRule;
 
-use crate::Server;
+use crate::server::Server;
 
 /// Configures a [`Client`].
 #[derive(Debug)]

@@ -75,7 +75,7 @@ use serde::Deserialize as _;
 use serde_json::{Number, Value, json};
 
 use crate::Principal;
-pub use crate::form::{ElicitForm, FormError};
+use crate::form::{ElicitForm, FormError};
 use crate::handler_error::HandlerError;
 pub(crate) use crate::mrtr::Mrtr;
 pub use crate::mrtr::REPLAYED_META_KEY;
@@ -83,7 +83,7 @@ use crate::mrtr::{
     AskShape, FreshAnswer, KeyReuse, Lookup, Sealing, binding_digest, form_binding_digest, refused,
 };
 use crate::replay::ActionError;
-pub use crate::replay::ClaimWork;
+use crate::replay::ClaimWork;
 use crate::service::{CancellationToken, NotificationSink};
 use crate::state::{ArgDigest, CorrelationId};
 use crate::url_elicitation::{LinkCompletion, LinkStage, UrlLinks, UrlTarget};
@@ -360,7 +360,7 @@ impl RequestContext {
     /// ([`ClaimWork::During`], as `elicit_with_commit`), after the claim committed
     /// ([`ClaimWork::After`]: at most once; a failure leaves the confirmation used and says
     /// so), or inside the replay store's own transaction ([`ClaimWork::InTx`] with work from
-    /// the store's constructor, e.g. `replay::sqlite::tx_work`): claim, work and `COMMIT` are
+    /// the store's constructor, e.g. `backend::sqlite::tx_work`): claim, work and `COMMIT` are
     /// one transaction, and any failure rolls back both.
     ///
     /// `mutation` itself runs before the claim and must not change anything; the change goes in

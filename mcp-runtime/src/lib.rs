@@ -72,4 +72,3 @@ pub mod url_elicitation;
 
 pub use mcp_macros::{ElicitChoice, ElicitForm, args, prompt, resource, tool};
 pub use principal::Principal;
-pub use server::{Server, ServerBuilder};

@@ -3,8 +3,8 @@
 //!
 //! # What is limited
 //!
-//! A server configured with limits ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit),
-//! [`ServerBuilder::tool_rate_limit`](crate::ServerBuilder::tool_rate_limit)) counts every
+//! A server configured with limits ([`ServerBuilder::rate_limit`](crate::server::ServerBuilder::rate_limit),
+//! [`ServerBuilder::tool_rate_limit`](crate::server::ServerBuilder::tool_rate_limit)) counts every
 //! `tools/call` of a tool that has a limit, keyed by (principal, tool): each principal has
 //! its own count for each tool, and one principal using up its quota of one tool changes
 //! nothing for another principal, nor for another tool. **Without configuration nothing is
@@ -12,7 +12,7 @@
 //!
 //! The check is made in the server core, after authorization and before any code of the tool
 //! runs, whichever way the request came (Streamable HTTP, stdio, the 2025-11-25 adapter,
-//! [`Server::handle_bytes`](crate::Server::handle_bytes), the in-process client); plain and
+//! [`Server::handle_bytes`](crate::server::Server::handle_bytes), the in-process client); plain and
 //! task-augmented calls alike. A refused call runs nothing and creates no task.
 //!
 //! What counts is a **flow**, not a round: only the first call of a flow, a `tools/call`
@@ -22,7 +22,7 @@
 //! tool and arguments by a first call that was counted, and a state that does not verify is
 //! refused before the check. So a confirmation flow of two rounds costs one call of the
 //! quota, and retrying after a lost reply costs nothing. (A state lives for the state TTL,
-//! [`ServerBuilder::state_ttl`](crate::ServerBuilder::state_ttl), and at most
+//! [`ServerBuilder::state_ttl`](crate::server::ServerBuilder::state_ttl), and at most
 //! [`Limits::max_rounds`](crate::server::Limits::max_rounds) rounds: that bounds what one
 //! counted call can lead to.) `tasks/update`, `tasks/get` and `tasks/cancel` are not
 //! `tools/call` and are not counted.
@@ -63,7 +63,7 @@
 //! # The store, its deadline, and failures
 //!
 //! Counters live in a [`RateLimitStore`]. Unless one is given
-//! ([`ServerBuilder::rate_limit_store`](crate::ServerBuilder::rate_limit_store)), the server
+//! ([`ServerBuilder::rate_limit_store`](crate::server::ServerBuilder::rate_limit_store)), the server
 //! uses the replay store's own ([`ReplayStore::rate_limit_store`](crate::replay::ReplayStore::rate_limit_store)),
 //! so one `--store` setting puts claims, tasks and counters in the same backend: the memory
 //! replay store gives a [`MemoryRateLimitStore`] (one process), a SQLite one a
@@ -74,7 +74,7 @@
 //! the server with a memory store, counting per process (a warning says so at build).
 //! [`open_rate_limit_store`] opens one from the same spec strings as the replay store.
 //!
-//! Every check has a deadline ([`ServerBuilder::rate_limit_deadline`](crate::ServerBuilder::rate_limit_deadline),
+//! Every check has a deadline ([`ServerBuilder::rate_limit_deadline`](crate::server::ServerBuilder::rate_limit_deadline),
 //! default [`DEFAULT_DEADLINE`], 2 s). When the store fails or does not answer in time, the
 //! server **fails closed** by default ([`StoreFailure::Refuse`]): the call is refused with
 //! `-32603` and `data: {"reason": "rate_limit_store_unavailable", "retryable": true}`, nothing
@@ -122,12 +122,6 @@
 //! edge only maps the refusal to 429.
 
 mod memory;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 
 use std::fmt;
 use std::str::FromStr;
@@ -139,10 +133,10 @@ use sha2::{Digest, Sha256};
 
 pub use memory::MemoryRateLimitStore;
 
-use crate::replay::{StoreSpec, redact};
+use crate::replay::redact;
 
 /// How long one check may wait for the store unless
-/// [`ServerBuilder::rate_limit_deadline`](crate::ServerBuilder::rate_limit_deadline) says
+/// [`ServerBuilder::rate_limit_deadline`](crate::server::ServerBuilder::rate_limit_deadline) says
 /// otherwise.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(2);
 
@@ -460,49 +454,13 @@ pub trait RateLimitStore: Send + Sync + fmt::Debug {
 ///
 /// A backend not compiled in (features `sqlite`, `postgres`, `redis`) is an error naming the
 /// feature.
-// A backend that is not compiled in leaves its path or URL unused.
-#[cfg_attr(
-    not(all(feature = "sqlite", feature = "postgres", feature = "redis")),
-    allow(unused_variables)
-)]
 pub async fn open_rate_limit_store(spec: &str) -> Result<Arc<dyn RateLimitStore>, RateLimitError> {
-    let parsed = StoreSpec::parse(spec).map_err(|hint| RateLimitError::InvalidSpec {
-        spec: redact(spec.trim()),
-        hint,
-    })?;
-    match parsed {
-        StoreSpec::Memory(capacity) => Ok(Arc::new(MemoryRateLimitStore::new(
-            capacity.unwrap_or(MemoryRateLimitStore::DEFAULT_CAPACITY),
-        ))),
-        StoreSpec::Sqlite(path) => {
-            #[cfg(feature = "sqlite")]
-            return Ok(Arc::new(sqlite::SqliteRateLimitStore::open(path).await?));
-            #[cfg(not(feature = "sqlite"))]
-            return Err(RateLimitError::NotCompiledIn {
-                store: "sqlite",
-                feature: "sqlite",
-            });
-        }
-        StoreSpec::Postgres(url) => {
-            #[cfg(feature = "postgres")]
-            return Ok(Arc::new(
-                postgres::PostgresRateLimitStore::connect(url).await?,
-            ));
-            #[cfg(not(feature = "postgres"))]
-            return Err(RateLimitError::NotCompiledIn {
-                store: "postgres",
-                feature: "postgres",
-            });
-        }
-        StoreSpec::Redis(url) => {
-            #[cfg(feature = "redis")]
-            return Ok(Arc::new(redis::RedisRateLimitStore::connect(url).await?));
-            #[cfg(not(feature = "redis"))]
-            return Err(RateLimitError::NotCompiledIn {
-                store: "redis",
-                feature: "redis",
-            });
-        }
+    match crate::backend::backend_for(spec) {
+        Some(backend) => backend.rate_limit_store(spec.trim()).await,
+        None => Err(RateLimitError::InvalidSpec {
+            spec: redact(spec.trim()),
+            hint: crate::backend::UNKNOWN_SCHEME,
+        }),
     }
 }
 

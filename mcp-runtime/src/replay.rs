@@ -53,11 +53,11 @@
 //! convergence argument above is not needed: a [`ClaimWith::InTx`] claim inserts the nonce and
 //! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and
 //! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
-//! back. Each backend builds its own work (`replay::sqlite::tx_work`,
-//! `replay::postgres::tx_work`): the core carries it without knowing its type, and a store
+//! back. Each backend builds its own work (`backend::sqlite::tx_work`,
+//! `backend::postgres::tx_work`): the core carries it without knowing its type, and a store
 //! given work built for another answers [`ReplayError::TxMismatch`] naming both. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
 //! which claim inside a caller's transaction. Each backend module re-exports its driver crates
-//! (`replay::sqlite::rusqlite`, `replay::postgres::{tokio_postgres, deadpool_postgres}`) so
+//! (`backend::sqlite::rusqlite`, `backend::postgres::{tokio_postgres, deadpool_postgres}`) so
 //! application code uses exactly the versions the stores do; the core names none of them.
 //!
 //! # Features
@@ -86,13 +86,7 @@
 mod claim;
 mod memory;
 mod outcome;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
 mod spec;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 mod work;
 
 use std::fmt;
@@ -103,17 +97,11 @@ use futures::future::BoxFuture;
 
 pub(crate) use spec::StoreSpec;
 
-pub use crate::state::Nonce;
+use crate::state::Nonce;
 pub use claim::{Claim, ClaimWith};
 pub use memory::MemoryReplayStore;
 pub use outcome::MAX_RECORDED_OUTCOME;
 pub(crate) use outcome::{Fingerprint, RecordedOutcome};
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresReplayStore;
-#[cfg(feature = "redis")]
-pub use redis::RedisReplayStore;
-#[cfg(feature = "sqlite")]
-pub use sqlite::SqliteReplayStore;
 pub use work::{ActionError, ClaimWork, DuringWork, TxOutput, TxWork};
 
 /// The result of a claim.
@@ -313,7 +301,7 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
 
     /// A rate-limit store in the same backend as this replay store, sharing its connection
     /// or pool where it can, for a server with rate limits and no rate-limit store of its
-    /// own ([`ServerBuilder::rate_limit_store`](crate::ServerBuilder::rate_limit_store)).
+    /// own ([`ServerBuilder::rate_limit_store`](crate::server::ServerBuilder::rate_limit_store)).
     /// Called once, when the server is built; it must not block (a store that needs I/O to
     /// open connects on first use). Every built-in store has one (see
     /// [`rate_limit`](crate::rate_limit)); the default, `None`, leaves the server counting in
@@ -403,7 +391,7 @@ pub(crate) fn redact(spec: &str) -> String {
 
 /// Seconds since the Unix epoch, clamped to `i64` (SQL integer columns).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-fn unix_secs_i64(t: SystemTime) -> i64 {
+pub(crate) fn unix_secs_i64(t: SystemTime) -> i64 {
     t.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }

@@ -57,13 +57,13 @@ impl ToolRouter {
     }
 
     /// Registers the tool named `name` as task-supporting (the tasks extension), becoming a
-    /// task as soon as it is called ([`TaskStart::OnCall`](crate::tasks::TaskStart)). A name
+    /// task as soon as it is called ([`TaskStart::OnCall`](crate::tool::TaskStart)). A name
     /// no tool has makes `ServerBuilder::build` fail, naming it. A `#[tool]` function says the
     /// same with `#[tool(task)]`; this call is for hand-written tools, and overrides the
     /// attribute.
     #[must_use]
     pub fn task(self, name: &str, support: mcp_types::TaskSupport) -> Self {
-        self.task_with(name, support, crate::tasks::TaskStart::OnCall)
+        self.task_with(name, support, crate::tool::TaskStart::OnCall)
     }
 
     /// [`ToolRouter::task`] with a choice of when the task starts.
@@ -72,7 +72,7 @@ impl ToolRouter {
         mut self,
         name: &str,
         support: mcp_types::TaskSupport,
-        start: crate::tasks::TaskStart,
+        start: crate::tool::TaskStart,
     ) -> Self {
         match self.index.get(name).copied() {
             Some(i) => {

@@ -233,6 +233,32 @@ impl Server {
     pub fn resources(&self) -> &ResourceRouter {
         &self.inner.resources
     }
+
+    /// Handles one raw message sent under `grant` (a `&Principal` is a local grant without
+    /// scopes); returns the serialised response, or `None` for a notification. Notifications
+    /// emitted by tools are dropped. The grant is authorized like any transport's.
+    ///
+    /// The entry point for embedding and tests. A transport, which authenticates the sender,
+    /// routes notifications and cancels, goes through
+    /// [`McpService::handle`](crate::service::McpService::handle) instead.
+    pub async fn handle_bytes(
+        &self,
+        bytes: &[u8],
+        grant: impl Into<crate::service::Grant>,
+    ) -> Option<Vec<u8>> {
+        let ctx = crate::service::RequestScope::new(
+            grant,
+            crate::service::NotificationSink::discard(),
+            crate::service::CancellationToken::new(),
+        );
+        self.handle_raw(bytes, ctx).await.map(|r| r.body.to_vec())
+    }
+
+    /// Ends every open `subscriptions/listen` stream with its complete result (call it when
+    /// shutting down, before the transport stops). Listens opened afterwards end at once.
+    pub fn close_listens(&self) {
+        self.inner.tasks.closing.cancel();
+    }
 }
 
 impl ServerBuilder {
@@ -622,5 +648,88 @@ impl ServerBuilder {
                 rate,
             }),
         })
+    }
+
+    /// Declares that this server accepts scoped credentials (OAuth access tokens): every
+    /// tool, prompt and resource must then declare the scopes it requires
+    /// (`#[tool(scopes = [..])]`, [`ServerBuilder::tool_scopes`] and the like) or be declared
+    /// public ([`ServerBuilder::public_tool`] and the like), and [`ServerBuilder::build`]
+    /// fails naming every one that does neither.
+    ///
+    /// Without it the core still refuses a scoped grant anything undeclared (deny by
+    /// default) when such a request arrives, and a transport set up with an OAuth
+    /// authenticator refuses to start
+    /// ([`McpService::check_grants`](crate::service::McpService::check_grants)): call this
+    /// wherever OAuth is configured.
+    #[must_use]
+    pub fn scoped_authorization(mut self) -> Self {
+        self.scopes.scoped = true;
+        self
+    }
+
+    /// Declares the tool `name` callable with any credentials, scoped or not (see
+    /// [`ServerBuilder::scoped_authorization`]). [`ServerBuilder::build`] fails if no such
+    /// tool is registered, or if it also requires scopes.
+    #[must_use]
+    pub fn public_tool(mut self, name: &str) -> Self {
+        self.scopes.public_tools.insert(name.to_owned());
+        self
+    }
+
+    /// Declares the prompt `name` public (see [`ServerBuilder::public_tool`]).
+    #[must_use]
+    pub fn public_prompt(mut self, name: &str) -> Self {
+        self.scopes.public_prompts.insert(name.to_owned());
+        self
+    }
+
+    /// Declares the resource registered with this URI or URI template public (see
+    /// [`ServerBuilder::public_tool`]).
+    #[must_use]
+    pub fn public_resource(mut self, uri_or_template: &str) -> Self {
+        self.scopes
+            .public_resources
+            .insert(uri_or_template.to_owned());
+        self
+    }
+
+    /// Requires OAuth `scopes` for `tools/call` of the tool `name` (added to earlier calls),
+    /// and for every `tasks/*` operation on a task of that tool. A scoped grant lacking one
+    /// is refused before the tool runs, on every transport (over HTTP: 403
+    /// `insufficient_scope` naming them all). [`ServerBuilder::build`] fails if no such tool
+    /// is registered or a scope is malformed.
+    #[must_use]
+    pub fn tool_scopes(
+        mut self,
+        name: &str,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        scopes::add(&mut self.scopes.tools, name, scopes);
+        self
+    }
+
+    /// Requires OAuth `scopes` for `prompts/get` of the prompt `name` (see
+    /// [`ServerBuilder::tool_scopes`]).
+    #[must_use]
+    pub fn prompt_scopes(
+        mut self,
+        name: &str,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        scopes::add(&mut self.scopes.prompts, name, scopes);
+        self
+    }
+
+    /// Requires OAuth `scopes` for `resources/read` of the resource registered with this URI,
+    /// or of every URI the resource template `uri_or_template` serves (see
+    /// [`ServerBuilder::tool_scopes`]).
+    #[must_use]
+    pub fn resource_scopes(
+        mut self,
+        uri_or_template: &str,
+        scopes: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        scopes::add(&mut self.scopes.resources, uri_or_template, scopes);
+        self
     }
 }

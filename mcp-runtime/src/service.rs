@@ -87,8 +87,8 @@ pub trait McpService: Send + Sync + 'static {
     /// worse, silently mis-handle) every request of a whole class of credentials does not
     /// start. `Err(what to do)` stops the transport with that message.
     ///
-    /// [`Server`](crate::Server) refuses [`AuthScheme::OAuth`] unless it was built with
-    /// [`ServerBuilder::scoped_authorization`](crate::ServerBuilder::scoped_authorization):
+    /// [`Server`](crate::server::Server) refuses [`AuthScheme::OAuth`] unless it was built with
+    /// [`ServerBuilder::scoped_authorization`](crate::server::ServerBuilder::scoped_authorization):
     /// OAuth grants carry scopes, and only then has every tool, prompt and resource been
     /// checked at build time to declare the scopes it needs. Default: every scheme is fine.
     ///
@@ -100,7 +100,7 @@ pub trait McpService: Send + Sync + 'static {
 
     /// Checks what the service needs to answer requests, for readiness probes (the HTTP
     /// transport's `/readyz`): each check's name and, when it failed, why. The transport
-    /// bounds the wait. Default: nothing to check. [`Server`](crate::Server) checks its replay
+    /// bounds the wait. Default: nothing to check. [`Server`](crate::server::Server) checks its replay
     /// store ([`ReplayStore::ping`](crate::replay::ReplayStore::ping)) and its state keys, and
     /// its rate-limit store when it has rate limits.
     fn readiness(&self) -> BoxFuture<'_, Vec<ReadinessCheck>> {
@@ -118,7 +118,7 @@ pub trait McpService: Send + Sync + 'static {
     /// will not count this request. A transport that must choose its HTTP status before it
     /// starts a stream (the 2025-11-25 adapter's SSE responses) waits this long for such a
     /// refusal, so that it can answer 429 rather than a stream. Default: `None`.
-    /// [`Server`](crate::Server) answers its rate-limit store's deadline for a `tools/call`
+    /// [`Server`](crate::server::Server) answers its rate-limit store's deadline for a `tools/call`
     /// without `requestState` of a tool that has a limit.
     fn admission_wait(
         &self,

@@ -66,10 +66,6 @@
 
 mod memory;
 mod open;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 mod store;
 
 use std::net::IpAddr;

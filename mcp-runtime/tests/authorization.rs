@@ -71,7 +71,7 @@ fn item(vars: ItemVars) -> String {
     vars.id
 }
 
-fn builder(runs: &Runs) -> mcp_runtime::ServerBuilder {
+fn builder(runs: &Runs) -> mcp_runtime::server::ServerBuilder {
     Server::builder(Implementation::new("scopes", "0"))
         .tools(tools![purge, peek, export])
         .prompts(prompts![secret_prompt])

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
 use mcp_runtime::backend::{self, Backend, RegisterError};
+use mcp_runtime::rate_limit::open_rate_limit_store;
 use mcp_runtime::replay::{MemoryReplayStore, ReplayError, ReplayStore, open_store};
 use mcp_runtime::tasks::{MemoryTaskStore, TaskStore, TaskStoreError, open_task_store};
 use mcp_runtime::url_elicitation::open_link_store;
@@ -76,8 +77,17 @@ async fn a_registered_scheme_opens_its_backends_stores() {
         links.to_string().contains("keeps no URL-mode links"),
         "{links}"
     );
+    let Err(counters) = open_rate_limit_store("acme://claims.example/db").await else {
+        panic!("acme keeps no rate-limit counters")
+    };
+    assert!(
+        counters
+            .to_string()
+            .contains("keeps no rate-limit counters"),
+        "{counters}"
+    );
     // And the stores work in a server.
-    let server = mcp_runtime::Server::builder(mcp_types::Implementation::new("t", "1.0"))
+    let server = mcp_runtime::server::Server::builder(mcp_types::Implementation::new("t", "1.0"))
         .replay_store(claims)
         .task_store(tasks)
         .build();
@@ -129,4 +139,22 @@ async fn a_taken_or_malformed_scheme_is_refused_loudly() {
     let message = err.to_string();
     assert!(message.contains("backend::register"), "{message}");
     assert!(!message.contains("hunter2"), "{message}");
+}
+
+#[tokio::test]
+async fn the_built_in_backends_open_every_store_they_back_from_one_url() {
+    // Memory is always compiled in; each kind of store comes from the same URL.
+    assert!(open_store("memory:8").await.is_ok());
+    assert!(open_task_store("memory:8").await.is_ok());
+    assert!(open_link_store("memory:8").await.is_ok());
+    assert!(open_rate_limit_store("memory:8").await.is_ok());
+    // An unknown scheme names the schemes that exist, for every kind of store.
+    let err = open_rate_limit_store("nosuch://x")
+        .await
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("memory")),
+        "{err:?}"
+    );
 }

@@ -8,9 +8,10 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcp_runtime::context::ClaimWork;
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{ActionError, SqliteReplayStore};
+use mcp_runtime::replay::ActionError;
+use mcp_runtime::replay::ClaimWork;
 use serde_json::{Value, json};
 use sqlite_support::{break_commits, repair_commits};
 

@@ -10,7 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
-use mcp_runtime::replay::{Claim, MAX_RECORDED_OUTCOME, MemoryReplayStore, Nonce, ReplayStore};
+
+use mcp_runtime::replay::{Claim, MAX_RECORDED_OUTCOME, MemoryReplayStore, ReplayStore};
+use mcp_runtime::state::Nonce;
 use serde_json::{Value, json};
 
 #[derive(Clone, Default)]
@@ -171,7 +173,7 @@ async fn memory_store_replays_identical_retries() {
 async fn sqlite_store_replays_identical_retries() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(
-        mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("r.db"))
+        mcp_runtime::backend::sqlite::SqliteReplayStore::open(dir.path().join("r.db"))
             .await
             .unwrap(),
     );
@@ -188,7 +190,9 @@ async fn postgres_store_replays_identical_retries() {
     getrandom::fill(&mut r).unwrap();
     let table = format!("replays_{:08x}", u32::from_le_bytes(r));
     let store =
-        match mcp_runtime::replay::PostgresReplayStore::connect_with_table(&url, &table).await {
+        match mcp_runtime::backend::postgres::PostgresReplayStore::connect_with_table(&url, &table)
+            .await
+        {
             Ok(store) => Arc::new(store),
             Err(e) => {
                 assert!(
@@ -213,7 +217,7 @@ async fn postgres_store_replays_identical_retries() {
 async fn redis_store_replays_identical_retries() {
     let url = std::env::var("MCP_TEST_REDIS_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned());
-    let store = match mcp_runtime::replay::RedisReplayStore::connect(&url).await {
+    let store = match mcp_runtime::backend::redis::RedisReplayStore::connect(&url).await {
         Ok(store) => store,
         Err(e) => {
             assert!(
@@ -328,7 +332,7 @@ async fn a_retry_after_a_lost_reply_gets_the_recorded_outcome_whatever_the_world
 /// The outcome recorded with the claim of `nonce`, if any.
 async fn recorded(
     store: &dyn mcp_runtime::replay::ReplayStore,
-    nonce: mcp_runtime::replay::Nonce,
+    nonce: mcp_runtime::state::Nonce,
 ) -> Option<Vec<u8>> {
     match store.outcomes().unwrap().claim_state(nonce).await.unwrap() {
         mcp_runtime::replay::ClaimState::Recorded(outcome) => Some(outcome),

@@ -559,7 +559,7 @@ mod props {
 async fn concurrent_claims_across_instances_with_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn mcp_runtime::replay::ReplayStore> = Arc::new(
-        mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("replay.db"))
+        mcp_runtime::backend::sqlite::SqliteReplayStore::open(dir.path().join("replay.db"))
             .await
             .unwrap(),
     );

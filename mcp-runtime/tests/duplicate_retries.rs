@@ -12,11 +12,12 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
+
 use mcp_runtime::replay::{
-    Claim, ClaimOutcome, ClaimState, MemoryReplayStore, Nonce, OutcomeStore, ReplayError,
-    ReplayStore,
+    Claim, ClaimOutcome, ClaimState, MemoryReplayStore, OutcomeStore, ReplayError, ReplayStore,
 };
 use mcp_runtime::server::Limits;
+use mcp_runtime::state::Nonce;
 use mcp_runtime::state::StateKeyring;
 use serde_json::{Value, json};
 
@@ -165,7 +166,7 @@ async fn copies_of_a_retry_in_flight_wait_for_its_outcome_across_instances_sqlit
     let keys = StateKeyring::generate().unwrap();
     let mut servers = Vec::new();
     for _ in 0..2 {
-        let store = mcp_runtime::replay::SqliteReplayStore::open(dir.path().join("r.db"))
+        let store = mcp_runtime::backend::sqlite::SqliteReplayStore::open(dir.path().join("r.db"))
             .await
             .unwrap();
         servers.push(instance(

@@ -158,10 +158,9 @@ async fn a_verdict_ready_at_once_is_a_429_for_an_sse_only_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_verdict_from_a_shared_store_is_a_429_too() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        mcp_runtime::rate_limit::sqlite::SqliteRateLimitStore::open(dir.path().join("rl.db"))
-            .await
-            .unwrap();
+    let store = mcp_runtime::backend::sqlite::SqliteRateLimitStore::open(dir.path().join("rl.db"))
+        .await
+        .unwrap();
     limited_over_the_modern_transport(Some(Arc::new(store))).await;
 }
 
@@ -265,9 +264,8 @@ async fn the_2025_11_25_adapter_answers_429_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_2025_11_25_adapter_waits_for_a_shared_stores_verdict() {
     let dir = tempfile::tempdir().unwrap();
-    let store =
-        mcp_runtime::rate_limit::sqlite::SqliteRateLimitStore::open(dir.path().join("rl.db"))
-            .await
-            .unwrap();
+    let store = mcp_runtime::backend::sqlite::SqliteRateLimitStore::open(dir.path().join("rl.db"))
+        .await
+        .unwrap();
     legacy::limited(Some(Arc::new(store))).await;
 }

@@ -145,8 +145,8 @@ async fn two_servers_enforce_one_limit(a: Arc<dyn ReplayStore>, b: Arc<dyn Repla
 #[cfg(feature = "sqlite")]
 mod sqlite {
     use super::*;
-    use mcp_runtime::rate_limit::sqlite::SqliteRateLimitStore;
-    use mcp_runtime::replay::SqliteReplayStore;
+    use mcp_runtime::backend::sqlite::SqliteRateLimitStore;
+    use mcp_runtime::backend::sqlite::SqliteReplayStore;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn counts_are_exact_across_processes_sharing_the_file() {
@@ -190,8 +190,8 @@ mod sqlite {
 #[cfg(feature = "postgres")]
 mod postgres {
     use super::*;
-    use mcp_runtime::rate_limit::postgres::PostgresRateLimitStore;
-    use mcp_runtime::replay::PostgresReplayStore;
+    use mcp_runtime::backend::postgres::PostgresRateLimitStore;
+    use mcp_runtime::backend::postgres::PostgresReplayStore;
 
     fn url() -> String {
         std::env::var("MCP_TEST_POSTGRES_URL")
@@ -281,8 +281,8 @@ mod postgres {
 #[cfg(feature = "redis")]
 mod redis {
     use super::*;
-    use mcp_runtime::rate_limit::redis::RedisRateLimitStore;
-    use mcp_runtime::replay::RedisReplayStore;
+    use mcp_runtime::backend::redis::RedisRateLimitStore;
+    use mcp_runtime::backend::redis::RedisReplayStore;
 
     fn url() -> String {
         std::env::var("MCP_TEST_REDIS_URL")

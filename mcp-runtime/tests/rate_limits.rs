@@ -355,7 +355,7 @@ impl RateLimitStore for Stalled {
     }
 }
 
-fn with_store(store: Arc<dyn RateLimitStore>, runs: &Runs) -> mcp_runtime::ServerBuilder {
+fn with_store(store: Arc<dyn RateLimitStore>, runs: &Runs) -> mcp_runtime::server::ServerBuilder {
     Server::builder(Implementation::new("t", "1.0"))
         .tools(tools![echo, free])
         .state(runs.clone())

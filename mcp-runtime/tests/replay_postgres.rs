@@ -4,14 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure should abort the test
 
+use mcp_runtime::backend::postgres::PostgresReplayStore;
+use mcp_runtime::replay::{ActionError, Claim, ClaimOutcome, ReplayError, ReplayStore, open_store};
+use mcp_runtime::state::Nonce;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
-
-use mcp_runtime::replay::{
-    ActionError, Claim, ClaimOutcome, Nonce, PostgresReplayStore, ReplayError, ReplayStore,
-    open_store,
-};
 
 fn url() -> String {
     std::env::var("MCP_TEST_POSTGRES_URL")
@@ -234,10 +232,10 @@ async fn unreachable_server_is_a_clear_error() {
 /// instead of hanging; once the lock is free, setup goes through.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schema_setup_gives_up_on_a_held_lock_at_its_deadline() {
-    use mcp_runtime::replay::postgres::deadpool_postgres::{
+    use mcp_runtime::backend::postgres::deadpool_postgres::{
         Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
     };
-    use mcp_runtime::replay::postgres::{SchemaSetupError, setup_schema};
+    use mcp_runtime::backend::postgres::{SchemaSetupError, setup_schema};
 
     let t = table("setup_lock");
     let Some(probe) = store(&t).await else { return };

@@ -4,14 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure should abort the test
 
+use mcp_runtime::backend::redis::RedisReplayStore;
+use mcp_runtime::replay::{
+    ActionError, Claim, ClaimOutcome, ClaimState, ReplayError, ReplayStore, open_store,
+};
+use mcp_runtime::state::Nonce;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
-
-use mcp_runtime::replay::{
-    ActionError, Claim, ClaimOutcome, ClaimState, Nonce, RedisReplayStore, ReplayError,
-    ReplayStore, open_store,
-};
 
 fn url() -> String {
     std::env::var("MCP_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379/0".to_owned())
@@ -303,7 +303,7 @@ async fn redis_restarted_mid_flight_is_a_clear_error_then_reconnects() {
     assert_eq!(ran.load(Ordering::SeqCst), 0, "no action without a claim");
     assert!(
         started.elapsed()
-            < 2 * mcp_runtime::replay::redis::COMMAND_TIMEOUT + Duration::from_secs(1),
+            < 2 * mcp_runtime::backend::redis::COMMAND_TIMEOUT + Duration::from_secs(1),
         "failures come within the deadline"
     );
 

@@ -12,10 +12,8 @@ use std::time::{Duration, Instant, SystemTime};
 use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
 
 mod sqlite_support;
-
-use mcp_runtime::replay::{
-    ActionError, Claim, ClaimOutcome, DuringWork, ReplayError, ReplayStore, SqliteReplayStore,
-};
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
+use mcp_runtime::replay::{ActionError, Claim, ClaimOutcome, DuringWork, ReplayError, ReplayStore};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_handles_one_file_race_one_winner() {
@@ -225,11 +223,11 @@ async fn newer_schema_is_refused() {
     drop(conn);
     let err = SqliteReplayStore::open(&path).await.unwrap_err();
     let too_new = std::error::Error::source(&err)
-        .and_then(|e| e.downcast_ref::<mcp_runtime::replay::sqlite::SchemaTooNew>());
+        .and_then(|e| e.downcast_ref::<mcp_runtime::backend::sqlite::SchemaTooNew>());
     assert!(
         matches!(
             too_new,
-            Some(mcp_runtime::replay::sqlite::SchemaTooNew {
+            Some(mcp_runtime::backend::sqlite::SchemaTooNew {
                 found: 99,
                 supported: 2
             })
@@ -516,7 +514,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
         .unwrap_err();
     assert_eq!(err.reason(), "sqlite", "{err}");
 
-    let action = mcp_runtime::replay::sqlite::tx_work(|tx| {
+    let action = mcp_runtime::backend::sqlite::tx_work(|tx| {
         tx.execute_batch("CREATE TABLE written_in_tx (x INTEGER)")
             .map_err(ActionError::new)
     });
@@ -528,7 +526,7 @@ async fn a_failed_commit_says_whether_the_action_happened() {
 
     // Nothing of the failed commits stayed: every nonce is still claimable, the in-transaction
     // write is gone.
-    let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(&path).unwrap();
+    let conn = mcp_runtime::backend::sqlite::rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch("DROP TRIGGER breaker").unwrap();
     let tables: i64 = conn
         .query_row(

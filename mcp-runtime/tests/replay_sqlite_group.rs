@@ -8,10 +8,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_runtime::replay::sqlite::{SqliteOptions, rusqlite, tx_work};
-use mcp_runtime::replay::{
-    ActionError, Claim, ClaimOutcome, Nonce, ReplayError, ReplayStore, SqliteReplayStore,
-};
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
+use mcp_runtime::backend::sqlite::{SqliteOptions, rusqlite, tx_work};
+use mcp_runtime::replay::{ActionError, Claim, ClaimOutcome, ReplayError, ReplayStore};
+use mcp_runtime::state::Nonce;
 use sqlite_support::{break_commits, later, nonce, open_temp, temp_db};
 use tokio::task::JoinHandle;
 
@@ -329,7 +329,7 @@ async fn concurrent_claims_and_records_all_land() {
 /// The outcome recorded with the claim of `nonce`, if any.
 async fn recorded(
     store: &dyn mcp_runtime::replay::ReplayStore,
-    nonce: mcp_runtime::replay::Nonce,
+    nonce: mcp_runtime::state::Nonce,
 ) -> Option<Vec<u8>> {
     match store.outcomes().unwrap().claim_state(nonce).await.unwrap() {
         mcp_runtime::replay::ClaimState::Recorded(outcome) => Some(outcome),

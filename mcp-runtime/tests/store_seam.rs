@@ -9,12 +9,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use futures::future::BoxFuture;
-use mcp_runtime::context::{ClaimWork, REPLAYED_META_KEY};
+use mcp_runtime::context::REPLAYED_META_KEY;
 use mcp_runtime::prelude::*;
+use mcp_runtime::replay::ClaimWork;
 use mcp_runtime::replay::{
-    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, MemoryReplayStore, Nonce,
-    OutcomeStore, ReplayError, ReplayStore, TxWork,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, MemoryReplayStore, OutcomeStore,
+    ReplayError, ReplayStore, TxWork,
 };
+use mcp_runtime::state::Nonce;
 use serde_json::{Value, json};
 
 /// Claims and application data behind one lock: a transaction is "hold the lock, work on a
@@ -325,7 +327,7 @@ async fn work_for_another_store_is_refused_by_name() {
     #[cfg(feature = "sqlite")]
     {
         let store = MapStore::default();
-        let sqlite_work = mcp_runtime::replay::sqlite::tx_work(|_tx| Ok(()));
+        let sqlite_work = mcp_runtime::backend::sqlite::tx_work(|_tx| Ok(()));
         let err = store
             .claim(Claim::new(n, later()).in_tx(sqlite_work))
             .await

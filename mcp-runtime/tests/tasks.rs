@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use core_support::*;
-use mcp_runtime::ServerBuilder;
 use mcp_runtime::prelude::*;
-use mcp_runtime::tasks::{TaskStart, TaskSupport};
+use mcp_runtime::server::ServerBuilder;
+use mcp_runtime::tasks::TaskSupport;
+use mcp_runtime::tool::TaskStart;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 

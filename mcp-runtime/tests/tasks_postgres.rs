@@ -4,7 +4,7 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_runtime::tasks::postgres::PostgresTaskStore;
+use mcp_runtime::backend::postgres::PostgresTaskStore;
 use mcp_runtime::tasks::{TaskLimits, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
 use tasks_support::limits;

@@ -4,7 +4,7 @@
 #![cfg(feature = "redis")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_runtime::tasks::redis::RedisTaskStore;
+use mcp_runtime::backend::redis::RedisTaskStore;
 use mcp_runtime::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
 use tasks_support::limits;

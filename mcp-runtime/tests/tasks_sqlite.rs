@@ -2,7 +2,7 @@
 #![cfg(feature = "sqlite")]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_runtime::tasks::sqlite::SqliteTaskStore;
+use mcp_runtime::backend::sqlite::SqliteTaskStore;
 use mcp_runtime::tasks::{TaskRecord, TaskStore, TaskStoreError, now_ms};
 use mcp_types::TaskStatus;
 
@@ -82,8 +82,8 @@ async fn expired_tasks_are_never_returned_and_are_pruned() {
 }
 
 mod limits {
-    use mcp_runtime::replay::sqlite::rusqlite;
-    use mcp_runtime::tasks::sqlite::SqliteTaskStore;
+    use mcp_runtime::backend::sqlite::SqliteTaskStore;
+    use mcp_runtime::backend::sqlite::rusqlite;
     use mcp_runtime::tasks::{TaskLimits, TaskStore, now_ms};
     use mcp_types::TaskStatus;
 
@@ -203,10 +203,10 @@ mod fleet {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
+    use mcp_runtime::backend::sqlite::SqliteTaskStore;
     use mcp_runtime::prelude::*;
     use mcp_runtime::state::StateKeyring;
     use mcp_runtime::tasks::TaskSupport;
-    use mcp_runtime::tasks::sqlite::SqliteTaskStore;
     use serde_json::{Value, json};
 
     /// A name.

@@ -160,7 +160,7 @@ async fn fleet_flow(a: Arc<dyn LinkStore>, b: Arc<dyn LinkStore>) {
 #[cfg(feature = "sqlite")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_sharing_a_sqlite_link_store_finishes_a_flow_on_either_instance() {
-    use mcp_runtime::url_elicitation::sqlite::SqliteLinkStore;
+    use mcp_runtime::backend::sqlite::SqliteLinkStore;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("links.db");
     let a = SqliteLinkStore::open(&path).await.unwrap();
@@ -171,8 +171,8 @@ async fn a_fleet_sharing_a_sqlite_link_store_finishes_a_flow_on_either_instance(
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_sharing_a_postgres_link_store_finishes_a_flow_on_either_instance() {
-    use mcp_runtime::replay::postgres::tokio_postgres;
-    use mcp_runtime::url_elicitation::postgres::PostgresLinkStore;
+    use mcp_runtime::backend::postgres::PostgresLinkStore;
+    use mcp_runtime::backend::postgres::tokio_postgres;
 
     let url = std::env::var("MCP_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());

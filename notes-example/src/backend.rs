@@ -23,7 +23,7 @@
 //! # Deletion in the claim's transaction
 //!
 //! The replay store lives in the same database (startup refuses anything else), so a deletion
-//! is [`ClaimWork::InTx`] (built by `replay::sqlite::tx_work` / `replay::postgres::tx_work`): inside the very transaction that
+//! is [`ClaimWork::InTx`] (built by `backend::sqlite::tx_work` / `backend::postgres::tx_work`): inside the very transaction that
 //! claims the confirmation's nonce, the backend re-checks that the principal may use the
 //! workspace, that the note still exists in that workspace (row locked) and that its title still
 //! matches the search the user confirmed, deletes exactly that row, and only then does the
@@ -35,8 +35,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use mcp_runtime::Principal;
-use mcp_runtime::context::ClaimWork;
 use mcp_runtime::replay::ActionError;
+use mcp_runtime::replay::ClaimWork;
 use mcp_runtime::scope::{ScopeError, WorkspaceUri};
 
 use crate::notes::{Note, Notes, NotesError, title_matches};
@@ -411,9 +411,9 @@ async fn blocking<T: Send + 'static>(
 
 #[cfg(test)]
 mod tests {
+    use mcp_runtime::backend::sqlite::SqliteReplayStore;
+    use mcp_runtime::replay::Claim;
     use std::time::Duration;
-
-    use mcp_runtime::replay::{Claim, SqliteReplayStore};
 
     use super::*;
 
@@ -462,7 +462,9 @@ mod tests {
 
     #[tokio::test]
     async fn sqlite_backend_lists_only_its_workspace_and_deletes_in_a_claim_tx() {
-        use mcp_runtime::replay::{ClaimOutcome, Nonce, ReplayStore, SqliteReplayStore, TxWork};
+        use mcp_runtime::backend::sqlite::SqliteReplayStore;
+        use mcp_runtime::replay::{ClaimOutcome, ReplayStore, TxWork};
+        use mcp_runtime::state::Nonce;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("n.db");
         let store = SqliteReplayStore::open(&path).await.unwrap();

@@ -236,7 +236,7 @@ impl NotesWorkspace {
     /// Like [`delete`](Self::delete), but a note that is already gone counts as deleted.
     ///
     /// This is the convergent form a replay store's claim-plus-action
-    /// ([`mcp_runtime::context::ClaimWork::During`]) needs. The server itself deletes
+    /// ([`mcp_runtime::replay::ClaimWork::During`]) needs. The server itself deletes
     /// at most once instead (claim committed first, then [`delete`](Self::delete)), so that a
     /// note re-created after a crash is never deleted by the old confirmation.
     pub fn delete_convergent(&self, id: &str) -> Result<String, NotesError> {

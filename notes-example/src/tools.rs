@@ -5,8 +5,8 @@
 //! workspace URI is authorized for that principal on every call (first leg and retry alike),
 //! and a deletion happens only under the runtime's one-time claim of the signed confirmation.
 
-use mcp_runtime::context::ClaimWork;
 use mcp_runtime::prelude::*;
+use mcp_runtime::replay::ClaimWork;
 use mcp_runtime::resource::ResourceUri;
 
 use mcp_runtime::scope::FsError;
@@ -249,7 +249,10 @@ pub struct CallLimits {
 
 impl CallLimits {
     /// `builder` with these limits.
-    pub fn apply(&self, builder: mcp_runtime::ServerBuilder) -> mcp_runtime::ServerBuilder {
+    pub fn apply(
+        &self,
+        builder: mcp_runtime::server::ServerBuilder,
+    ) -> mcp_runtime::server::ServerBuilder {
         let builder = match self.duplicate_wait {
             Some(duplicate_wait) => builder
                 .limits(mcp_runtime::server::Limits::default().with_duplicate_wait(duplicate_wait)),

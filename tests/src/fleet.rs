@@ -63,8 +63,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mcp_runtime::backend::postgres::tokio_postgres;
 use mcp_runtime::client::{Client, ClientError, HttpTransport};
-use mcp_runtime::replay::postgres::tokio_postgres;
 use serde_json::json;
 
 use crate::haproxy::{Haproxy, ProxyConfig, free_port};

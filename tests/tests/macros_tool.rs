@@ -7,7 +7,8 @@ use std::sync::Arc;
 use mcp_runtime::__macro_support_v1::{HandlerError, Json, RequestContext, State, ToolHandler};
 use mcp_runtime::client::{Client, InProcess};
 use mcp_runtime::extract::{Args, Cancellation, FromRequest, RequestParts};
-use mcp_runtime::{Principal, Server, args, tool, tools};
+use mcp_runtime::server::Server;
+use mcp_runtime::{Principal, args, tool, tools};
 use mcp_types::{
     CallToolResult, ClientCapabilities, ElicitationCapability, Implementation, SamplingCapability,
 };

@@ -10,8 +10,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_runtime::backend::postgres::tokio_postgres;
 use mcp_runtime::client::{Client, ClientError, StdioTransport};
-use mcp_runtime::replay::postgres::tokio_postgres;
 use mcp_tests::notes::*;
 use mcp_tests::{RESPONSE_TIMEOUT, notes_binary, notes_transport};
 use serde_json::{Value, json};
@@ -256,7 +256,7 @@ fn drop_row(notes: &str, table: &str, uri: &str, id: &str) {
         pg_exec(&sql).unwrap();
     } else {
         let path = notes.strip_prefix("sqlite:").unwrap();
-        let conn = mcp_runtime::replay::sqlite::rusqlite::Connection::open(path).unwrap();
+        let conn = mcp_runtime::backend::sqlite::rusqlite::Connection::open(path).unwrap();
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .unwrap();
         conn.execute_batch(&sql).unwrap();

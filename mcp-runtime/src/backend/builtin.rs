@@ -13,6 +13,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::Backend;
+use crate::rate_limit::{MemoryRateLimitStore, RateLimitError, RateLimitStore};
 use crate::replay::{MemoryReplayStore, ReplayError, ReplayStore, StoreSpec, redact};
 use crate::tasks::{MemoryTaskStore, TaskStore, TaskStoreError};
 use crate::url_elicitation::{LinkLimits, LinkStore, LinkStoreError, MemoryLinkStore};
@@ -62,15 +63,15 @@ impl Backend for Builtin {
                 )),
                 #[cfg(feature = "sqlite")]
                 StoreSpec::Sqlite(path) => {
-                    Arc::new(crate::replay::SqliteReplayStore::open(path).await?)
+                    Arc::new(crate::backend::sqlite::SqliteReplayStore::open(path).await?)
                 }
                 #[cfg(feature = "postgres")]
                 StoreSpec::Postgres(url) => {
-                    Arc::new(crate::replay::PostgresReplayStore::connect(url).await?)
+                    Arc::new(crate::backend::postgres::PostgresReplayStore::connect(url).await?)
                 }
                 #[cfg(feature = "redis")]
                 StoreSpec::Redis(url) => {
-                    Arc::new(crate::replay::RedisReplayStore::connect(url).await?)
+                    Arc::new(crate::backend::redis::RedisReplayStore::connect(url).await?)
                 }
                 #[allow(unreachable_patterns)]
                 other => {
@@ -99,18 +100,56 @@ impl Backend for Builtin {
                 StoreSpec::Memory(Some(capacity)) => Arc::new(MemoryTaskStore::new(capacity)),
                 #[cfg(feature = "sqlite")]
                 StoreSpec::Sqlite(path) => {
-                    Arc::new(crate::tasks::sqlite::SqliteTaskStore::open(path).await?)
+                    Arc::new(crate::backend::sqlite::SqliteTaskStore::open(path).await?)
                 }
                 #[cfg(feature = "postgres")]
                 StoreSpec::Postgres(url) => {
-                    Arc::new(crate::tasks::postgres::PostgresTaskStore::connect(url).await?)
+                    Arc::new(crate::backend::postgres::PostgresTaskStore::connect(url).await?)
                 }
                 #[cfg(feature = "redis")]
                 StoreSpec::Redis(url) => {
-                    Arc::new(crate::tasks::redis::RedisTaskStore::connect(url).await?)
+                    Arc::new(crate::backend::redis::RedisTaskStore::connect(url).await?)
                 }
                 #[allow(unreachable_patterns)]
                 other => return Err(TaskStoreError::NotCompiledIn(missing(other))),
+            };
+            Ok(store)
+        })
+    }
+
+    fn rate_limit_store<'a>(
+        &'a self,
+        spec: &'a str,
+    ) -> BoxFuture<'a, Result<Arc<dyn RateLimitStore>, RateLimitError>> {
+        Box::pin(async move {
+            let parsed = StoreSpec::parse(spec).map_err(|hint| RateLimitError::InvalidSpec {
+                spec: redact(spec),
+                hint,
+            })?;
+            let store: Arc<dyn RateLimitStore> = match parsed {
+                StoreSpec::Memory(capacity) => Arc::new(MemoryRateLimitStore::new(
+                    capacity.unwrap_or(MemoryRateLimitStore::DEFAULT_CAPACITY),
+                )),
+                #[cfg(feature = "sqlite")]
+                StoreSpec::Sqlite(path) => {
+                    Arc::new(crate::backend::sqlite::SqliteRateLimitStore::open(path).await?)
+                }
+                #[cfg(feature = "postgres")]
+                StoreSpec::Postgres(url) => {
+                    Arc::new(crate::backend::postgres::PostgresRateLimitStore::connect(url).await?)
+                }
+                #[cfg(feature = "redis")]
+                StoreSpec::Redis(url) => {
+                    Arc::new(crate::backend::redis::RedisRateLimitStore::connect(url).await?)
+                }
+                #[allow(unreachable_patterns)]
+                other => {
+                    let feature = missing(other);
+                    return Err(RateLimitError::NotCompiledIn {
+                        store: feature,
+                        feature,
+                    });
+                }
             };
             Ok(store)
         })
@@ -137,12 +176,12 @@ impl Backend for Builtin {
                 }
                 #[cfg(feature = "sqlite")]
                 StoreSpec::Sqlite(path) => {
-                    Arc::new(crate::url_elicitation::sqlite::SqliteLinkStore::open(path).await?)
+                    Arc::new(crate::backend::sqlite::SqliteLinkStore::open(path).await?)
                 }
                 #[cfg(feature = "postgres")]
-                StoreSpec::Postgres(url) => Arc::new(
-                    crate::url_elicitation::postgres::PostgresLinkStore::connect(url).await?,
-                ),
+                StoreSpec::Postgres(url) => {
+                    Arc::new(crate::backend::postgres::PostgresLinkStore::connect(url).await?)
+                }
                 #[allow(unreachable_patterns)]
                 other => return Err(LinkStoreError::NotCompiledIn(missing(other))),
             };

@@ -11,7 +11,7 @@ use mcp_types::RequestId;
 use serde_json::Value;
 
 use super::ClientError;
-use crate::Server;
+use crate::server::Server;
 use crate::service::Grant;
 use crate::service::{CancellationToken, NotificationSink, RequestScope};
 

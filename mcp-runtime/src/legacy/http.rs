@@ -327,7 +327,7 @@ struct Inner {
 }
 
 impl LegacyHttp {
-    /// An adapter serving `service` (a [`Server`](crate::Server), or any
+    /// An adapter serving `service` (a [`Server`](crate::server::Server), or any
     /// `Arc<dyn McpService>`) to 2025-11-25 clients, authenticating with `auth` (pass the
     /// modern transport's authenticator, so both eras see the same principals).
     pub fn new(

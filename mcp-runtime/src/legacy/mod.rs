@@ -46,7 +46,7 @@
 //! [`Grant`](crate::service::Grant), so the core authorizes it as it does a modern request
 //! (over HTTP the adapter asks [`McpService::authorize`](crate::service::McpService::authorize)
 //! first, to answer a refusal with 403 before its session is touched). It serves a
-//! [`Server`](crate::Server) or any wrapper around one. A forwarded message therefore passes
+//! [`Server`](crate::server::Server) or any wrapper around one. A forwarded message therefore passes
 //! the core's own size and depth limits and scope checks, like a modern one.
 //!
 //! # Security

@@ -175,7 +175,7 @@ impl LegacySession {
     /// plain [`Principal`] is a local, unscoped grant) that writes outgoing messages to `out`,
     /// with [`SessionLimits::default`].
     ///
-    /// `service` is the modern core: a [`Server`](crate::Server), or any
+    /// `service` is the modern core: a [`Server`](crate::server::Server), or any
     /// `Arc<dyn McpService>` (e.g. a wrapper around one).
     pub fn new(
         service: impl Into<Arc<dyn McpService>>,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 pub use crate::context::RequestContext;
 pub use crate::extract::{Args, FromRequest, ParamNeeds, RequestParts};
-pub use crate::tasks::TaskStart;
+pub use crate::tool::TaskStart;
 pub use crate::tool::{HandlerError, IntoCallToolResult, Json, State, StateNeed, ToolHandler};
 pub use mcp_types::TaskSupport;
 

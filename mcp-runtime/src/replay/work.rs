@@ -4,7 +4,7 @@
 //! claim (not at all, during it, after it, or inside the store's own transaction);
 //! [`DuringWork`] is the standalone closure a store runs while holding a claim; [`TxWork`] is
 //! transactional work a backend builds with its own typed constructor
-//! (`replay::sqlite::tx_work`, `replay::postgres::tx_work`, or a third party's) and the core
+//! (`backend::sqlite::tx_work`, `backend::postgres::tx_work`, or a third party's) and the core
 //! carries without knowing its type.
 
 use std::any::Any;

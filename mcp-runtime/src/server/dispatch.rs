@@ -23,26 +23,9 @@ use crate::Principal;
 use crate::handler_error::{HandlerErrorKind, settle};
 use crate::observe::RequestObserver;
 use crate::service::Body;
-use crate::service::{
-    CancellationToken, McpService, Message, NotificationSink, Reply, RequestScope,
-};
+use crate::service::{McpService, Message, Reply, RequestScope};
 
 impl Server {
-    /// Handles one raw message sent under `grant` (a `&Principal` is a local grant without
-    /// scopes); returns the serialised response, or `None` for a notification. Notifications
-    /// emitted by tools are dropped. The grant is authorized like any transport's.
-    ///
-    /// The entry point for embedding and tests. A transport, which authenticates the sender,
-    /// routes notifications and cancels, goes through [`McpService::handle`] instead.
-    pub async fn handle_bytes(
-        &self,
-        bytes: &[u8],
-        grant: impl Into<crate::service::Grant>,
-    ) -> Option<Vec<u8>> {
-        let ctx = RequestScope::new(grant, NotificationSink::discard(), CancellationToken::new());
-        self.handle_raw(bytes, ctx).await.map(|r| r.body.to_vec())
-    }
-
     /// Handles one raw message with a full transport context (the in-process client's path;
     /// transports parse once and go through [`McpService::handle`]).
     pub(crate) async fn handle_raw(&self, bytes: &[u8], ctx: RequestScope) -> Option<Reply> {
@@ -886,6 +869,7 @@ fn paged_reply(id: &RequestId, pages: &super::listing::Pages, params: &JsonObjec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::{CancellationToken, NotificationSink};
 
     /// Every request's future is allocated and copied once per request (the transport boxes
     /// it), so its size is paid on every call: rarely taken paths (tasks, prompts,

@@ -46,12 +46,6 @@ const TASK_IDS: &str = "taskIds";
 type Watched = HashMap<String, u64>;
 
 impl Server {
-    /// Ends every open `subscriptions/listen` stream with its complete result (call it when
-    /// shutting down, before the transport stops). Listens opened afterwards end at once.
-    pub fn close_listens(&self) {
-        self.inner.tasks.closing.cancel();
-    }
-
     /// `subscriptions/listen`: acknowledges the honoured subset, then streams task status
     /// until the listen ends (see the module docs).
     pub(super) async fn listen(

@@ -7,14 +7,16 @@
 //! - A scoped grant (an OAuth token) needs every scope its target requires; lacking one, the
 //!   request is refused naming them all ([`Reply::forbidden`], HTTP 403 `insufficient_scope`).
 //! - A target that declares no scopes is refused to a scoped grant unless it was declared
-//!   public (deny by default). With [`ServerBuilder::scoped_authorization`] that mistake is
-//!   caught by [`ServerBuilder::build`] instead, naming every undeclared target.
+//!   public (deny by default). With
+//!   [`ServerBuilder::scoped_authorization`](super::ServerBuilder::scoped_authorization) that
+//!   mistake is caught by [`ServerBuilder::build`](super::ServerBuilder::build) instead,
+//!   naming every undeclared target.
 
 use std::collections::{HashMap, HashSet};
 
 use mcp_types::RequestId;
 
-use super::{BuildError, Server, ServerBuilder};
+use super::{BuildError, Server};
 use crate::router::{PromptRouter, ResourceRouter, ToolRouter};
 use crate::service::envelope;
 use crate::service::{Grant, Reply};
@@ -23,13 +25,14 @@ use crate::service::{Grant, Reply};
 /// targets declared public.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RequiredScopes {
-    tools: HashMap<String, Vec<String>>,
-    prompts: HashMap<String, Vec<String>>,
-    resources: HashMap<String, Vec<String>>,
-    public_tools: HashSet<String>,
-    public_prompts: HashSet<String>,
-    public_resources: HashSet<String>,
-    /// [`ServerBuilder::scoped_authorization`] was called.
+    pub(super) tools: HashMap<String, Vec<String>>,
+    pub(super) prompts: HashMap<String, Vec<String>>,
+    pub(super) resources: HashMap<String, Vec<String>>,
+    pub(super) public_tools: HashSet<String>,
+    pub(super) public_prompts: HashSet<String>,
+    pub(super) public_resources: HashSet<String>,
+    /// [`ServerBuilder::scoped_authorization`](super::ServerBuilder::scoped_authorization)
+    /// was called.
     pub(super) scoped: bool,
 }
 
@@ -55,7 +58,7 @@ fn is_scope_token(scope: &str) -> bool {
             .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
 }
 
-fn add(
+pub(super) fn add(
     map: &mut HashMap<String, Vec<String>>,
     name: &str,
     scopes: impl IntoIterator<Item = impl Into<String>>,
@@ -66,91 +69,6 @@ fn add(
         if !entry.contains(&scope) {
             entry.push(scope);
         }
-    }
-}
-
-impl ServerBuilder {
-    /// Declares that this server accepts scoped credentials (OAuth access tokens): every
-    /// tool, prompt and resource must then declare the scopes it requires
-    /// (`#[tool(scopes = [..])]`, [`ServerBuilder::tool_scopes`] and the like) or be declared
-    /// public ([`ServerBuilder::public_tool`] and the like), and [`ServerBuilder::build`]
-    /// fails naming every one that does neither.
-    ///
-    /// Without it the core still refuses a scoped grant anything undeclared (deny by
-    /// default) when such a request arrives, and a transport set up with an OAuth
-    /// authenticator refuses to start
-    /// ([`McpService::check_grants`](crate::service::McpService::check_grants)): call this
-    /// wherever OAuth is configured.
-    #[must_use]
-    pub fn scoped_authorization(mut self) -> Self {
-        self.scopes.scoped = true;
-        self
-    }
-
-    /// Declares the tool `name` callable with any credentials, scoped or not (see
-    /// [`ServerBuilder::scoped_authorization`]). [`ServerBuilder::build`] fails if no such
-    /// tool is registered, or if it also requires scopes.
-    #[must_use]
-    pub fn public_tool(mut self, name: &str) -> Self {
-        self.scopes.public_tools.insert(name.to_owned());
-        self
-    }
-
-    /// Declares the prompt `name` public (see [`ServerBuilder::public_tool`]).
-    #[must_use]
-    pub fn public_prompt(mut self, name: &str) -> Self {
-        self.scopes.public_prompts.insert(name.to_owned());
-        self
-    }
-
-    /// Declares the resource registered with this URI or URI template public (see
-    /// [`ServerBuilder::public_tool`]).
-    #[must_use]
-    pub fn public_resource(mut self, uri_or_template: &str) -> Self {
-        self.scopes
-            .public_resources
-            .insert(uri_or_template.to_owned());
-        self
-    }
-
-    /// Requires OAuth `scopes` for `tools/call` of the tool `name` (added to earlier calls),
-    /// and for every `tasks/*` operation on a task of that tool. A scoped grant lacking one
-    /// is refused before the tool runs, on every transport (over HTTP: 403
-    /// `insufficient_scope` naming them all). [`ServerBuilder::build`] fails if no such tool
-    /// is registered or a scope is malformed.
-    #[must_use]
-    pub fn tool_scopes(
-        mut self,
-        name: &str,
-        scopes: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        add(&mut self.scopes.tools, name, scopes);
-        self
-    }
-
-    /// Requires OAuth `scopes` for `prompts/get` of the prompt `name` (see
-    /// [`ServerBuilder::tool_scopes`]).
-    #[must_use]
-    pub fn prompt_scopes(
-        mut self,
-        name: &str,
-        scopes: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        add(&mut self.scopes.prompts, name, scopes);
-        self
-    }
-
-    /// Requires OAuth `scopes` for `resources/read` of the resource registered with this URI,
-    /// or of every URI the resource template `uri_or_template` serves (see
-    /// [`ServerBuilder::tool_scopes`]).
-    #[must_use]
-    pub fn resource_scopes(
-        mut self,
-        uri_or_template: &str,
-        scopes: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        add(&mut self.scopes.resources, uri_or_template, scopes);
-        self
     }
 }
 
@@ -215,7 +133,8 @@ impl RequiredScopes {
 
     /// Checks that every requirement and public declaration names something registered,
     /// every scope is a valid `scope-token`, nothing is both public and scoped, and, with
-    /// [`ServerBuilder::scoped_authorization`], that every target declares one or the other.
+    /// [`ServerBuilder::scoped_authorization`](super::ServerBuilder::scoped_authorization),
+    /// that every target declares one or the other.
     /// Without it, declared scopes are reported once (a warning): only scoped credentials are
     /// held to them.
     pub(super) fn check(

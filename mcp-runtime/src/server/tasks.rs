@@ -22,7 +22,8 @@ use crate::context::{HandlerId, HandlerKind, RequestContext};
 use crate::handler_error::{HandlerErrorKind, settle};
 use crate::service::{CancellationToken, Reply};
 use crate::state::ArgDigest;
-use crate::tasks::{TaskRecord, TaskStart, TaskStore, new_task_id, now_ms};
+use crate::tasks::{TaskRecord, TaskStore, new_task_id, now_ms};
+use crate::tool::TaskStart;
 use crate::tool::ToolHandler;
 
 use super::task_progress::{self, CANCEL_GRACE, Wiring};

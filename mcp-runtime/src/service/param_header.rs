@@ -82,7 +82,7 @@ impl ParamMirrors {
     }
 
     /// Checks these mirrors against `rules` for a call with `arguments`: what
-    /// [`Server`](crate::Server) does for every `tools/call` a transport recorded mirrors for
+    /// [`Server`](crate::server::Server) does for every `tools/call` a transport recorded mirrors for
     /// (a hand-written [`McpService`](super::McpService) calls it the same way).
     ///
     /// An argument absent or null in the body needs no mirror (and one sent anyway is not

@@ -9,7 +9,7 @@
 //!
 //! - **Opting in.** A tool is never a task unless it says so: `#[tool(task)]` (or
 //!   `task = "optional"`), `#[tool(task = "required")]`, optionally with
-//!   `task_start = "after_input"` (a [`TaskStart`]). A hand-written or dynamic tool is
+//!   `task_start = "after_input"` (a [`TaskStart`](crate::tool::TaskStart)). A hand-written or dynamic tool is
 //!   registered with `tools![export].task("export", TaskSupport::Optional)` (or
 //!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with)), which also overrides
 //!   the attribute. Its handler stays an ordinary async fn. The descriptor gains
@@ -27,7 +27,7 @@
 //!   the task in `input_required`; `tasks/update` delivers answers (a subset is fine: the task
 //!   waits for the rest; unknown keys are ignored) and, once all are in, the runtime runs the
 //!   handler again with them, exactly as an MRTR retry: the sealed state of the round is kept
-//!   in the store and never sent to the client. With [`TaskStart::AfterInput`] the tool first
+//!   in the store and never sent to the client. With [`TaskStart::AfterInput`](crate::tool::TaskStart::AfterInput) the tool first
 //!   gathers input through ordinary MRTR rounds and becomes a task on the first pass that
 //!   does not finish at once.
 //! - **Cancellation** (cooperative, as the extension says). `tasks/cancel` marks the task
@@ -80,16 +80,9 @@
 
 mod memory;
 mod open;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 mod store;
 mod tool;
 
-pub use crate::tool::TaskStart;
 pub use mcp_types::TaskSupport;
 pub use memory::MemoryTaskStore;
 pub use open::open_task_store;

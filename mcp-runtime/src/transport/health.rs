@@ -3,7 +3,7 @@
 //!
 //! - `GET /healthz`: the process is alive and serving HTTP; always `200 {"status":"ok"}`.
 //! - `GET /readyz`: every readiness check passes: the service's own
-//!   ([`McpService::readiness`]: a [`Server`](crate::Server) checks its replay store and state
+//!   ([`McpService::readiness`]: a [`Server`](crate::server::Server) checks its replay store and state
 //!   keys) and the application's ([`HttpServer::with_readiness_check`]), each bounded by
 //!   [`READINESS_TIMEOUT`]. `200 {"status":"ready","checks":{"replay_store":"ok",...}}` or
 //!   `503 {"status":"not ready","failed":["replay_store"],"checks":{...}}`. Why a check failed
@@ -33,7 +33,7 @@ pub const READINESS_TIMEOUT: Duration = Duration::from_secs(2);
 pub const HEALTHZ_PATH: &str = "/healthz";
 /// The path of the readiness probe, served like [`HEALTHZ_PATH`]: `GET /readyz` runs every
 /// readiness check, the service's own ([`McpService::readiness`]: a
-/// [`Server`](crate::Server) checks its replay store and state keys) and the application's
+/// [`Server`](crate::server::Server) checks its replay store and state keys) and the application's
 /// ([`HttpServer::with_readiness_check`](super::HttpServer::with_readiness_check)), each
 /// bounded by [`READINESS_TIMEOUT`], and answers
 /// `200 {"status":"ready","checks":{"replay_store":"ok",...}}` or

@@ -533,7 +533,7 @@ async fn notification(
 mod tests {
     use super::*;
     use crate::Principal;
-    use crate::Server;
+    use crate::server::Server;
     use crate::transport::auth::AllowAnonymous;
 
     /// The endpoint's future is boxed and moved once per request: it must stay under the

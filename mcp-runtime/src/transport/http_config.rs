@@ -31,7 +31,7 @@ use crate::server::limits::nonzero;
 ///
 /// Rate limits on `tools/call` are not set here: they are the core's policy, per principal and
 /// tool, and must hold on every transport, so they are set on the server
-/// ([`ServerBuilder::rate_limit`](crate::ServerBuilder::rate_limit), see
+/// ([`ServerBuilder::rate_limit`](crate::server::ServerBuilder::rate_limit), see
 /// [`rate_limit`](crate::rate_limit)); this transport only answers a refusal with 429 and
 /// `Retry-After`.
 #[derive(Debug, Clone)]

@@ -30,7 +30,7 @@
 //! - The principal is the issuer plus the subject ([`principal_for`]): what request state binds
 //!   and what authorization decisions (workspaces) are keyed by. The granted scopes (`scope`
 //!   claim, space-separated) are checked against what a tool, prompt or resource requires
-//!   ([`ServerBuilder::tool_scopes`](crate::ServerBuilder::tool_scopes)): 403
+//!   ([`ServerBuilder::tool_scopes`](crate::server::ServerBuilder::tool_scopes)): 403
 //!   `insufficient_scope` naming the needed scopes.
 //!
 //! Tokens are never logged, never put in an error, and never forwarded anywhere: the verifier

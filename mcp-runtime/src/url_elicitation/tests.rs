@@ -410,11 +410,13 @@ async fn completion_data_is_capped() {
 async fn the_sqlite_store_is_shared_capped_and_compare_and_set() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("links.db");
-    let a = sqlite::SqliteLinkStore::open(&path)
+    let a = crate::backend::sqlite::SqliteLinkStore::open(&path)
         .await
         .unwrap()
         .with_limits(LinkLimits::new(3, 2));
-    let b = sqlite::SqliteLinkStore::open(&path).await.unwrap();
+    let b = crate::backend::sqlite::SqliteLinkStore::open(&path)
+        .await
+        .unwrap();
     // Minted through one process's links, completed through another's.
     let mint_side = links_in_dyn(Arc::new(a.clone()));
     let page_side = links_in_dyn(Arc::new(b));

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::future::BoxFuture;
-use mcp_runtime::context::{ElicitForm, Elicitation, FormError, RequestContext};
+use mcp_runtime::context::{Elicitation, RequestContext};
+use mcp_runtime::form::ElicitForm;
+use mcp_runtime::form::FormError;
 use mcp_runtime::prelude::*;
 use mcp_runtime::tool::{IntoCallToolResult, ToolHandler};
 use mcp_types::CallToolResult;

@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use mcp_runtime::replay::sqlite::rusqlite;
-use mcp_runtime::replay::{Nonce, SqliteReplayStore};
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
+use mcp_runtime::backend::sqlite::rusqlite;
+use mcp_runtime::state::Nonce;
 
 /// An expiry ten minutes away: long enough for any test.
 pub fn later() -> SystemTime {

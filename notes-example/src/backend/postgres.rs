@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use mcp_runtime::Principal;
-use mcp_runtime::context::ClaimWork;
-use mcp_runtime::replay::ActionError;
-use mcp_runtime::replay::postgres::deadpool_postgres::{
+use mcp_runtime::backend::postgres::deadpool_postgres::{
     Manager, ManagerConfig, Pool, RecyclingMethod, Runtime,
 };
-use mcp_runtime::replay::postgres::tokio_postgres;
+use mcp_runtime::backend::postgres::tokio_postgres;
+use mcp_runtime::replay::ActionError;
+use mcp_runtime::replay::ClaimWork;
 use mcp_runtime::scope::WorkspaceUri;
 
 use super::{NoteRecord, NotesBackend, UriGrants, check_table, create_notes_table, gone, sorted};
@@ -36,7 +36,7 @@ impl fmt::Debug for PostgresNotes {
 
 fn pg_err(context: &str) -> impl FnOnce(tokio_postgres::Error) -> NotesError + '_ {
     move |e| {
-        let text = mcp_runtime::replay::postgres::describe(&e);
+        let text = mcp_runtime::backend::postgres::describe(&e);
         NotesError::Backend(format!("PostgreSQL notes: {context}: {text}"))
     }
 }
@@ -67,11 +67,11 @@ impl PostgresNotes {
         };
         let mut client = notes.client().await?;
         // Serialised across instances starting together (see `setup_schema`).
-        mcp_runtime::replay::postgres::setup_schema(
+        mcp_runtime::backend::postgres::setup_schema(
             &mut client,
             &format!("notes-example:{table}"),
             &create_notes_table(table, ""),
-            mcp_runtime::replay::postgres::SCHEMA_SETUP_DEADLINE,
+            mcp_runtime::backend::postgres::SCHEMA_SETUP_DEADLINE,
         )
         .await
         .map_err(|e| NotesError::Backend(format!("PostgreSQL notes: setting up: {e}")))?;
@@ -80,7 +80,7 @@ impl PostgresNotes {
 
     async fn client(
         &self,
-    ) -> Result<mcp_runtime::replay::postgres::deadpool_postgres::Client, NotesError> {
+    ) -> Result<mcp_runtime::backend::postgres::deadpool_postgres::Client, NotesError> {
         self.pool
             .get()
             .await
@@ -173,7 +173,7 @@ impl NotesBackend for PostgresNotes {
             "DELETE FROM \"{}\" WHERE workspace_uri = $1 AND id = $2",
             self.table
         );
-        ClaimWork::InTx(mcp_runtime::replay::postgres::tx_work(move |tx| {
+        ClaimWork::InTx(mcp_runtime::backend::postgres::tx_work(move |tx| {
             Box::pin(async move {
                 let uri = grants
                     .authorize(&principal, &uri)

@@ -5,9 +5,10 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use mcp_runtime::Principal;
-use mcp_runtime::context::ClaimWork;
-use mcp_runtime::replay::sqlite::rusqlite::{self, OptionalExtension};
-use mcp_runtime::replay::{ActionError, SqliteReplayStore};
+use mcp_runtime::backend::sqlite::SqliteReplayStore;
+use mcp_runtime::backend::sqlite::rusqlite::{self, OptionalExtension};
+use mcp_runtime::replay::ActionError;
+use mcp_runtime::replay::ClaimWork;
 use mcp_runtime::scope::WorkspaceUri;
 
 use super::{
@@ -147,7 +148,7 @@ impl NotesBackend for SqliteNotes {
             "DELETE FROM \"{}\" WHERE workspace_uri = ?1 AND id = ?2",
             self.table
         );
-        ClaimWork::InTx(mcp_runtime::replay::sqlite::tx_work(move |tx| {
+        ClaimWork::InTx(mcp_runtime::backend::sqlite::tx_work(move |tx| {
             // The transaction is BEGIN IMMEDIATE: no other writer runs until it ends.
             let uri = grants
                 .authorize(&principal, &uri)

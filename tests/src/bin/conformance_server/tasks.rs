@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::router::ToolRouter;
-use mcp_runtime::tasks::{TaskStart, TaskSupport};
+use mcp_runtime::tasks::TaskSupport;
+use mcp_runtime::tool::TaskStart;
 use mcp_types::ErrorObject;
 
 use super::forms::NameForm;

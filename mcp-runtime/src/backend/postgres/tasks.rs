@@ -3,11 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use tokio_postgres::NoTls;
 
-use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
+use super::conn::{
+    SCHEMA_SETUP_DEADLINE, TABLE_HINT, describe, i64_of, open_pool, setup_schema, valid_table,
+};
+use crate::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// Tasks in a PostgreSQL table: every instance connected to the same database and table sees
 /// the same tasks, so any of them can answer `tasks/get`, `tasks/update` and `tasks/cancel`.
@@ -28,7 +30,7 @@ pub struct PostgresTaskStore {
 
 /// The longest one create may take, waiting for the creates lock included; then it fails
 /// (and is rolled back) rather than hang.
-pub const CREATE_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const CREATE_DEADLINE: Duration = Duration::from_secs(10);
 
 struct Inner {
     pool: Pool,
@@ -44,24 +46,11 @@ impl std::fmt::Debug for PostgresTaskStore {
     }
 }
 
-fn valid_table(table: &str) -> bool {
-    let mut chars = table.chars();
-    table.len() <= 48
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
 fn backend(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> TaskStoreError {
     move |e| {
-        let e = crate::replay::postgres::describe(&e);
+        let e = describe(&e);
         TaskStoreError::Backend(format!("PostgreSQL, {context}: {e}"))
     }
-}
-
-fn i64_of(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
 impl PostgresTaskStore {
@@ -79,25 +68,11 @@ impl PostgresTaskStore {
     pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, TaskStoreError> {
         if !valid_table(table) {
             return Err(TaskStoreError::Backend(format!(
-                "invalid table name `{table}`: use 1 to 48 of a-z 0-9 _, not starting with a digit"
+                "invalid table name `{table}`: {TABLE_HINT}"
             )));
         }
-        let config: tokio_postgres::Config =
-            url.parse().map_err(backend("parsing the connection URL"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(10)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| TaskStoreError::Backend(format!("PostgreSQL pool: {e}")))?;
+        let pool =
+            open_pool(url).map_err(|e| TaskStoreError::Backend(format!("PostgreSQL, {e}")))?;
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
@@ -106,7 +81,7 @@ impl PostgresTaskStore {
             }),
         };
         let mut client = store.client().await?;
-        crate::replay::postgres::setup_schema(
+        setup_schema(
             &mut client,
             &format!("mcp-tasks:{table}"),
             &format!(
@@ -122,7 +97,7 @@ impl PostgresTaskStore {
                  CREATE INDEX IF NOT EXISTS \"{table}_owner\"
                      ON \"{table}\" (owner, terminal, expires_ms);"
             ),
-            crate::replay::postgres::SCHEMA_SETUP_DEADLINE,
+            SCHEMA_SETUP_DEADLINE,
         )
         .await
         .map_err(|e| {

@@ -3,24 +3,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::{
-    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore,
-    ReplayError, ReplayStore, TxWork, unix_secs_i64,
+use super::{NAME, conn};
+use crate::replay::{
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError,
+    ReplayStore, TxWork, unix_secs_i64,
 };
-
-/// The SQLite driver this store uses, for [`tx_work`] and application tables in the same
-/// file: exactly the version the store links.
-pub use rusqlite;
+use crate::state::Nonce;
 
 mod group;
-
-/// This store's [`ReplayStore::name`].
-pub const NAME: &str = "sqlite";
 
 /// The environment variable [`SqliteOptions::from_env`] reads: `0`, `off` or `false` turns
 /// group commit off (one transaction, and one disk flush, per claim), for A/B measurements.
@@ -100,8 +95,6 @@ enum Under {
     InTx(SqliteTx),
 }
 
-/// How long a claim waits for another process's write transaction before failing.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Minimum seconds between automatic prunes (one also runs on open).
 const PRUNE_INTERVAL_SECS: i64 = 60;
 
@@ -282,11 +275,7 @@ fn lost_answer() -> ReplayError {
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock drops any open transaction (rolling it back), so the
-        // connection is still usable.
-        self.conn
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        conn::lock(&self.conn)
     }
 
     fn queue(&self) -> MutexGuard<'_, group::Queue> {
@@ -328,49 +317,7 @@ fn open_connection(path: &Path) -> Result<Connection, ReplayError> {
 }
 
 fn configure(path: &Path) -> Result<Connection, ReplayError> {
-    let conn = Connection::open(path).map_err(sqlite("opening the database file"))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(sqlite("setting the busy timeout"))?;
-    let mode = enable_wal(&conn)?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        tracing::warn!(
-            mode,
-            "replay store: SQLite refused WAL mode; claims stay correct but slower"
-        );
-    }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(sqlite("setting synchronous"))?;
-    Ok(conn)
-}
-
-/// Switches the file to WAL mode, retrying while another connection holds it.
-///
-/// The switch needs an exclusive lock, and SQLite reports contention for it at once rather
-/// than through the busy handler (waiting there could deadlock two switchers). Processes
-/// opening a fresh file together would otherwise fail to start, so wait here instead, up to
-/// the same bound as a claim. Once one switch lands the mode is stored in the file and the
-/// others see WAL already set.
-fn enable_wal(conn: &Connection) -> Result<String, ReplayError> {
-    let deadline = Instant::now() + BUSY_TIMEOUT;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
-            Ok(mode) => return Ok(mode),
-            Err(e) if is_busy(&e) && Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
-            Err(e) => return Err(sqlite("enabling WAL mode")(e)),
-        }
-    }
-}
-
-/// Whether `e` is lock contention (worth waiting out) rather than a real failure.
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
+    conn::configure(path).map_err(|e| ReplayError::backend(NAME, "opening the store", e))
 }
 
 /// Brings the schema up to date inside one write transaction, so concurrent first opens by
@@ -425,9 +372,7 @@ fn sqlite(context: &'static str) -> impl FnOnce(rusqlite::Error) -> ReplayError 
 async fn run_blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ReplayError> + Send + 'static,
 ) -> Result<T, ReplayError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ReplayError::Worker(e.to_string()))?
+    conn::blocking(f, ReplayError::Worker).await
 }
 
 impl ReplayStore for SqliteReplayStore {
@@ -435,11 +380,11 @@ impl ReplayStore for SqliteReplayStore {
         NAME
     }
 
-    /// A [`SqliteRateLimitStore`](crate::rate_limit::sqlite::SqliteRateLimitStore) on this
+    /// A [`SqliteRateLimitStore`](crate::backend::sqlite::SqliteRateLimitStore) on this
     /// store's file (table `mcp_rate_limits`, a connection of its own opened on first use).
     fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
         Some(Arc::new(
-            crate::rate_limit::sqlite::SqliteRateLimitStore::lazy(self.path()),
+            crate::backend::sqlite::SqliteRateLimitStore::lazy(self.path()),
         ))
     }
 

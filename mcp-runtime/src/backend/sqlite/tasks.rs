@@ -1,16 +1,13 @@
 //! [`SqliteTaskStore`]: tasks in a SQLite file, shared by every process on one host.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
-use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
-
-/// How long a write waits for another process's lock before failing.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+use super::conn::{self, i64_of, lock};
+use crate::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// The table (created if absent). One row per task: the record as JSON, plus the columns
 /// the conditional update, the expiry and the limits need. The owner index is the only
@@ -53,11 +50,8 @@ impl SqliteTaskStore {
         let path = path.as_ref().to_path_buf();
         let for_open = path.clone();
         let conn = blocking(move || {
-            let conn = Connection::open(&for_open).map_err(backend("opening the file"))?;
-            conn.busy_timeout(BUSY_TIMEOUT)
-                .map_err(backend("setting the busy timeout"))?;
-            conn.pragma_update(None, "journal_mode", "WAL")
-                .map_err(backend("enabling WAL"))?;
+            let conn = conn::configure(&for_open)
+                .map_err(|e| TaskStoreError::Backend(format!("SQLite, {e}")))?;
             conn.execute_batch(SCHEMA)
                 .map_err(backend("creating the mcp_tasks table"))?;
             Ok(conn)
@@ -97,25 +91,17 @@ impl SqliteTaskStore {
     }
 }
 
-fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
-    // A statement that panicked left no transaction open (each is autocommit).
-    conn.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, TaskStoreError> + Send + 'static,
 ) -> Result<T, TaskStoreError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| TaskStoreError::Backend(format!("the SQLite worker failed: {e}")))?
+    conn::blocking(f, |e| {
+        TaskStoreError::Backend(format!("the SQLite worker failed: {e}"))
+    })
+    .await
 }
 
 fn backend(context: &'static str) -> impl FnOnce(rusqlite::Error) -> TaskStoreError {
     move |e| TaskStoreError::Backend(format!("SQLite, {context}: {e}"))
-}
-
-fn i64_of(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
 fn encode(record: &TaskRecord) -> Result<String, TaskStoreError> {

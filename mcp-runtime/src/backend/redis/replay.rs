@@ -26,7 +26,7 @@
 //! - [`OutcomeStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
 //!   claim (`PXAT`).
 //!
-//! Every command has a deadline ([`COMMAND_TIMEOUT`], or
+//! Every command has a deadline (5 s by default, or
 //! [`RedisReplayStore::with_command_timeout`]); an unreachable or restarted Redis gives
 //! [`ReplayError::Backend`] naming `redis` (nothing acted on), and the next operation
 //! reconnects.
@@ -44,24 +44,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 
-use super::{
-    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore, ReplayError,
-    ReplayStore, redact,
+use super::NAME;
+use super::conn::{
+    Failure, Link, PREFIX_HINT, URL_HINT, connection_config, shown_prefix, valid_prefix,
 };
+use crate::replay::{
+    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError, ReplayStore,
+    redact,
+};
+use crate::state::Nonce;
 
-/// This store's [`ReplayStore::name`].
-pub const NAME: &str = "redis";
-
-/// How long one Redis command (or connecting) may take before the operation fails, unless
-/// [`RedisReplayStore::with_command_timeout`] says otherwise.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// The longest a claim that may have landed after its deadline is looked for, to release it.
 const RELEASE_HORIZON: Duration = Duration::from_secs(600);
 /// How long a [`ClaimWith::During`] action holds its lease before a retry may take over
 /// (after a crash mid-action). Keep actions well below it.
-pub const ACTION_LEASE: Duration = Duration::from_secs(60);
-/// Longest accepted key prefix.
-const MAX_PREFIX_LEN: usize = 64;
+pub(crate) const ACTION_LEASE: Duration = Duration::from_secs(60);
 
 /// Turns our lease into the used claim: `KEYS[1]` the claim, `ARGV[1]` our lease token,
 /// `ARGV[2]` the expiry in Unix milliseconds. 1 when recorded, 0 when the lease was lost.
@@ -75,14 +72,11 @@ const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 ///
 /// See the [module docs](self) for the exact claim, crash and durability semantics.
 pub struct RedisReplayStore {
-    client: redis::Client,
-    /// The live connection; dropped after a connection error so the next call reconnects.
-    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    /// The connection, with every command's deadline.
+    link: Link,
     prefix: String,
     /// The URL without its password, for `Debug`.
     shown: String,
-    /// Every command's deadline.
-    command_timeout: Duration,
 }
 
 impl std::fmt::Debug for RedisReplayStore {
@@ -94,19 +88,8 @@ impl std::fmt::Debug for RedisReplayStore {
     }
 }
 
-fn failed(context: &'static str, e: redis::RedisError) -> ReplayError {
-    ReplayError::backend(NAME, context, e)
-}
-
-fn timed_out(context: &'static str, after: Duration) -> ReplayError {
-    ReplayError::backend(
-        NAME,
-        context,
-        format!(
-            "no answer within {} ms; check that Redis is running and reachable",
-            after.as_millis()
-        ),
-    )
+fn failed(context: &'static str) -> impl FnOnce(Failure) -> ReplayError {
+    move |e| ReplayError::backend(NAME, context, e)
 }
 
 /// A fresh random token naming one claim attempt (hex of 16 random bytes).
@@ -115,15 +98,6 @@ fn claim_token() -> Result<String, ReplayError> {
     getrandom::fill(&mut token)
         .map_err(|e| ReplayError::Worker(format!("no randomness for a claim token: {e}")))?;
     Ok(token.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The options of every connection this store opens: no driver timeouts. The driver's own
-/// response timeout (500 ms by default) would answer "failed" while the command may still
-/// land, well inside this store's own deadline; this store's deadline is the only one.
-fn connection_config() -> redis::AsyncConnectionConfig {
-    redis::AsyncConnectionConfig::new()
-        .set_connection_timeout(None)
-        .set_response_timeout(None)
 }
 
 /// Deletes the claim `key` if it still holds `token`: a claim whose `SET` got no answer in
@@ -196,16 +170,14 @@ impl RedisReplayStore {
     /// Connects to `url` (`redis://[USER:PASSWORD@]HOST:PORT/DB`) and checks it answers `PING`.
     pub async fn connect(url: &str) -> Result<Self, ReplayError> {
         let shown = redact(url);
-        let client = redis::Client::open(url).map_err(|_| ReplayError::InvalidSpec {
+        let link = Link::open(url).ok_or_else(|| ReplayError::InvalidSpec {
             spec: shown.clone(),
-            hint: "write `redis://HOST:PORT/DB`, e.g. `redis://127.0.0.1:6379/0`",
+            hint: URL_HINT,
         })?;
         let store = Self {
-            client,
-            conn: tokio::sync::Mutex::new(None),
+            link,
             prefix: "mcp:replay".to_owned(),
             shown,
-            command_timeout: COMMAND_TIMEOUT,
         };
         let mut conn = store.connection().await?;
         store
@@ -217,25 +189,22 @@ impl RedisReplayStore {
     /// Uses `prefix` (1 to 64 characters, no whitespace) for this store's keys, so several
     /// servers can share one Redis database without sharing claims.
     pub fn with_prefix(mut self, prefix: &str) -> Result<Self, ReplayError> {
-        if prefix.is_empty()
-            || prefix.len() > MAX_PREFIX_LEN
-            || prefix.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
+        if !valid_prefix(prefix) {
             return Err(ReplayError::InvalidSpec {
-                spec: prefix.chars().take(MAX_PREFIX_LEN).collect(),
-                hint: "a key prefix is 1 to 64 characters without whitespace",
+                spec: shown_prefix(prefix),
+                hint: PREFIX_HINT,
             });
         }
         prefix.clone_into(&mut self.prefix);
         Ok(self)
     }
 
-    /// Gives every command (and connecting) `timeout` instead of [`COMMAND_TIMEOUT`]
+    /// Gives every command (and connecting) `timeout` instead of the default 5 s
     /// (at least 10 ms). Keep it above Redis's worst pauses (a fork for a snapshot, say):
     /// a command past it fails even though it may still land.
     #[must_use]
     pub fn with_command_timeout(mut self, timeout: Duration) -> Self {
-        self.command_timeout = timeout.max(Duration::from_millis(10));
+        self.link = self.link.with_timeout(timeout);
         self
     }
 
@@ -244,10 +213,10 @@ impl RedisReplayStore {
     fn release_later(&self, key: String, token: String, lifetime: Duration) {
         let horizon = tokio::time::Instant::now() + lifetime.min(RELEASE_HORIZON);
         tokio::spawn(release_if_landed(
-            self.client.clone(),
+            self.link.client().clone(),
             key,
             token,
-            self.command_timeout,
+            self.link.timeout(),
             horizon,
         ));
     }
@@ -270,43 +239,17 @@ impl RedisReplayStore {
 
     /// The live connection, connecting if there is none.
     async fn connection(&self) -> Result<MultiplexedConnection, ReplayError> {
-        let mut slot = self.conn.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            return Ok(conn.clone());
-        }
-        let conn = tokio::time::timeout(
-            self.command_timeout,
-            self.client
-                .get_multiplexed_async_connection_with_config(&connection_config()),
-        )
-        .await
-        .map_err(|_| timed_out("connecting", self.command_timeout))?
-        .map_err(|e| failed("connecting", e))?;
-        *slot = Some(conn.clone());
-        Ok(conn)
+        self.link.get().await.map_err(failed("connecting"))
     }
 
-    /// Runs `cmd` with a deadline; a connection-level failure drops the connection so the next
-    /// operation reconnects (after a Redis restart, say).
+    /// Runs `cmd` with the deadline (see [`Link::run`]).
     async fn run<T: redis::FromRedisValue>(
         &self,
         conn: &mut MultiplexedConnection,
         context: &'static str,
         cmd: redis::Cmd,
     ) -> Result<T, ReplayError> {
-        match tokio::time::timeout(self.command_timeout, cmd.query_async::<T>(conn)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-                    *self.conn.lock().await = None;
-                }
-                Err(failed(context, e))
-            }
-            Err(_) => {
-                *self.conn.lock().await = None;
-                Err(timed_out(context, self.command_timeout))
-            }
-        }
+        self.link.run(conn, cmd).await.map_err(failed(context))
     }
 
     async fn claim_inner(
@@ -419,13 +362,14 @@ impl ReplayStore for RedisReplayStore {
         NAME
     }
 
-    /// A [`RedisRateLimitStore`](crate::rate_limit::redis::RedisRateLimitStore) on the same
+    /// A [`RedisRateLimitStore`](crate::backend::redis::RedisRateLimitStore) on the same
     /// Redis server and database (a connection of its own, opened on first use): keys under
     /// `mcp:ratelimit` beside the default claims, `PREFIX:ratelimit` beside claims under a
     /// prefix `PREFIX` of your choice.
     fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
-        use crate::rate_limit::redis::RedisRateLimitStore;
-        let store = RedisRateLimitStore::with_client(self.client.clone(), self.shown.clone());
+        use crate::backend::redis::RedisRateLimitStore;
+        let store =
+            RedisRateLimitStore::with_client(self.link.client().clone(), self.shown.clone());
         let store = if self.prefix == "mcp:replay" {
             store
         } else {
@@ -433,7 +377,7 @@ impl ReplayStore for RedisReplayStore {
             store
                 .with_prefix(&format!("{}:ratelimit", self.prefix))
                 .unwrap_or_else(|_| {
-                    RedisRateLimitStore::with_client(self.client.clone(), self.shown.clone())
+                    RedisRateLimitStore::with_client(self.link.client().clone(), self.shown.clone())
                 })
         };
         Some(Arc::new(store))

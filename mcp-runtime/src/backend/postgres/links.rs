@@ -3,17 +3,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use tokio_postgres::NoTls;
 
-use super::store::{LinkLimits, LinkRecord, LinkStore, LinkStoreError};
-use crate::replay::postgres::{SCHEMA_SETUP_DEADLINE, describe, setup_schema};
+use super::conn::{
+    SCHEMA_SETUP_DEADLINE, TABLE_HINT, describe, i64_of, open_pool, setup_schema, valid_table,
+};
 use crate::state::CorrelationId;
+use crate::url_elicitation::{LinkLimits, LinkRecord, LinkStore, LinkStoreError};
 
 /// The longest one insert may take, waiting for the inserts lock included; then it fails
 /// (and is rolled back) rather than hang.
-pub const INSERT_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const INSERT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// URL-mode links in a PostgreSQL table: every instance connected to the same database and
 /// table sees the same links, so the instance serving a link's page and the one getting the
@@ -43,21 +44,8 @@ impl std::fmt::Debug for PostgresLinkStore {
     }
 }
 
-fn valid_table(table: &str) -> bool {
-    let mut chars = table.chars();
-    table.len() <= 48
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-}
-
 fn backend(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> LinkStoreError {
     move |e| LinkStoreError::Backend(format!("PostgreSQL, {context}: {}", describe(&e)))
-}
-
-fn i64_of(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
 }
 
 fn encode(link: &LinkRecord) -> Result<String, LinkStoreError> {
@@ -92,25 +80,11 @@ impl PostgresLinkStore {
     pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, LinkStoreError> {
         if !valid_table(table) {
             return Err(LinkStoreError::Backend(format!(
-                "invalid table name `{table}`: use 1 to 48 of a-z 0-9 _, not starting with a digit"
+                "invalid table name `{table}`: {TABLE_HINT}"
             )));
         }
-        let config: tokio_postgres::Config =
-            url.parse().map_err(backend("parsing the connection URL"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(10)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| LinkStoreError::Backend(format!("PostgreSQL pool: {e}")))?;
+        let pool =
+            open_pool(url).map_err(|e| LinkStoreError::Backend(format!("PostgreSQL, {e}")))?;
         let store = Self {
             inner: Arc::new(Inner {
                 pool,

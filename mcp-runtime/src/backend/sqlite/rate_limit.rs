@@ -8,10 +8,9 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use rusqlite::{Connection, params};
 
-use super::{Hit, RateKey, RateLimitError, RateLimitStore, now_ms, window_at};
-
-/// This store's [`RateLimitStore::name`].
-pub const NAME: &str = "sqlite";
+use super::NAME;
+use super::conn::{self, i64_of};
+use crate::rate_limit::{Hit, RateKey, RateLimitError, RateLimitStore, now_ms, window_at};
 
 /// The table (created if absent): one row per counter and window, deleted after its window.
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS mcp_rate_limits (
@@ -140,14 +139,10 @@ impl Inner {
     }
 }
 
-fn i64_of(ms: u64) -> i64 {
-    i64::try_from(ms).unwrap_or(i64::MAX)
-}
-
 fn open_connection(path: &Path) -> Result<Connection, RateLimitError> {
     // The replay store's setup (WAL, waiting out concurrent openers, busy timeout), then a
     // cheaper durability for counters.
-    let conn = crate::replay::SqliteReplayStore::connect(path)
+    let conn = conn::configure(path)
         .map_err(|e| RateLimitError::backend(NAME, "opening the database file", e))?;
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(sqlite("setting synchronous"))?;
@@ -159,9 +154,7 @@ fn open_connection(path: &Path) -> Result<Connection, RateLimitError> {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, RateLimitError> + Send + 'static,
 ) -> Result<T, RateLimitError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| RateLimitError::Worker(e.to_string()))?
+    conn::blocking(f, RateLimitError::Worker).await
 }
 
 impl RateLimitStore for SqliteRateLimitStore {

@@ -34,7 +34,8 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use tokio::sync::oneshot;
 
 use super::{Inner, NAME, SqliteReplayStore, Under, sqlite};
-use crate::replay::{ClaimOutcome, Nonce, ReplayError};
+use crate::replay::{ClaimOutcome, ReplayError};
+use crate::state::Nonce;
 
 /// Most operations in one transaction: bounds how long a batch holds the write lock and how
 /// much one failed `COMMIT` takes down.

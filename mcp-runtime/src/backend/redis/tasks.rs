@@ -1,14 +1,9 @@
 //! [`RedisTaskStore`]: tasks in Redis, shared by a fleet that already runs one.
 
-use std::time::Duration;
-
 use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
 
-use super::store::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
-
-/// Deadline of each Redis command (and of connecting).
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+use super::conn::{Failure, Link, PREFIX_HINT, URL_HINT, valid_prefix};
+use crate::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// The conditional update, atomic in Redis: write only over a live, non-terminal task of the
 /// same owner whose revision is one less than the new one. A write that ends the task also
@@ -84,20 +79,13 @@ return 1
 /// before.
 #[derive(Debug)]
 pub struct RedisTaskStore {
-    client: redis::Client,
-    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    link: Link,
     prefix: String,
     limits: TaskLimits,
 }
 
-fn failed(context: &'static str, e: &redis::RedisError) -> TaskStoreError {
-    TaskStoreError::Backend(format!("Redis, {context}: {e}"))
-}
-
-fn timed_out(context: &'static str) -> TaskStoreError {
-    TaskStoreError::Backend(format!(
-        "Redis, {context}: no answer within {COMMAND_TIMEOUT:?}"
-    ))
+fn failed(context: &'static str) -> impl FnOnce(Failure) -> TaskStoreError {
+    move |e| TaskStoreError::Backend(format!("Redis, {context}: {e}"))
 }
 
 fn encode(record: &TaskRecord) -> Result<String, TaskStoreError> {
@@ -114,23 +102,13 @@ impl RedisTaskStore {
 
     /// Like [`Self::connect`] with another key prefix (1 to 64 characters, no whitespace).
     pub async fn connect_with_prefix(url: &str, prefix: &str) -> Result<Self, TaskStoreError> {
-        if prefix.is_empty()
-            || prefix.len() > 64
-            || prefix.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(TaskStoreError::Backend(
-                "a Redis key prefix is 1 to 64 characters without whitespace".to_owned(),
-            ));
+        if !valid_prefix(prefix) {
+            return Err(TaskStoreError::Backend(format!("Redis: {PREFIX_HINT}")));
         }
-        let client = redis::Client::open(url).map_err(|_| {
-            TaskStoreError::Backend(
-                "invalid Redis URL: write `redis://HOST:PORT/DB`, e.g. `redis://127.0.0.1:6379/0`"
-                    .to_owned(),
-            )
-        })?;
+        let link = Link::open(url)
+            .ok_or_else(|| TaskStoreError::Backend(format!("invalid Redis URL: {URL_HINT}")))?;
         let store = Self {
-            client,
-            conn: tokio::sync::Mutex::new(None),
+            link,
             prefix: prefix.to_owned(),
             limits: TaskLimits::default(),
         };
@@ -163,50 +141,13 @@ impl RedisTaskStore {
         format!("{}:{which}:{owner}", self.prefix)
     }
 
-    async fn connection(&self) -> Result<MultiplexedConnection, TaskStoreError> {
-        let mut slot = self.conn.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            return Ok(conn.clone());
-        }
-        let conn = tokio::time::timeout(
-            COMMAND_TIMEOUT,
-            // The driver's own response timeout (500 ms by default) would answer "failed"
-            // while the command may still land, well inside this store's own deadline;
-            // this store's deadline is the only one.
-            self.client.get_multiplexed_async_connection_with_config(
-                &redis::AsyncConnectionConfig::new()
-                    .set_connection_timeout(None)
-                    .set_response_timeout(None),
-            ),
-        )
-        .await
-        .map_err(|_| timed_out("connecting"))?
-        .map_err(|e| failed("connecting", &e))?;
-        *slot = Some(conn.clone());
-        Ok(conn)
-    }
-
-    /// Runs `cmd` with a deadline; a connection-level failure drops the connection so the
-    /// next command reconnects.
+    /// Runs `cmd` with the deadline, connecting if needed (see [`Link::query`]).
     async fn run<T: redis::FromRedisValue>(
         &self,
         context: &'static str,
         cmd: redis::Cmd,
     ) -> Result<T, TaskStoreError> {
-        let mut conn = self.connection().await?;
-        match tokio::time::timeout(COMMAND_TIMEOUT, cmd.query_async::<T>(&mut conn)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-                    *self.conn.lock().await = None;
-                }
-                Err(failed(context, &e))
-            }
-            Err(_) => {
-                *self.conn.lock().await = None;
-                Err(timed_out(context))
-            }
-        }
+        self.link.query(cmd).await.map_err(failed(context))
     }
 }
 

@@ -3,20 +3,11 @@
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
 
-use super::{Hit, RateKey, RateLimitError, RateLimitStore};
+use super::NAME;
+use super::conn::{Failure, Link, PREFIX_HINT, URL_HINT, shown_prefix, valid_prefix};
+use crate::rate_limit::{Hit, RateKey, RateLimitError, RateLimitStore};
 use crate::replay::redact;
-
-/// This store's [`RateLimitStore::name`].
-pub const NAME: &str = "redis";
-
-/// How long one Redis command (or connecting) may take; the server's own deadline is
-/// usually shorter.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Longest accepted key prefix.
-const MAX_PREFIX_LEN: usize = 64;
 
 /// One counted call, atomic in Redis. `KEYS[1]` the counter (a hash: `w` the window's start,
 /// `n` the count), `ARGV[1]` the window in ms. The window comes from Redis's own clock
@@ -47,13 +38,12 @@ return {n, start + len - now}
 /// A call is one Lua script (atomic in Redis): it reads the time from Redis (`TIME`), starts
 /// a new window or increments the current one, and returns the count and the time left. Every
 /// instance using the same Redis database and prefix counts against the same limits. Each
-/// command has a deadline ([`COMMAND_TIMEOUT`]); a connection error drops the connection and
+/// command has a deadline (5 s); a connection error drops the connection and
 /// the next call reconnects. Made from a `RedisReplayStore` (the server's default), it
 /// connects to the same server and database with a connection of its own. Each script
 /// touches only its one key, so it works on Redis Cluster.
 pub struct RedisRateLimitStore {
-    client: redis::Client,
-    conn: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    link: Link,
     prefix: String,
     /// The URL without its password, for `Debug`.
     shown: String,
@@ -68,19 +58,8 @@ impl std::fmt::Debug for RedisRateLimitStore {
     }
 }
 
-fn failed(context: &'static str, e: redis::RedisError) -> RateLimitError {
-    RateLimitError::backend(NAME, context, e)
-}
-
-fn timed_out(context: &'static str) -> RateLimitError {
-    RateLimitError::backend(
-        NAME,
-        context,
-        format!(
-            "no answer within {}s; check that Redis is running and reachable",
-            COMMAND_TIMEOUT.as_secs()
-        ),
-    )
+fn failed(context: &'static str) -> impl FnOnce(Failure) -> RateLimitError {
+    move |e| RateLimitError::backend(NAME, context, e)
 }
 
 impl RedisRateLimitStore {
@@ -93,7 +72,7 @@ impl RedisRateLimitStore {
         let shown = redact(url);
         let client = redis::Client::open(url).map_err(|_| RateLimitError::InvalidSpec {
             spec: shown.clone(),
-            hint: "write `redis://HOST:PORT/DB`, e.g. `redis://127.0.0.1:6379/0`",
+            hint: URL_HINT,
         })?;
         let store = Self::with_client(client, shown);
         store.ping_inner().await?;
@@ -104,8 +83,7 @@ impl RedisRateLimitStore {
     /// (without a password).
     pub(crate) fn with_client(client: redis::Client, shown: String) -> Self {
         Self {
-            client,
-            conn: tokio::sync::Mutex::new(None),
+            link: Link::new(client),
             prefix: Self::DEFAULT_PREFIX.to_owned(),
             shown,
         }
@@ -114,13 +92,10 @@ impl RedisRateLimitStore {
     /// Uses `prefix` (1 to 64 characters, no whitespace) for this store's keys, so several
     /// servers can share one Redis database without sharing limits.
     pub fn with_prefix(mut self, prefix: &str) -> Result<Self, RateLimitError> {
-        if prefix.is_empty()
-            || prefix.len() > MAX_PREFIX_LEN
-            || prefix.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
+        if !valid_prefix(prefix) {
             return Err(RateLimitError::InvalidSpec {
-                spec: prefix.chars().take(MAX_PREFIX_LEN).collect(),
-                hint: "a key prefix is 1 to 64 characters without whitespace",
+                spec: shown_prefix(prefix),
+                hint: PREFIX_HINT,
             });
         }
         prefix.clone_into(&mut self.prefix);
@@ -132,50 +107,13 @@ impl RedisRateLimitStore {
         &self.prefix
     }
 
-    /// The live connection, connecting if there is none.
-    async fn connection(&self) -> Result<MultiplexedConnection, RateLimitError> {
-        let mut slot = self.conn.lock().await;
-        if let Some(conn) = slot.as_ref() {
-            return Ok(conn.clone());
-        }
-        let conn = tokio::time::timeout(
-            COMMAND_TIMEOUT,
-            // The store's own deadline is the only one (the driver's 0.5 s default would
-            // report a failure while the increment may still land).
-            self.client.get_multiplexed_async_connection_with_config(
-                &redis::AsyncConnectionConfig::new()
-                    .set_connection_timeout(None)
-                    .set_response_timeout(None),
-            ),
-        )
-        .await
-        .map_err(|_| timed_out("connecting"))?
-        .map_err(|e| failed("connecting", e))?;
-        *slot = Some(conn.clone());
-        Ok(conn)
-    }
-
-    /// Runs `cmd` with a deadline; a connection-level failure drops the connection so the
-    /// next call reconnects.
+    /// Runs `cmd` with the deadline, connecting if needed (see [`Link::query`]).
     async fn run<T: redis::FromRedisValue>(
         &self,
         context: &'static str,
         cmd: redis::Cmd,
     ) -> Result<T, RateLimitError> {
-        let mut conn = self.connection().await?;
-        match tokio::time::timeout(COMMAND_TIMEOUT, cmd.query_async::<T>(&mut conn)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => {
-                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
-                    *self.conn.lock().await = None;
-                }
-                Err(failed(context, e))
-            }
-            Err(_) => {
-                *self.conn.lock().await = None;
-                Err(timed_out(context))
-            }
-        }
+        self.link.query(cmd).await.map_err(failed(context))
     }
 
     async fn ping_inner(&self) -> Result<(), RateLimitError> {

@@ -3,24 +3,18 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use tokio_postgres::NoTls;
 
-use super::{
-    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore,
-    ReplayError, ReplayStore, TxWork, unix_secs_i64,
+use super::NAME;
+use super::conn::{SCHEMA_SETUP_DEADLINE, TABLE_HINT, open_pool, setup_schema, valid_table};
+use crate::replay::{
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError,
+    ReplayStore, TxWork, unix_secs_i64,
 };
-
-/// The connection pool this store uses (for application tables in the same database).
-pub use deadpool_postgres;
-/// The PostgreSQL driver this store uses (for [`tx_work`]).
-pub use tokio_postgres;
-
-/// This store's [`ReplayStore::name`].
-pub const NAME: &str = "postgres";
+use crate::state::Nonce;
 
 /// Work on a PostgreSQL store's claim transaction ([`ClaimWith::InTx`]): `work` gets
 /// the very transaction that inserted the claim, and its writes commit with the claim or roll
@@ -66,8 +60,6 @@ fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> ReplayErro
 
 /// Minimum seconds between automatic prunes (one also runs on connect).
 const PRUNE_INTERVAL_SECS: i64 = 60;
-/// Longest accepted table name (leaves room for the index name suffix within 63 bytes).
-const MAX_TABLE_LEN: usize = 48;
 
 /// A replay store in a PostgreSQL table, over a connection pool (no TLS: run it on a trusted
 /// network or a local socket).
@@ -118,25 +110,10 @@ impl PostgresReplayStore {
         if !valid_table(table) {
             return Err(ReplayError::InvalidSpec {
                 spec: table.to_owned(),
-                hint: "a table name is 1 to 48 of a-z 0-9 _, not starting with a digit",
+                hint: TABLE_HINT,
             });
         }
-        let config: tokio_postgres::Config =
-            url.parse().map_err(pg("parsing the connection URL"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(10)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| ReplayError::backend(NAME, "building the connection pool", e))?;
+        let pool = open_pool(url).map_err(|e| ReplayError::backend(NAME, "opening", e))?;
         let store = Self {
             inner: Arc::new(Inner {
                 pool,
@@ -342,23 +319,16 @@ impl PostgresReplayStore {
     }
 }
 
-fn valid_table(table: &str) -> bool {
-    let mut bytes = table.bytes();
-    matches!(bytes.next(), Some(b'a'..=b'z' | b'_'))
-        && table.len() <= MAX_TABLE_LEN
-        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
-}
-
 impl ReplayStore for PostgresReplayStore {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    /// A [`PostgresRateLimitStore`](crate::rate_limit::postgres::PostgresRateLimitStore) on
+    /// A [`PostgresRateLimitStore`](crate::backend::postgres::PostgresRateLimitStore) on
     /// this store's connection pool: table `mcp_rate_limits` beside the default replay table,
     /// `TABLE_rate_limits` beside a replay table `TABLE` of your choice (created on first use).
     fn rate_limit_store(&self) -> Option<Arc<dyn crate::rate_limit::RateLimitStore>> {
-        use crate::rate_limit::postgres::PostgresRateLimitStore;
+        use crate::backend::postgres::PostgresRateLimitStore;
         let table = if self.inner.table == Self::DEFAULT_TABLE {
             PostgresRateLimitStore::DEFAULT_TABLE.to_owned()
         } else {
@@ -449,91 +419,5 @@ impl OutcomeStore for PostgresReplayStore {
                 },
             )
         })
-    }
-}
-
-/// The driver's error with its causes (`db error: ERROR: ...`): `tokio_postgres::Error`'s own
-/// text is only `db error`, and the server's message is in its source chain.
-pub fn describe(e: &tokio_postgres::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-/// How long [`setup_schema`] may take in all, lock wait included, before it gives up.
-pub const SCHEMA_SETUP_DEADLINE: Duration = Duration::from_secs(30);
-
-/// Why [`setup_schema`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum SchemaSetupError {
-    /// A step failed in the database.
-    #[error("{step}: {}", describe(source))]
-    Database {
-        /// Which step: starting, locking, creating or committing.
-        step: &'static str,
-        /// The driver's error.
-        source: tokio_postgres::Error,
-    },
-    /// The setup did not finish in time: most likely another instance holds the setup lock
-    /// and is stuck. The transaction is rolled back.
-    #[error(
-        "schema setup took longer than {0:?} (another instance holding the setup lock?); \
-         check the database's sessions (pg_locks) and retry"
-    )]
-    TimedOut(Duration),
-}
-
-/// Runs first-time schema setup (`ddl`, idempotent statements such as `CREATE TABLE IF NOT
-/// EXISTS`) in one transaction under a transaction-scoped advisory lock named by `lock`,
-/// bounded by `deadline` (normally [`SCHEMA_SETUP_DEADLINE`]).
-///
-/// Concurrent `CREATE TABLE IF NOT EXISTS` of the same table can still collide in
-/// PostgreSQL's catalog (a unique violation on `pg_type`), so instances starting together
-/// against one database would fail at random; the lock serialises them.
-///
-/// # Errors
-/// Which step failed with the driver's error, or the deadline passed.
-pub async fn setup_schema(
-    client: &mut deadpool_postgres::Client,
-    lock: &str,
-    ddl: &str,
-    deadline: Duration,
-) -> Result<(), SchemaSetupError> {
-    let step = |step| move |source| SchemaSetupError::Database { step, source };
-    let setup = async {
-        let tx = client
-            .transaction()
-            .await
-            .map_err(step("starting the setup transaction"))?;
-        tx.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&lock])
-            .await
-            .map_err(step("locking for schema setup"))?;
-        tx.batch_execute(ddl)
-            .await
-            .map_err(step("creating the schema"))?;
-        tx.commit().await.map_err(step("committing schema setup"))
-    };
-    // Dropping the transaction on timeout rolls it back, releasing the lock if it was taken.
-    tokio::time::timeout(deadline, setup)
-        .await
-        .map_err(|_| SchemaSetupError::TimedOut(deadline))?
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_table;
-
-    #[test]
-    fn table_names_are_validated() {
-        assert!(valid_table("mcp_replay_nonces"));
-        assert!(valid_table("_t1"));
-        for bad in ["", "1t", "T", "a-b", "a\"b", "a;drop", &"a".repeat(49)] {
-            assert!(!valid_table(bad), "{bad}");
-        }
     }
 }

@@ -4,15 +4,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
-use tokio_postgres::NoTls;
 
-use super::{Hit, RateKey, RateLimitError, RateLimitStore, now_ms};
-use crate::replay::postgres::{SCHEMA_SETUP_DEADLINE, describe, setup_schema};
-
-/// This store's [`RateLimitStore::name`].
-pub const NAME: &str = "postgres";
+use super::NAME;
+use super::conn::{
+    SCHEMA_SETUP_DEADLINE, TABLE_HINT, describe, open_pool, setup_schema, valid_table,
+};
+use crate::rate_limit::{Hit, RateKey, RateLimitError, RateLimitStore, now_ms};
 
 /// Minimum milliseconds between deletions of ended windows.
 const PRUNE_INTERVAL_MS: u64 = 60_000;
@@ -57,17 +56,8 @@ fn pg(context: &'static str) -> impl FnOnce(tokio_postgres::Error) -> RateLimitE
 fn invalid_table(table: &str) -> RateLimitError {
     RateLimitError::InvalidSpec {
         spec: table.chars().take(64).collect(),
-        hint: "a table name is 1 to 48 of a-z 0-9 _, not starting with a digit",
+        hint: TABLE_HINT,
     }
-}
-
-fn valid_table(table: &str) -> bool {
-    let mut chars = table.chars();
-    table.len() <= 48
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 impl PostgresRateLimitStore {
@@ -87,21 +77,7 @@ impl PostgresRateLimitStore {
         if !valid_table(table) {
             return Err(invalid_table(table));
         }
-        let config: tokio_postgres::Config = url.parse().map_err(pg("parsing the URL"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(16)
-            .runtime(Runtime::Tokio1)
-            .wait_timeout(Some(Duration::from_secs(10)))
-            .create_timeout(Some(Duration::from_secs(10)))
-            .build()
-            .map_err(|e| RateLimitError::backend(NAME, "building the connection pool", e))?;
+        let pool = open_pool(url).map_err(|e| RateLimitError::backend(NAME, "opening", e))?;
         let store = Self::on(pool, table.to_owned());
         store.ensure_table().await?;
         Ok(store)
@@ -252,18 +228,5 @@ impl RateLimitStore for PostgresRateLimitStore {
                 .map_err(pg("checking the connection"))?;
             Ok(())
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_table;
-
-    #[test]
-    fn table_names_are_validated() {
-        assert!(valid_table("mcp_rate_limits"));
-        for bad in ["", "1t", "T", "a-b", "a\"b", &"a".repeat(49)] {
-            assert!(!valid_table(bad), "{bad}");
-        }
     }
 }
