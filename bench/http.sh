@@ -57,6 +57,11 @@
 #        REQUIRE_PEERS=1      fail instead of skipping a peer
 #        TS_PORT=8792 PY_PORT=8793
 #        NODE=node PYTHON=python3   the interpreters the peers are set up with
+#        WRK_TIMEOUT=10s      wrk's per-request timeout, for every server (wrk's own default, 2 s,
+#                             counts the slower peers' queueing at c=256 as socket errors: a
+#                             slow answer belongs in p99, not in the errors). The kit's
+#                             perf-load.sh does not set it, so a wrapper named wrk that adds
+#                             --timeout goes first on its PATH
 #        WARMUP=2s            before the first measured round, each server serves each case for
 #                             this long at c=min(32, largest CONNS), unmeasured: Node's JIT (and
 #                             every server's caches and allocator) start warm. WARMUP=0 skips it
@@ -182,6 +187,12 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
+
+WRK_TIMEOUT=${WRK_TIMEOUT:-10s}
+mkdir -p "$TMP/bin"
+printf '#!/bin/sh\nexec %q --timeout %q "$@"\n' "$(command -v wrk)" "$WRK_TIMEOUT" >"$TMP/bin/wrk"
+chmod +x "$TMP/bin/wrk"
+export PATH=$TMP/bin:$PATH
 
 # SERVERS: the MCP servers measured on every case, in table order; floor is apart.
 SERVERS=(ours rmcp)
@@ -387,7 +398,7 @@ fi
   [ -n "${BANNER[ts]:-}" ] && echo "ts = bench/peers/typescript: ${BANNER[ts]#*(}" | sed 's/)$//'
   [ -n "${BANNER[py]:-}" ] && echo "py = bench/peers/python: ${BANNER[py]#*(}" | sed 's/)$//'
   for x in "${SKIPPED[@]}"; do echo "skipped peer $x"; done
-  echo "servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS ($THREADS thread(s)); DURATION=$DURATION ROUNDS=$ROUNDS;" \
+  echo "servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS ($THREADS thread(s), --timeout $WRK_TIMEOUT); DURATION=$DURATION ROUNDS=$ROUNDS;" \
        "rss = peak VmHWM over the whole run; CPU/req = server CPU (user + system, every thread) per request;" \
        "ratios are medians of per-round ratios; errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
 } | tee -a "$MD"
