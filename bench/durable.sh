@@ -121,8 +121,8 @@ run_one() { # run_one STORE CONNS -> "accepted_per_s p50 p99 max errors rss_mb"
   rss=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$SERVER_PID/status")
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
   sed 's/^/    /' "$TMP/load.err" >&2
-  local rps p50 p99 max n errors
-  read -r _ rps p50 p99 max n errors _ <<<"$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0 0 $NOTES 0")"
+  local rps p50 p99 max errors
+  read -r _ rps p50 p99 max _ errors _ <<<"$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0 0 $NOTES 0")"
   echo "$rps $p50 $p99 $max $errors $rss"
 }
 

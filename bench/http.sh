@@ -298,7 +298,7 @@ for c in $CONNS; do
       if [ $((round % 2)) -eq 1 ]; then order="${FORWARD[*]}"; else order=$(printf '%s\n' "${FORWARD[@]}" | tac | tr '\n' ' '); fi
       for s in $order; do
         # The floor answers only echo: its figure for case k, round r is RES[floor,k,c,r].
-        load=$k; [ "$s" = floor ] && load=echo
+        load=$k; [ "$s" = floor ] && load="echo"
         RES[$s,$k,$c,$r]=$(run_one "$s" "$load" "$c")
         echo "  $s $load c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
       done
