@@ -14,10 +14,19 @@
 #   postgres        $PG_URL (synchronous_commit as the server is configured)
 #   redis           $REDIS_URL (durability as the Redis server is configured)
 #
+# The table gives, per store and concurrency, accepted confirmations per second (each one a
+# retry that claimed its requestState and deleted its note) and p50/p99/max latency, and for
+# every store its ratio to the memory store: accepted/s over memory's and p99 over memory's,
+# each the median of per-round ratios against the memory run of the same round.
+#
 # usage: bench/durable.sh
 # env:   NOTES=3000            retries (= notes deleted) per measurement
 #        CONNS="1 32 256"      concurrent connections
-#        STORES="sqlite-nogroup sqlite memory"   (add postgres redis when they run locally)
+#        STORES="sqlite-nogroup sqlite memory postgres redis"   postgres and redis are skipped,
+#                              with the reason printed, when nothing answers at $PG_URL or
+#                              $REDIS_URL's host and port; memory is always run (the ratios'
+#                              divisor)
+#        REQUIRE_STORES=1      fail instead of skipping an unreachable store
 #        ROUNDS=1              runs per (store, concurrency); the median is reported
 #        SERVER_CPUS=0 LOAD_CPUS=1   cores (taskset -c) of the server and of durable-load
 #        PORT=8790
@@ -32,7 +41,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 NOTES=${NOTES:-3000}
 CONNS=${CONNS:-"1 32 256"}
-STORES=${STORES:-"sqlite-nogroup sqlite memory"}
+STORES=${STORES:-"sqlite-nogroup sqlite memory postgres redis"}
 ROUNDS=${ROUNDS:-1}
 SERVER_CPUS=${SERVER_CPUS:-0}
 LOAD_CPUS=${LOAD_CPUS:-1}
@@ -40,6 +49,31 @@ PORT=${PORT:-8790}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432/test}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
 OUT=${OUT:-$ROOT/bench/results/durable.md}
+
+# A store whose server is down is skipped (or, with REQUIRE_STORES, fails the run) before
+# anything is built: a TCP connect to the URL's host and port, bounded by 2 s.
+reachable() { # reachable URL DEFAULT_PORT
+  local hostport host port
+  hostport=${1#*://}; hostport=${hostport#*@}; hostport=${hostport%%/*}
+  host=${hostport%:*}; port=${hostport##*:}; [ "$port" = "$hostport" ] && port=$2
+  timeout 2 bash -c "exec 3<>/dev/tcp/$host/$port" 2>/dev/null
+}
+RUN_STORES=""
+SKIPPED=()
+for s in $STORES; do
+  case "$s" in
+    postgres) url=$PG_URL; def=5432 ;;
+    redis) url=$REDIS_URL; def=6379 ;;
+    *) RUN_STORES+=" $s"; continue ;;
+  esac
+  if reachable "$url" "$def"; then RUN_STORES+=" $s"; continue; fi
+  [ -n "${REQUIRE_STORES:-}" ] && { echo "store $s: nothing answers at $url (REQUIRE_STORES is set)" >&2; exit 2; }
+  echo "skipping store $s: nothing answers at $url" >&2
+  SKIPPED+=("$s (nothing answered at $url)")
+done
+# The memory store is every ratio's divisor.
+[[ " $RUN_STORES " == *" memory "* ]] || RUN_STORES+=" memory"
+STORES=${RUN_STORES# }
 
 if [ -z "${NO_BUILD:-}" ]; then
   echo "building notes-example and durable-load (release) ..." >&2
@@ -87,8 +121,8 @@ run_one() { # run_one STORE CONNS -> "accepted_per_s p50 p99 max errors rss_mb"
   rss=$(awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$SERVER_PID/status")
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
   sed 's/^/    /' "$TMP/load.err" >&2
-  local rps p50 p99 max n errors
-  read -r _ rps p50 p99 max n errors _ <<<"$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0 0 $NOTES 0")"
+  local rps p50 p99 max errors
+  read -r _ rps p50 p99 max _ errors _ <<<"$(grep '^RESULT' <<<"$out" || echo "RESULT 0 0 0 0 0 $NOTES 0")"
   echo "$rps $p50 $p99 $max $errors $rss"
 }
 
@@ -109,19 +143,29 @@ for c in $CONNS; do
   done
 done
 
+field() { awk -v i="$1" '{print $i}' <<<"$2"; }
+vs_memory() { # vs_memory STORE CONC FIELD -> the store's FIELD over memory's, median of per-round ratios
+  local r
+  for r in $(seq "$ROUNDS"); do
+    awk -v a="$(field "$3" "${RES[$1,$2,$r]}")" -v b="$(field "$3" "${RES[memory,$2,$r]}")" \
+      'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
+  done | median | awk '{printf "%.2fx", $1}'
+}
 mkdir -p "$(dirname "$OUT")"
 {
-  echo "| store | conc | accepted retries/s | p50 | p99 | max | errors | peak RSS |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| store | conc | accepted confirmations/s | vs memory | p50 | p99 | p99 vs memory | max | errors | peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   for c in $CONNS; do
     for s in $STORES; do
-      col() { for r in $(seq "$ROUNDS"); do awk -v i="$1" '{print $i}' <<<"${RES[$s,$c,$r]}"; done | median; }
-      errs=0; for r in $(seq "$ROUNDS"); do errs=$((errs + $(awk '{print $5}' <<<"${RES[$s,$c,$r]}"))); done
-      printf '| %s | %s | %s | %s ms | %s ms | %s ms | %s | %s MB |\n' \
-        "$s" "$c" "$(col 1)" "$(col 2)" "$(col 3)" "$(col 4)" "$errs" "$(col 6)"
+      col() { for r in $(seq "$ROUNDS"); do field "$1" "${RES[$s,$c,$r]}"; done | median; }
+      errs=0; for r in $(seq "$ROUNDS"); do errs=$((errs + $(field 5 "${RES[$s,$c,$r]}"))); done
+      printf '| %s | %s | %s | %s | %s ms | %s ms | %s | %s ms | %s | %s MB |\n' \
+        "$s" "$c" "$(col 1)" "$(vs_memory "$s" "$c" 1)" "$(col 2)" "$(col 3)" "$(vs_memory "$s" "$c" 3)" \
+        "$(col 4)" "$errs" "$(col 6)"
     done
   done
   echo
-  echo "notes-example serve --http (fs notes, $NOTES notes deleted per cell, each by its own confirming retry); server on core(s) $SERVER_CPUS, durable-load on $LOAD_CPUS; ROUNDS=$ROUNDS (medians; errors summed); RUST_LOG=${RUST_LOG:-warn}"
+  echo "notes-example serve --http (fs notes, $NOTES notes deleted per cell, each by its own confirming retry); server on core(s) $SERVER_CPUS, durable-load on $LOAD_CPUS; ROUNDS=$ROUNDS (medians; errors summed; \"vs memory\" = median of per-round ratios to the memory store); RUST_LOG=${RUST_LOG:-warn}"
+  for x in "${SKIPPED[@]}"; do echo "skipped store $x"; done
 } | tee "$OUT"
 echo "table written to $OUT" >&2

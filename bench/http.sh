@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# HTTP load comparison: our bench-server vs the same server on the official Rust SDK (rmcp).
+# HTTP load comparison, every server in the same run: our bench-server, the same server on the
+# official Rust SDK (rmcp), on the official TypeScript SDK (@modelcontextprotocol/server 2.x,
+# Node; bench/peers/typescript) and on the official Python SDK (mcp 2.x under uvicorn;
+# bench/peers/python), and with FLOOR=1 the bare-axum floor.
 #
-# Builds both in release mode, starts each pinned to one core, drives both with the shared kit
-# (perf-load.sh, wrk) case by case, alternating which server goes first, and prints one table:
-#   case, concurrency, req/s (ours, rmcp), ratio, p99 (ours, rmcp), server CPU us/request,
-#   errors (non-2xx responses / socket errors, summed over rounds; must be 0/0),
-#   peak RSS (VmHWM) of each process.
+# Builds what it needs (release Rust binaries; `npm ci` and a hashed `pip install` from the
+# peers' lock files), starts each server pinned to the same core, drives them with the shared
+# kit (perf-load.sh, wrk) case by case, alternating the order by round, and prints one table:
+# one row per case, concurrency and server with req/s, p50, p99, server CPU us/request, each
+# server's CPU per request and req/s against ours (medians of per-round ratios), errors
+# (non-2xx responses / socket errors, summed over rounds; must be 0/0) and peak RSS (VmHWM).
 # It also writes $RESULTS/http.tsv (one row per server, case and concurrency), http.md (the
-# table in Markdown) and http.svg (bench/chart.py: req/s and p99 per case, ours vs rmcp vs the
-# floor). Redraw the chart from a saved run with: python3 bench/chart.py bench/results/http.tsv
+# table in Markdown) and http.svg (bench/chart.py: req/s, p50, p99 and CPU per request per
+# case, and peak RSS, every server). Redraw the chart from a saved run with:
+#   python3 bench/chart.py bench/results/http.tsv
+# Exits 3 (after writing everything) when any server had an error in any cell.
 #
 # usage: bench/http.sh
 # env:   DURATION=10s         per wrk run (DURATION=3s for a quick run)
-#        CONNS="1 32 256 1024"   concurrency levels (keep-alive connections). Both servers take
+#        CONNS="1 32 256 1024"   concurrency levels (keep-alive connections). Every server takes
 #                             1024 at once: bench-server sets max_connections 4096 (the
-#                             HttpConfig default is 1024), rmcp-notes (axum::serve) has no cap;
+#                             HttpConfig default is 1024), rmcp-notes (axum::serve), node:http
+#                             and uvicorn have no cap;
 #                             the open-file limit is raised below as needed
 #        WRK_THREADS=1        wrk threads (one event loop handles 1024 connections; more only
 #                             help with more cores in WRK_CPUS)
@@ -32,7 +39,7 @@
 #                             default release profile, no LTO), which favours ours
 #        OUR_ALLOC=system     bench-server's allocator: system (the fair default: rmcp-notes uses the
 #                             system allocator) or mimalloc (the `mimalloc` feature of mcp-bench)
-#        NO_BUILD=1           skip both builds (use existing binaries; the allocator is checked)
+#        NO_BUILD=1           skip the Rust builds (use existing binaries; the allocator is checked)
 #        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) on the echo
 #                             request in every round, next to ours, and print its line (from
 #                             the echo rounds) under the table: the HTTP stack's own cost and
@@ -44,6 +51,25 @@
 #                             rmcp's (the most any server on this HTTP stack can reach over
 #                             rmcp here) and each server's kernel CPU per request
 #        FLOOR_PORT=8789
+#        PEERS="ts py"        the official-SDK peers to run besides rmcp (ts: TypeScript SDK on
+#                             Node >= 20; py: Python SDK on Python >= 3.10). A peer whose
+#                             runtime or packages are missing is skipped with the reason printed
+#        REQUIRE_PEERS=1      fail instead of skipping a peer
+#        TS_PORT=8792 PY_PORT=8793
+#        NODE=node PYTHON=python3   the interpreters the peers are set up with
+#        WRK_TIMEOUT=10s      wrk's per-request timeout, for every server (wrk's own default, 2 s,
+#                             counts the slower peers' queueing at c=256 as socket errors: a
+#                             slow answer belongs in p99, not in the errors). The kit's
+#                             perf-load.sh does not set it, so a wrapper named wrk that adds
+#                             --timeout goes first on its PATH
+#        WARMUP=2s            before the first measured round, each server serves each case for
+#                             this long at c=min(32, largest CONNS), unmeasured: Node's JIT (and
+#                             every server's caches and allocator) start warm. WARMUP=0 skips it
+#        NO_INSTALL=1         do not install the peers' packages (npm ci, pip), use what is
+#                             there; without it they are installed only when missing or stale
+#        DURABLE=1            afterwards also run bench/durable.sh (the durable path per store,
+#                             with its ratio to the memory store) and append its table to http.md;
+#                             DURABLE_ENV="NOTES=... CONNS=..." passes settings to it
 # Loopback only; every run is bounded by DURATION (and perf-load's 60 s timeout).
 set -euo pipefail
 
@@ -82,6 +108,14 @@ OUR_PORT=${OUR_PORT:-8788}
 RMCP_PORT=${RMCP_PORT:-8787}
 FLOOR=${FLOOR:-}
 FLOOR_PORT=${FLOOR_PORT:-8789}
+PEERS=${PEERS-"ts py"}
+REQUIRE_PEERS=${REQUIRE_PEERS:-}
+TS_PORT=${TS_PORT:-8792}
+PY_PORT=${PY_PORT:-8793}
+NODE=${NODE:-node}
+PYTHON=${PYTHON:-python3}
+TS_DIR=$ROOT/bench/peers/typescript
+PY_DIR=$ROOT/bench/peers/python
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
 # Every connection is a file descriptor in wrk and in the server (inherited limit): room for
 # the largest concurrency plus the servers' own files.
@@ -106,6 +140,45 @@ FLOOR_BIN=$TARGET/release/bare-axum
 RMCP_BIN=$RMCP_TARGET/release/rmcp-notes
 [ -x "$OUR_BIN" ] && [ -x "$RMCP_BIN" ] || { echo "missing $OUR_BIN or $RMCP_BIN" >&2; exit 2; }
 
+# The official-SDK peers. Each setup function installs the peer's pinned packages when they
+# are missing or stale (unless NO_INSTALL) and checks it can start; on failure it leaves the
+# reason in SKIP_REASON.
+SKIP_REASON=
+setup_ts() {
+  command -v "$NODE" >/dev/null || { SKIP_REASON="$NODE not found (Node >= 20 needed)"; return 1; }
+  local major
+  major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || major=0
+  [ "$major" -ge 20 ] || { SKIP_REASON="Node $("$NODE" --version 2>/dev/null) is older than 20"; return 1; }
+  # npm keeps a copy of the lock it installed from in node_modules/.package-lock.json: a
+  # newer package-lock.json means the install is stale.
+  if [ -z "${NO_INSTALL:-}" ] && { [ ! -f "$TS_DIR/node_modules/.package-lock.json" ] ||
+       [ "$TS_DIR/package-lock.json" -nt "$TS_DIR/node_modules/.package-lock.json" ]; }; then
+    command -v npm >/dev/null || { SKIP_REASON="npm not found"; return 1; }
+    echo "installing the TypeScript peer's packages (npm ci, from package-lock.json) ..." >&2
+    (cd "$TS_DIR" && timeout 600 npm ci --no-audit --no-fund --loglevel=error >"$TMP/npm.log" 2>&1) || {
+      SKIP_REASON="npm ci failed: $(tail -3 "$TMP/npm.log" | tr '\n' ' ')"; return 1; }
+  fi
+  [ -f "$TS_DIR/node_modules/@modelcontextprotocol/server/package.json" ] || {
+    SKIP_REASON="$TS_DIR/node_modules is not installed (run without NO_INSTALL, or: cd bench/peers/typescript && npm ci)"; return 1; }
+}
+setup_py() {
+  command -v "$PYTHON" >/dev/null || { SKIP_REASON="$PYTHON not found (Python >= 3.10 needed)"; return 1; }
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || {
+    SKIP_REASON="$("$PYTHON" --version 2>&1) is older than 3.10"; return 1; }
+  local venv=$PY_DIR/.venv
+  # The venv remembers the lock it was installed from; a different lock means reinstall.
+  if [ -z "${NO_INSTALL:-}" ] && ! cmp -s "$PY_DIR/requirements.lock" "$venv/installed.lock"; then
+    echo "installing the Python peer's packages (pip --require-hashes, from requirements.lock) ..." >&2
+    { [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"; } >"$TMP/pip.log" 2>&1 &&
+      timeout 600 "$venv/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
+        --no-deps -r "$PY_DIR/requirements.lock" >>"$TMP/pip.log" 2>&1 || {
+      SKIP_REASON="venv or pip install failed: $(tail -3 "$TMP/pip.log" | tr '\n' ' ')"; return 1; }
+    cp "$PY_DIR/requirements.lock" "$venv/installed.lock"
+  fi
+  [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import mcp, uvicorn, uvloop, httptools' 2>/dev/null || {
+    SKIP_REASON="$venv lacks the locked packages (run without NO_INSTALL, or see bench/README.md)"; return 1; }
+}
+
 TMP=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -115,44 +188,76 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start() { # start NAME BIN PORT -> sets PID_<NAME>
-  taskset -c "$SERVER_CPUS" "$2" "127.0.0.1:$3" 2>"$TMP/$1.log" &
-  local pid=$!
+WRK_TIMEOUT=${WRK_TIMEOUT:-10s}
+mkdir -p "$TMP/bin"
+printf '#!/bin/sh\nexec %q --timeout %q "$@"\n' "$(command -v wrk)" "$WRK_TIMEOUT" >"$TMP/bin/wrk"
+chmod +x "$TMP/bin/wrk"
+export PATH=$TMP/bin:$PATH
+
+# SERVERS: the MCP servers measured on every case, in table order; floor is apart.
+SERVERS=(ours rmcp)
+SKIPPED=()
+for peer in $PEERS; do
+  case "$peer" in
+    ts|py) ;;
+    *) echo "unknown peer $peer (PEERS takes ts and py)" >&2; exit 2 ;;
+  esac
+  if "setup_$peer"; then
+    SERVERS+=("$peer")
+  else
+    [ -n "$REQUIRE_PEERS" ] && { echo "peer $peer: $SKIP_REASON (REQUIRE_PEERS is set)" >&2; exit 2; }
+    echo "skipping peer $peer: $SKIP_REASON" >&2
+    SKIPPED+=("$peer: $SKIP_REASON")
+  fi
+done
+
+declare -A PORT=([ours]=$OUR_PORT [rmcp]=$RMCP_PORT [floor]=$FLOOR_PORT [ts]=$TS_PORT [py]=$PY_PORT)
+declare -A CMD=([ours]="$OUR_BIN" [rmcp]="$RMCP_BIN" [floor]="$FLOOR_BIN"
+                [ts]="$NODE $TS_DIR/server.mjs" [py]="$PY_DIR/.venv/bin/python $PY_DIR/server.py")
+declare -A PID
+start() { # start NAME: the server's command with its address, pinned; waits until it answers
+  local name=$1 port=${PORT[$1]} pid
+  # shellcheck disable=SC2086 # CMD holds a program and its script, no spaces inside either
+  taskset -c "$SERVER_CPUS" ${CMD[$name]} "127.0.0.1:$port" 2>"$TMP/$name.log" &
+  pid=$!
   PIDS+=("$pid")
-  printf -v "PID_$1" '%s' "$pid"
-  for _ in $(seq 100); do
-    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$3/mcp" -X POST -d '{}' 2>/dev/null; then return 0; fi
-    kill -0 "$pid" 2>/dev/null || { echo "$1 exited:" >&2; cat "$TMP/$1.log" >&2; exit 1; }
+  PID[$name]=$pid
+  # Interpreted peers take a few seconds to import their SDK on a busy machine.
+  for _ in $(seq 300); do
+    if curl -s -o /dev/null --max-time 1 "http://127.0.0.1:$port/mcp" -X POST -d '{}' 2>/dev/null; then return 0; fi
+    kill -0 "$pid" 2>/dev/null || { echo "$name exited:" >&2; cat "$TMP/$name.log" >&2; exit 1; }
     sleep 0.1
   done
-  echo "$1 did not come up on port $3" >&2; exit 1
+  echo "$name did not come up on port $port" >&2; exit 1
 }
-start ours "$OUR_BIN" "$OUR_PORT"
-start rmcp "$RMCP_BIN" "$RMCP_PORT"
+for s in "${SERVERS[@]}"; do start "$s"; done
 grep -q "allocator: $OUR_ALLOC" "$TMP/ours.log" || {
   echo "bench-server was not built with OUR_ALLOC=$OUR_ALLOC: $(head -1 "$TMP/ours.log")" >&2; exit 2; }
-echo "ours: pid $PID_ours ($(head -1 "$TMP/ours.log"))" >&2
-echo "rmcp: pid $PID_rmcp" >&2
 if [ -n "$FLOOR" ]; then
   [ -x "$FLOOR_BIN" ] || { echo "missing $FLOOR_BIN (build: cargo build --release -p mcp-bench --bin bare-axum)" >&2; exit 2; }
-  start floor "$FLOOR_BIN" "$FLOOR_PORT"
-  echo "floor: pid $PID_floor ($(head -1 "$TMP/floor.log"))" >&2
+  start floor
 fi
+declare -A BANNER
+for s in "${SERVERS[@]}" ${FLOOR:+floor}; do
+  BANNER[$s]=$(grep -m1 'listening' "$TMP/$s.log" || true)
+  echo "$s: pid ${PID[$s]} (${BANNER[$s]:-no banner})" >&2
+done
 
 ticks() { awk '{print $14 + $15, $15}' "/proc/$1/stat"; } # user + system CPU, system CPU, in clock ticks
 
-run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr sys_us"
-  local pid_var="PID_$1" out err t1 t2 k1 k2
-  read -r t1 k1 < <(ticks "${!pid_var}")
-  out=$(SERVER_PID=${!pid_var} CONNS=$4 CASES=$3 bash "$KIT/perf-load.sh" "http://127.0.0.1:$2/mcp" 2>"$TMP/err") || {
-    echo "perf-load failed for $1 $3 c=$4:" >&2; cat "$TMP/err" >&2; exit 1; }
-  read -r t2 k2 < <(ticks "${!pid_var}")
+run_one() { # run_one NAME CASE CONNS -> "rps p99 cpu_us non2xx sockerr sys_us p50"
+  local pid=${PID[$1]} out err t1 t2 k1 k2
+  read -r t1 k1 < <(ticks "$pid")
+  out=$(SERVER_PID=$pid CONNS=$3 CASES=$2 bash "$KIT/perf-load.sh" "http://127.0.0.1:${PORT[$1]}/mcp" 2>"$TMP/err") || {
+    echo "perf-load failed for $1 $2 c=$3:" >&2; cat "$TMP/err" >&2; exit 1; }
+  read -r t2 k2 < <(ticks "$pid")
   err=$(cat "$TMP/err")
-  local rps p99 cpu sys n non2xx sockerr
-  read -r _ rps _ p99 <<<"$out"
+  local rps p50 p99 cpu sys n non2xx sockerr
+  read -r _ rps p50 p99 <<<"$out"
   # Server CPU per request to 0.1 us (the kit rounds to whole microseconds, too coarse for
   # ratios near 10 us): ticks over the whole call (its few probe requests are noise) over
-  # wrk's request count.
+  # wrk's request count. Every thread of the process counts (Node's and V8's helper threads,
+  # uvicorn's loop), all pinned to the same core(s).
   n=$(sed -n 's/.* n=\([0-9]*\) .*/\1/p' <<<"$err")
   cpu=$(awk -v d=$((t2 - t1)) -v n="${n:-0}" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { if (n > 0) printf "%.1f", d * 1000000 / hz / n; else print "?" }')
@@ -162,29 +267,39 @@ run_one() { # run_one NAME PORT CASE CONNS -> "rps p99 cpu_us non2xx sockerr sys
     'BEGIN { if (n > 0) printf "%.1f", d * 1000000 / hz / n; else print "?" }')
   non2xx=$(sed -n 's/.*non2xx=\([0-9]*\).*/\1/p' <<<"$err")
   sockerr=$(sed -n 's/.*sockerr=\([0-9]*\).*/\1/p' <<<"$err")
-  grep -q 'non2xx=0 sockerr=0' <<<"$err" || echo "warning: $1 $3 c=$4: $err" >&2
-  echo "$rps $p99 ${cpu:-?} ${non2xx:-?} ${sockerr:-?} ${sys:-?}"
+  grep -q 'non2xx=0 sockerr=0' <<<"$err" || echo "warning: $1 $2 c=$3: $err" >&2
+  echo "$rps $p99 ${cpu:-?} ${non2xx:-?} ${sockerr:-?} ${sys:-?} $p50"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+WARMUP=${WARMUP:-2s}
+if [ "$WARMUP" != 0 ]; then
+  warm_conns=$(( max_conns < 32 ? max_conns : 32 ))
+  echo "warming up every server: $WARMUP per case at c=$warm_conns, not measured ..." >&2
+  for s in "${SERVERS[@]}" ${FLOOR:+floor}; do
+    for k in $CASES; do
+      [ "$s" = floor ] && [ "$k" != echo ] && continue
+      DURATION=$WARMUP CONNS=$warm_conns CASES=$k bash "$KIT/perf-load.sh" "http://127.0.0.1:${PORT[$s]}/mcp" \
+        >/dev/null 2>"$TMP/err" || { echo "warm-up failed for $s $k:" >&2; cat "$TMP/err" >&2; exit 1; }
+    done
+  done
+fi
+
+# Order of a round: the floor next to ours (its ratio is taken against ours' round), the rest
+# after; reversed every other round so drift on a shared machine hits every server alike.
+FORWARD=(${FLOOR:+floor} "${SERVERS[@]}")
 round=0
 declare -A RES
 for c in $CONNS; do
   for k in $CASES; do
     for r in $(seq "$ROUNDS"); do
       round=$((round + 1))
-      # Alternate which server is loaded first, so drift on a shared machine hits both.
-      if [ $((round % 2)) -eq 1 ]; then order="ours rmcp"; else order="rmcp ours"; fi
-      # The floor runs beside ours in every case's rounds (always on echo, the one request
-      # it answers): its figure for case k, round r is RES[floor,k,c,r].
-      if [ -n "$FLOOR" ]; then
-        if [ $((round % 2)) -eq 1 ]; then order="floor $order"; else order="$order floor"; fi
-      fi
+      if [ $((round % 2)) -eq 1 ]; then order="${FORWARD[*]}"; else order=$(printf '%s\n' "${FORWARD[@]}" | tac | tr '\n' ' '); fi
       for s in $order; do
-        port_var=${s^^}_PORT; [ "$s" = ours ] && port_var=OUR_PORT
-        load=$k; [ "$s" = floor ] && load=echo
-        RES[$s,$k,$c,$r]=$(run_one "$s" "${!port_var}" "$load" "$c")
+        # The floor answers only echo: its figure for case k, round r is RES[floor,k,c,r].
+        load=$k; [ "$s" = floor ] && load="echo"
+        RES[$s,$k,$c,$r]=$(run_one "$s" "$load" "$c")
         echo "  $s $load c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
       done
     done
@@ -192,7 +307,8 @@ for c in $CONNS; do
 done
 
 hwm() { awk '/VmHWM/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
-RSS_OURS=$(hwm "$PID_ours"); RSS_RMCP=$(hwm "$PID_rmcp")
+declare -A RSS
+for s in "${SERVERS[@]}" ${FLOOR:+floor}; do RSS[$s]=$(hwm "${PID[$s]}"); done
 
 col() { # col SERVER CASE CONC FIELD -> the median over rounds
   for r in $(seq "$ROUNDS"); do awk -v i="$4" '{print $i}' <<<"${RES[$1,$2,$3,$r]}"; done | median
@@ -200,57 +316,60 @@ col() { # col SERVER CASE CONC FIELD -> the median over rounds
 errs() { # errs SERVER CASE CONC -> "non2xx/sockerr", summed over rounds
   for r in $(seq "$ROUNDS"); do echo "${RES[$1,$2,$3,$r]}"; done | awk '{n += $4; s += $5} END {printf "%d/%d", n, s}'
 }
+ratio() { # ratio A B CASE CONC FIELD -> A's FIELD over B's, the median over rounds of the
+  # per-round ratios (each pair from the same round, so drift between rounds cancels)
+  local r x
+  x=$(for r in $(seq "$ROUNDS"); do
+    awk -v a="$(awk -v i="$5" '{print $i}' <<<"${RES[$1,$3,$4,$r]}")" \
+      -v b="$(awk -v i="$5" '{print $i}' <<<"${RES[$2,$3,$4,$r]}")" 'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
+  done | median)
+  awk -v x="$x" 'BEGIN {printf "%.2fx", x}'
+}
+ratios() { # ratios A B FIELD CONC -> " case 1.23x ..." per case
+  local k out=""
+  for k in $CASES; do out+=" $k $(ratio "$1" "$2" "$k" "$4" "$3")"; done
+  echo "$out"
+}
+declare -A NAME=([ours]="ours (mcp-runtime)" [rmcp]="rmcp 3.11.0" [floor]="floor: bare axum, echo"
+                 [ts]="TypeScript SDK" [py]="Python SDK")
 mkdir -p "$RESULTS"
 TSV=$RESULTS/http.tsv MD=$RESULTS/http.md
-printf 'server\tcase\tconc\trps\tp99_ms\tcpu_us\tnon2xx\tsockerr\tsys_us\n' >"$TSV"
+printf 'server\tcase\tconc\trps\tp99_ms\tcpu_us\tnon2xx\tsockerr\tsys_us\tp50_ms\trss_mb\n' >"$TSV"
 {
-  echo "| case | conc | ours req/s | rmcp req/s | ratio | ours p99 | rmcp p99 | ours CPU/req | rmcp CPU/req | ours errors | rmcp errors | ours peak RSS | rmcp peak RSS |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| case | conc | server | req/s | p50 | p99 | CPU/req | CPU/req over ours | ours' req/s over this | errors | peak RSS |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$MD"
-printf '\n%-11s %4s %10s %10s %6s %9s %9s %8s %8s %9s %9s %10s %10s\n' \
-  case conc ours_rps rmcp_rps ratio ours_p99 rmcp_p99 ours_us rmcp_us ours_err rmcp_err ours_rss rmcp_rss
+printf '\n%-11s %4s %-6s %9s %8s %8s %8s %9s %9s %7s %9s\n' \
+  case conc server rps p50 p99 cpu_us cpu/ours ours/rps errors rss
+ERRORS=()
 for c in $CONNS; do
   for k in $CASES; do
-    o_rps=$(col ours "$k" "$c" 1); r_rps=$(col rmcp "$k" "$c" 1)
-    o_p99=$(col ours "$k" "$c" 2); r_p99=$(col rmcp "$k" "$c" 2)
-    o_cpu=$(col ours "$k" "$c" 3); r_cpu=$(col rmcp "$k" "$c" 3)
-    o_err=$(errs ours "$k" "$c"); r_err=$(errs rmcp "$k" "$c")
-    ratio=$(awk -v a="$o_rps" -v b="$r_rps" 'BEGIN {printf "%.2fx", (b > 0 ? a / b : 0)}')
-    printf '%-11s %4s %10s %10s %6s %7sms %7sms %8s %8s %9s %9s %8sMB %8sMB\n' \
-      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$o_err" "$r_err" "$RSS_OURS" "$RSS_RMCP"
-    printf '| %s | %s | %s | %s | %s | %s ms | %s ms | %s us | %s us | %s | %s | %s MB | %s MB |\n' \
-      "$k" "$c" "$o_rps" "$r_rps" "$ratio" "$o_p99" "$r_p99" "$o_cpu" "$r_cpu" "$o_err" "$r_err" "$RSS_OURS" "$RSS_RMCP" >>"$MD"
-    for s in ours rmcp; do
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$(col "$s" "$k" "$c" 1)" "$(col "$s" "$k" "$c" 2)" \
-        "$(col "$s" "$k" "$c" 3)" "$(errs "$s" "$k" "$c" | tr '/' '\t')" "$(col "$s" "$k" "$c" 6)" >>"$TSV"
+    rows=("${SERVERS[@]}")
+    # The floor's row sits under echo, the one request it answers (from the echo rounds).
+    [ -n "$FLOOR" ] && [ "$k" = echo ] && rows+=(floor)
+    for s in "${rows[@]}"; do
+      rps=$(col "$s" "$k" "$c" 1); p99=$(col "$s" "$k" "$c" 2); cpu=$(col "$s" "$k" "$c" 3)
+      p50=$(col "$s" "$k" "$c" 7); e=$(errs "$s" "$k" "$c")
+      [ "$e" = 0/0 ] || ERRORS+=("$s $k c=$c: $e")
+      if [ "$s" = ours ]; then vcpu=-; vrps=-; else vcpu=$(ratio "$s" ours "$k" "$c" 3); vrps=$(ratio ours "$s" "$k" "$c" 1); fi
+      printf '%-11s %4s %-6s %9s %6sms %6sms %8s %9s %9s %7s %7sMB\n' \
+        "$k" "$c" "$s" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${RSS[$s]}"
+      printf '| %s | %s | %s | %s | %s ms | %s ms | %s us | %s | %s | %s | %s MB |\n' \
+        "$k" "$c" "${NAME[$s]}" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${RSS[$s]}" >>"$MD"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$rps" "$p99" "$cpu" \
+        "$(tr '/' '\t' <<<"$e")" "$(col "$s" "$k" "$c" 6)" "$p50" "${RSS[$s]}" >>"$TSV"
     done
   done
 done
-if [ -n "$FLOOR" ] && [[ " $CASES " == *" echo "* ]]; then
-  for c in $CONNS; do
-    f_err=$(errs floor echo "$c")
-    printf '%-11s %4s %10s %10s %6s %7sms %9s %8s %8s %9s\n' "floor:echo" "$c" "$(col floor echo "$c" 1)" "-" "-" \
-      "$(col floor echo "$c" 2)" "-" "$(col floor echo "$c" 3)" "-" "$f_err"
-    printf '| floor: bare axum, echo | %s | %s | | | %s ms | | %s us | | %s | | | |\n' \
-      "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" "$(col floor echo "$c" 3)" "$f_err" >>"$MD"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' floor echo "$c" "$(col floor echo "$c" 1)" "$(col floor echo "$c" 2)" \
-      "$(col floor echo "$c" 3)" "$(errs floor echo "$c" | tr '/' '\t')" "$(col floor echo "$c" 6)" >>"$TSV"
-  done
-fi
-ratios() { # ratios A B FIELD CONC -> " case 1.23x ..." per case: the median over rounds of
-  # A's FIELD over B's, each pair from the same round (so drift between rounds cancels)
-  local k r x out=""
-  for k in $CASES; do
-    x=$(for r in $(seq "$ROUNDS"); do
-      awk -v a="$(awk -v i="$3" '{print $i}' <<<"${RES[$1,$k,$4,$r]}")" \
-        -v b="$(awk -v i="$3" '{print $i}' <<<"${RES[$2,$k,$4,$r]}")" 'BEGIN {printf "%.4f\n", (b > 0 ? a / b : 0)}'
-    done | median)
-    out+=$(awk -v x="$x" -v k="$k" 'BEGIN {printf " %s %.2fx", k, x}')
-  done
-  echo "$out"
-}
+echo >>"$MD"
+for c in $CONNS; do
+  # The headline: every peer's CPU per request over ours, per case.
+  line="Server CPU per request over ours at c=$c (median of per-round ratios):"
+  for s in "${SERVERS[@]}"; do [ "$s" = ours ] || line+=" $s:$(ratios "$s" ours 3 "$c");"; done
+  echo "$line"
+  echo "$line  " >>"$MD"
+done
 if [ -n "$FLOOR" ]; then
-  echo >>"$MD"
   for c in $CONNS; do
     # Issue 22's yardstick: each case's CPU per request over the floor round run beside it.
     line="CPU per request over the floor's at c=$c (median of per-round ratios):$(ratios ours floor 3 "$c")"
@@ -262,19 +381,38 @@ if [ -n "$FLOOR" ]; then
     line="Floor req/s over rmcp's at c=$c (median of per-round ratios; the ceiling for any server on this stack here):$(ratios floor rmcp 1 "$c")"
     echo "$line"
     echo "$line  " >>"$MD"
-    line="Kernel (system) CPU per request at c=$c, us, ours/rmcp/floor (medians over rounds):"
+    line="Kernel (system) CPU per request at c=$c, us, $(IFS=/; echo "${SERVERS[*]}")/floor (medians over rounds):"
     for k in $CASES; do
-      line+=" $k $(col ours "$k" "$c" 6)/$(col rmcp "$k" "$c" 6)/$(col floor "$k" "$c" 6)"
+      v=""; for s in "${SERVERS[@]}" floor; do v+="${v:+/}$(col "$s" "$k" "$c" 6)"; done
+      line+=" $k $v"
     done
     echo "$line"
     echo "$line  " >>"$MD"
   done
 fi
-echo
-echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
-[ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks (its line uses the ours_* columns)"
-echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE); servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS ($THREADS thread(s));" \
-     "DURATION=$DURATION ROUNDS=$ROUNDS; rss = peak VmHWM over the whole run; us = server CPU per request;" \
-     "errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
+{
+  echo
+  echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
+  [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks, on the echo request"
+  echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE)"
+  [ -n "${BANNER[ts]:-}" ] && echo "ts = bench/peers/typescript: ${BANNER[ts]#*(}" | sed 's/)$//'
+  [ -n "${BANNER[py]:-}" ] && echo "py = bench/peers/python: ${BANNER[py]#*(}" | sed 's/)$//'
+  for x in "${SKIPPED[@]}"; do echo "skipped peer $x"; done
+  echo "servers on core(s) $SERVER_CPUS, wrk on $WRK_CPUS ($THREADS thread(s), --timeout $WRK_TIMEOUT); DURATION=$DURATION ROUNDS=$ROUNDS;" \
+       "rss = peak VmHWM over the whole run; CPU/req = server CPU (user + system, every thread) per request;" \
+       "ratios are medians of per-round ratios; errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
+} | tee -a "$MD"
 python3 "$ROOT/bench/chart.py" "$TSV" "$RESULTS/http.svg"
 echo "results: $TSV, $MD, $RESULTS/http.svg" >&2
+if [ -n "${DURABLE:-}" ]; then
+  # The durable path in the same report: accepted confirmations per second and p99 per store,
+  # each with its ratio to the memory store (bench/durable.sh).
+  echo >&2; echo "durable path (bench/durable.sh) ..." >&2
+  # shellcheck disable=SC2086 # DURABLE_ENV is a list of NAME=value words
+  env ${DURABLE_ENV:-} OUT="$RESULTS/durable.md" NO_BUILD=${NO_BUILD:-} bash "$ROOT/bench/durable.sh" >/dev/null
+  { echo; echo "Durable path (bench/durable.sh):"; echo; cat "$RESULTS/durable.md"; } | tee -a "$MD"
+fi
+if [ "${#ERRORS[@]}" -gt 0 ]; then
+  echo "ERRORS (every server must answer every request; non-2xx/socket errors): ${ERRORS[*]}" >&2
+  exit 3
+fi
