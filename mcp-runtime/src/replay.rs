@@ -38,33 +38,34 @@
 //! # At most once: claim, commit, then act
 //!
 //! For a destructive action whose effect lies outside the database, converging is not always
-//! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the
-//! world is restored in between (a deleted file re-created under the same name), a retry acts
-//! on the new object. The alternative is to make the claim durable *first* (a plain [`ClaimWith::Nothing`] claim)
-//! and act after it (what [`ClaimWork::After`] does): a crash or a
-//! failure after the commit leaves the confirmation used and the effect not applied, which
-//! the caller reports ("not done; ask again"). That is *at most once*; the convergent
-//! claim-plus-action above is *at least once, converging to once*; a transaction (below) is
-//! *exactly once*.
+//! enough: a crash between the effect and `COMMIT` leaves the nonce claimable, and if the world is
+//! restored in between (a deleted file re-created under the same name), a retry acts on the new
+//! object. The alternative is to make the claim durable *first* (a plain [`ClaimWith::Nothing`]
+//! claim) and act after it (what [`ClaimWork::After`] does): a crash or a failure after the commit
+//! leaves the confirmation used and the effect not applied, which the caller reports ("not done;
+//! ask again"). That is *at most once*; the convergent claim-plus-action above is *at least once,
+//! converging to once*; a transaction (below) is *exactly once*.
 //!
 //! # Claim and mutation in one database transaction
 //!
 //! When the data a handler mutates lives in the *same database* as the replay store, the
 //! convergence argument above is not needed: a [`ClaimWith::InTx`] claim inserts the nonce and
-//! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and
-//! writes; one `COMMIT` makes both durable, and any failure (or crash) before it rolls both
-//! back. Each backend builds its own work (`backend::sqlite::tx_work`,
-//! `backend::postgres::tx_work`): the core carries it without knowing its type, and a store
-//! given work built for another answers [`ReplayError::TxMismatch`] naming both. The primitives are `SqliteReplayStore::claim_in` and `PostgresReplayStore::claim_in`,
-//! which claim inside a caller's transaction. Each backend module re-exports its driver crates
-//! (`backend::sqlite::rusqlite`, `backend::postgres::{tokio_postgres, deadpool_postgres}`) so
-//! application code uses exactly the versions the stores do; the core names none of them.
+//! hands the very same transaction to the [`TxWork`], which re-checks whatever it must and writes;
+//! one `COMMIT` makes both durable, and any failure (or crash) before it rolls both back. Each
+//! backend builds its own work (`backend::sqlite::tx_work`, `backend::postgres::tx_work`): the core
+//! carries it without knowing its type, and a store given work built for another answers
+//! [`ReplayError::TxMismatch`] naming both. The primitives are `SqliteReplayStore::claim_in` and
+//! `PostgresReplayStore::claim_in`, which claim inside a caller's transaction. Each backend module
+//! re-exports its driver crates (`backend::sqlite::rusqlite`, `backend::postgres::{tokio_postgres,
+//! deadpool_postgres}`) so application code uses exactly the versions the stores do; the core names
+//! none of them.
 //!
 //! # Features
 //!
-//! The memory store is always built. [`SqliteReplayStore`] needs the `sqlite` feature,
-//! [`PostgresReplayStore`] the `postgres` feature; [`open_store`] says which feature to enable
-//! for a specification whose store is compiled out.
+//! The memory store is always built.
+//! [`SqliteReplayStore`](crate::backend::sqlite::SqliteReplayStore) needs the `sqlite` feature,
+//! [`PostgresReplayStore`](crate::backend::postgres::PostgresReplayStore) the `postgres` feature;
+//! [`open_store`] says which feature to enable for a specification whose store is compiled out.
 //!
 //! # Recorded outcomes
 //!
@@ -335,8 +336,10 @@ pub trait OutcomeStore: Send + Sync {
 ///
 /// - `memory` or `memory:CAPACITY`: [`MemoryReplayStore`] (single process only; each
 ///   principal may hold a tenth of the capacity);
-/// - `sqlite:PATH`: [`SqliteReplayStore`] on the file at `PATH` (created if missing);
-/// - `postgres://...` or `postgresql://...`: [`PostgresReplayStore`] with that URL;
+/// - `sqlite:PATH`: [`SqliteReplayStore`](crate::backend::sqlite::SqliteReplayStore) on the file at
+///   `PATH` (created if missing);
+/// - `postgres://...` or `postgresql://...`:
+///   [`PostgresReplayStore`](crate::backend::postgres::PostgresReplayStore) with that URL;
 /// - `redis://HOST:PORT/DB`: `RedisReplayStore` on that database (feature `redis`);
 /// - any scheme registered with [`backend::register`](crate::backend::register): that
 ///   backend's replay store.

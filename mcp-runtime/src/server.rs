@@ -112,7 +112,7 @@ struct Inner {
     rate: Option<rate::Limiter>,
 }
 
-/// Why [`ServerBuilder::build`] failed.
+/// Why [`ServerBuilder::build`](crate::server::ServerBuilder::build) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
@@ -138,8 +138,9 @@ pub enum BuildError {
     /// a string).
     #[error("{0}")]
     Declaration(String),
-    /// The server accepts scoped credentials ([`ServerBuilder::scoped_authorization`]) but
-    /// these tools, prompts or resources declare neither scopes nor public access.
+    /// The server accepts scoped credentials
+    /// ([`ServerBuilder::scoped_authorization`](crate::server::ServerBuilder::scoped_authorization))
+    /// but these tools, prompts or resources declare neither scopes nor public access.
     #[error(
         "the server accepts scoped credentials (scoped_authorization), so every tool, prompt \
          and resource must declare its OAuth scopes or be declared public; these declare \
@@ -263,7 +264,8 @@ impl Server {
 
 impl ServerBuilder {
     /// Items per page of `tools/list`, `prompts/list`, `resources/list` and
-    /// `resources/templates/list` unless [`ServerBuilder::page_size`] says otherwise.
+    /// `resources/templates/list` unless
+    /// [`ServerBuilder::page_size`](crate::server::ServerBuilder::page_size) says otherwise.
     pub const DEFAULT_PAGE_SIZE: usize = 100;
 
     /// The prompts to offer (e.g. `prompts![a, b]`); replaces earlier calls. The `prompts`
@@ -350,10 +352,11 @@ impl ServerBuilder {
         self
     }
 
-    /// How long a task stays retrievable after creation unless [`ServerBuilder::task_ttl`]
-    /// says otherwise (1 hour).
+    /// How long a task stays retrievable after creation unless
+    /// [`ServerBuilder::task_ttl`](crate::server::ServerBuilder::task_ttl) says otherwise (1 hour).
     pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
-    /// The longest task lifetime [`ServerBuilder::task_ttl`] accepts (7 days).
+    /// The longest task lifetime
+    /// [`ServerBuilder::task_ttl`](crate::server::ServerBuilder::task_ttl) accepts (7 days).
     pub const MAX_TASK_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
     /// Where tasks (the tasks extension) are kept. Default: in memory
@@ -374,8 +377,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The largest task result kept unless [`ServerBuilder::max_task_result_bytes`] says
-    /// otherwise: 4 MiB, the default largest request (`Limits::max_message_bytes`).
+    /// The largest task result kept unless
+    /// [`ServerBuilder::max_task_result_bytes`](crate::server::ServerBuilder::max_task_result_bytes)
+    /// says otherwise: 4 MiB, the default largest request (`Limits::max_message_bytes`).
     pub const DEFAULT_MAX_TASK_RESULT_BYTES: usize = 4 * 1024 * 1024;
 
     /// The largest tool result a task keeps, in bytes of its JSON encoding (default
@@ -390,8 +394,9 @@ impl ServerBuilder {
         self
     }
 
-    /// How often a running task is checked for a cancellation made through another instance
-    /// unless [`ServerBuilder::task_cancel_check`] says otherwise (1 second).
+    /// How often a running task is checked for a cancellation made through another instance unless
+    /// [`ServerBuilder::task_cancel_check`](crate::server::ServerBuilder::task_cancel_check) says
+    /// otherwise (1 second).
     pub const DEFAULT_TASK_CANCEL_CHECK: Duration = Duration::from_secs(1);
 
     /// How often each task running on this instance reads its record, so that a
@@ -407,9 +412,12 @@ impl ServerBuilder {
     }
 
     /// How long one `subscriptions/listen` stays open unless
-    /// [`ServerBuilder::max_listen_duration`] says otherwise (30 minutes).
+    /// [`ServerBuilder::max_listen_duration`](crate::server::ServerBuilder::max_listen_duration)
+    /// says otherwise (30 minutes).
     pub const DEFAULT_MAX_LISTEN: Duration = Duration::from_secs(30 * 60);
-    /// The longest listen [`ServerBuilder::max_listen_duration`] accepts (24 hours).
+    /// The longest listen
+    /// [`ServerBuilder::max_listen_duration`](crate::server::ServerBuilder::max_listen_duration)
+    /// accepts (24 hours).
     pub const MAX_LISTEN: Duration = Duration::from_secs(24 * 3600);
 
     /// How long one `subscriptions/listen` stream may stay open (default
@@ -650,11 +658,13 @@ impl ServerBuilder {
         })
     }
 
-    /// Declares that this server accepts scoped credentials (OAuth access tokens): every
-    /// tool, prompt and resource must then declare the scopes it requires
-    /// (`#[tool(scopes = [..])]`, [`ServerBuilder::tool_scopes`] and the like) or be declared
-    /// public ([`ServerBuilder::public_tool`] and the like), and [`ServerBuilder::build`]
-    /// fails naming every one that does neither.
+    /// Declares that this server accepts scoped credentials (OAuth access tokens): every tool,
+    /// prompt and resource must then declare the scopes it requires (`#[tool(scopes = [..])]`,
+    /// [`ServerBuilder::tool_scopes`](crate::server::ServerBuilder::tool_scopes) and the like) or
+    /// be declared public
+    /// ([`ServerBuilder::public_tool`](crate::server::ServerBuilder::public_tool) and the like),
+    /// and [`ServerBuilder::build`](crate::server::ServerBuilder::build) fails naming every one
+    /// that does neither.
     ///
     /// Without it the core still refuses a scoped grant anything undeclared (deny by
     /// default) when such a request arrives, and a transport set up with an OAuth
@@ -668,15 +678,17 @@ impl ServerBuilder {
     }
 
     /// Declares the tool `name` callable with any credentials, scoped or not (see
-    /// [`ServerBuilder::scoped_authorization`]). [`ServerBuilder::build`] fails if no such
-    /// tool is registered, or if it also requires scopes.
+    /// [`ServerBuilder::scoped_authorization`](crate::server::ServerBuilder::scoped_authorization)).
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) fails if no such tool is
+    /// registered, or if it also requires scopes.
     #[must_use]
     pub fn public_tool(mut self, name: &str) -> Self {
         self.scopes.public_tools.insert(name.to_owned());
         self
     }
 
-    /// Declares the prompt `name` public (see [`ServerBuilder::public_tool`]).
+    /// Declares the prompt `name` public (see
+    /// [`ServerBuilder::public_tool`](crate::server::ServerBuilder::public_tool)).
     #[must_use]
     pub fn public_prompt(mut self, name: &str) -> Self {
         self.scopes.public_prompts.insert(name.to_owned());
@@ -684,7 +696,7 @@ impl ServerBuilder {
     }
 
     /// Declares the resource registered with this URI or URI template public (see
-    /// [`ServerBuilder::public_tool`]).
+    /// [`ServerBuilder::public_tool`](crate::server::ServerBuilder::public_tool)).
     #[must_use]
     pub fn public_resource(mut self, uri_or_template: &str) -> Self {
         self.scopes
@@ -693,11 +705,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Requires OAuth `scopes` for `tools/call` of the tool `name` (added to earlier calls),
-    /// and for every `tasks/*` operation on a task of that tool. A scoped grant lacking one
-    /// is refused before the tool runs, on every transport (over HTTP: 403
-    /// `insufficient_scope` naming them all). [`ServerBuilder::build`] fails if no such tool
-    /// is registered or a scope is malformed.
+    /// Requires OAuth `scopes` for `tools/call` of the tool `name` (added to earlier calls), and
+    /// for every `tasks/*` operation on a task of that tool. A scoped grant lacking one is refused
+    /// before the tool runs, on every transport (over HTTP: 403 `insufficient_scope` naming them
+    /// all). [`ServerBuilder::build`](crate::server::ServerBuilder::build) fails if no such tool is
+    /// registered or a scope is malformed.
     #[must_use]
     pub fn tool_scopes(
         mut self,
@@ -709,7 +721,7 @@ impl ServerBuilder {
     }
 
     /// Requires OAuth `scopes` for `prompts/get` of the prompt `name` (see
-    /// [`ServerBuilder::tool_scopes`]).
+    /// [`ServerBuilder::tool_scopes`](crate::server::ServerBuilder::tool_scopes)).
     #[must_use]
     pub fn prompt_scopes(
         mut self,
@@ -722,7 +734,7 @@ impl ServerBuilder {
 
     /// Requires OAuth `scopes` for `resources/read` of the resource registered with this URI,
     /// or of every URI the resource template `uri_or_template` serves (see
-    /// [`ServerBuilder::tool_scopes`]).
+    /// [`ServerBuilder::tool_scopes`](crate::server::ServerBuilder::tool_scopes)).
     #[must_use]
     pub fn resource_scopes(
         mut self,

@@ -55,14 +55,15 @@
 //!
 //! # Stores and fleets
 //!
-//! Links live in a [`LinkStore`]: [`MemoryLinkStore`] by default (one process; at most 1,024
-//! links, 8 per principal), [`sqlite::SqliteLinkStore`] (feature `sqlite`) for the processes
-//! of one host, [`postgres::PostgresLinkStore`] (feature `postgres`) for a fleet of hosts, or a
-//! store of your own (the trait is a keyed table with a compare-and-set update: every decision
-//! is made here). [`open_link_store`] takes the replay store's spec, so one setting puts them
-//! all in one backend. In a fleet, give every instance the same link store and the same state
-//! keys: the instance that serves the page completes the link, and whichever instance gets the
-//! retry sees it.
+//! Links live in a [`LinkStore`]: [`MemoryLinkStore`] by default (one process; at most 1,024 links,
+//! 8 per principal), [`backend::sqlite::SqliteLinkStore`](crate::backend::sqlite::SqliteLinkStore)
+//! (feature `sqlite`) for the processes of one host,
+//! [`backend::postgres::PostgresLinkStore`](crate::backend::postgres::PostgresLinkStore) (feature
+//! `postgres`) for a fleet of hosts, or a store of your own (the trait is a keyed table with a
+//! compare-and-set update: every decision is made here). [`open_link_store`] takes the replay
+//! store's spec, so one setting puts them all in one backend. In a fleet, give every instance the
+//! same link store and the same state keys: the instance that serves the page completes the link,
+//! and whichever instance gets the retry sees it.
 
 mod memory;
 mod open;

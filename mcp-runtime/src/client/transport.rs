@@ -72,8 +72,8 @@ impl<T: Transport + ?Sized> Transport for std::sync::Arc<T> {
     }
 }
 
-/// The in-process transport: hands each message to a [`Server`] as bytes, the same entry point
-/// the stdio and HTTP transports use, with no port and no process.
+/// The in-process transport: hands each message to a [`Server`](crate::server::Server) as bytes,
+/// the same entry point the stdio and HTTP transports use, with no port and no process.
 #[derive(Debug, Clone)]
 pub struct InProcess {
     server: Server,

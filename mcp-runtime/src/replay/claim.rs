@@ -32,7 +32,8 @@ impl fmt::Debug for ClaimWith {
 ///
 /// ```
 /// # use std::time::{Duration, SystemTime};
-/// # use mcp_runtime::replay::{Claim, ClaimOutcome, MemoryReplayStore, Nonce, ReplayStore};
+/// # use mcp_runtime::replay::{Claim, ClaimOutcome, MemoryReplayStore, ReplayStore};
+/// # use mcp_runtime::state::Nonce;
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let store = MemoryReplayStore::new(100);
 /// let nonce = Nonce::from_bytes([7; 16]);

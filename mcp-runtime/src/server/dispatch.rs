@@ -77,9 +77,10 @@ impl Server {
 
     /// Answers one parsed message that is not a read `tools/call`.
     ///
-    /// Not an `async fn`, and `'static`, like [`Server::run_call`]: the envelope is taken
-    /// apart here, so the future holds the request's parts once, and
-    /// [`McpService::handle_owned`] boxes it as it is.
+    /// Not an `async fn`, and `'static`, like
+    /// [`Server::run_call`](crate::server::Server::run_call): the envelope is taken apart here, so
+    /// the future holds the request's parts once, and [`McpService::handle_owned`] boxes it as it
+    /// is.
     fn dispatch(
         &self,
         value: Value,
@@ -159,7 +160,7 @@ impl Server {
     }
 
     /// Answers one request (not a notification) taken out of its envelope that
-    /// [`Server::answer_at_once`] did not.
+    /// [`Server::answer_at_once`](crate::server::Server::answer_at_once) did not.
     #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
     fn dispatch_request(
         server: Server,
@@ -217,9 +218,9 @@ impl Server {
         }
     }
 
-    /// The synchronous start of a `tools/call` read into its parts ([`ToolsCall::read`]): the
-    /// depth check (the reply when it fails) and the observer's start. [`Server::run_call`]
-    /// does the rest.
+    /// The synchronous start of a `tools/call` read into its parts ([`ToolsCall::read`]): the depth
+    /// check (the reply when it fails) and the observer's start.
+    /// [`Server::run_call`](crate::server::Server::run_call) does the rest.
     fn start_call(&self, call: Box<ToolsCall>, mut rctx: RequestScope) -> Result<CallJob, Reply> {
         let max_depth = self.inner.limits.max_depth;
         if call.exceeds_depth(max_depth) {
@@ -246,9 +247,10 @@ impl Server {
         })
     }
 
-    /// Dispatches a started `tools/call`: the rest of the checks [`Server::dispatch`] makes on
-    /// the tree of the same message, in the same order (`_meta`, tools offered), then the one
-    /// tool run ([`Server::finish_call`]).
+    /// Dispatches a started `tools/call`: the rest of the checks
+    /// [`Server::dispatch`](crate::server::Server::dispatch) makes on the tree of the same message,
+    /// in the same order (`_meta`, tools offered), then the one tool run
+    /// ([`Server::finish_call`](crate::server::Server::finish_call)).
     ///
     /// Not an `async fn`, and `'static`: the checks and the call's preparation run here, in
     /// the request's span, so the future holds only what lives across the tool's run, and it
@@ -322,11 +324,13 @@ impl Server {
         Self::finish_call(self, id, step)
     }
 
-    /// The asynchronous part of a `tools/call` prepared by [`Server::prepare_call`]: the
-    /// tool's run (or the task's start) and the reply.
+    /// The asynchronous part of a `tools/call` prepared by
+    /// [`Server::prepare_call`](crate::server::Server::prepare_call): the tool's run (or the task's
+    /// start) and the reply.
     ///
-    /// Server and id are borrowed ([`Server::call_tool`]) or owned ([`Server::run_call`],
-    /// whose future must be `'static`); owned, they live in this future and nowhere else.
+    /// Server and id are borrowed ([`Server::call_tool`](crate::server::Server::call_tool)) or
+    /// owned ([`Server::run_call`](crate::server::Server::run_call), whose future must be
+    /// `'static`); owned, they live in this future and nowhere else.
     #[allow(clippy::manual_async_fn)] // an `async fn` would store its arguments twice
     fn finish_call<'a>(
         server: impl Borrow<Server> + Send + 'a,
@@ -407,8 +411,8 @@ impl Server {
     }
 
     /// The run of a retry carrying a verified state, on its own task
-    /// ([`Server::finish_call`]): recorded results first, then the tool, its claim and the
-    /// recording of its outcome.
+    /// ([`Server::finish_call`](crate::server::Server::finish_call)): recorded results first, then
+    /// the tool, its claim and the recording of its outcome.
     async fn finish_retry(server: &Server, id: &RequestId, mut run: Run) -> Reply {
         // Recorded results first: an identical retry of a state whose outcome was recorded
         // gets that outcome before any tool code runs again; a copy still at work elsewhere
@@ -433,8 +437,8 @@ impl Server {
             .await
     }
 
-    /// The synchronous part of [`Server::call_tool`]: the params' checks, the tool, the task
-    /// decision, and the opened request context.
+    /// The synchronous part of [`Server::call_tool`](crate::server::Server::call_tool): the params'
+    /// checks, the tool, the task decision, and the opened request context.
     fn prepare_call(
         &self,
         id: &RequestId,
@@ -605,8 +609,8 @@ impl Server {
     }
 }
 
-/// What [`Server::settle_reply`] decided: the reply, or the boxed wait for the replay store
-/// before it.
+/// What [`Server::settle_reply`](crate::server::Server::settle_reply) decided: the reply, or the
+/// boxed wait for the replay store before it.
 pub(super) enum Settled<'a> {
     /// The reply, made without waiting.
     Ready(Reply),
@@ -624,7 +628,7 @@ impl Settled<'_> {
     }
 }
 
-/// What [`Server::prepare_call`] decided.
+/// What [`Server::prepare_call`](crate::server::Server::prepare_call) decided.
 enum CallStep {
     /// Answered already (a refusal).
     Done(Reply),
@@ -839,7 +843,7 @@ impl McpService for Server {
     }
 }
 
-/// What [`Server::route`] decided for a message.
+/// What [`Server::route`](crate::server::Server::route) decided for a message.
 // Returned and taken apart at once; boxing the call would add the allocation this avoids.
 #[allow(clippy::large_enum_variant)]
 enum Routed {
@@ -851,7 +855,8 @@ enum Routed {
     Tree(Value, RequestScope),
 }
 
-/// A started `tools/call` ([`Server::start_call`]), for [`Server::run_call`].
+/// A started `tools/call` ([`Server::start_call`](crate::server::Server::start_call)), for
+/// [`Server::run_call`](crate::server::Server::run_call).
 struct CallJob {
     id: RequestId,
     params: ToolsCallParams,

@@ -7,12 +7,12 @@
 //! honoured (others are left out of the acknowledgement, so a task id of another principal
 //! cannot be probed). A principal has at most [`MAX_LISTENS_PER_PRINCIPAL`] listens open.
 //!
-//! Changes are seen two ways: at once when this instance writes the task (a local
-//! broadcast), and by re-reading the listened tasks from the store every [`STORE_POLL`] for
-//! writes made by other instances sharing the store. The stream ends with the complete
-//! result when every listened task is terminal (or gone), at the server's maximum listen
-//! duration, or on [`Server::close_listens`]; it ends silently when the client cancels or
-//! disconnects.
+//! Changes are seen two ways: at once when this instance writes the task (a local broadcast), and
+//! by re-reading the listened tasks from the store every [`STORE_POLL`] for writes made by other
+//! instances sharing the store. The stream ends with the complete result when every listened task
+//! is terminal (or gone), at the server's maximum listen duration, or on
+//! [`Server::close_listens`](crate::server::Server::close_listens); it ends silently when the
+//! client cancels or disconnects.
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -46,7 +46,8 @@ pub(super) struct Tasks {
     pub(super) listens: ListenCounts,
     /// How long one `subscriptions/listen` may stay open.
     pub(super) max_listen: Duration,
-    /// Fired by [`Server::close_listens`]: every listen ends with its complete result.
+    /// Fired by [`Server::close_listens`](crate::server::Server::close_listens): every listen ends
+    /// with its complete result.
     pub(super) closing: CancellationToken,
 }
 

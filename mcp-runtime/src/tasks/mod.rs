@@ -2,17 +2,18 @@
 //! task the client polls.
 //!
 //! Version implemented: SEP-2663 as checked by the `tasks-*` server scenarios of
-//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see the task types of `mcp_types`, e.g. `mcp_types::Task`), which is the
-//! draft `docs/specification/draft/tasks.mdx` of `modelcontextprotocol/experimental-ext-tasks`
-//! at commit 07bf500 (`ttlMs`, `pollIntervalMs`, `notifications/tasks`; later drafts rename
-//! these to `ttlSeconds`, `pollIntervalMilliseconds` and `notifications/tasks/status`).
+//! `@modelcontextprotocol/conformance` 0.2.0-alpha.12 (see the task types of `mcp_types`, e.g.
+//! `mcp_types::Task`), which is the draft `docs/specification/draft/tasks.mdx` of
+//! `modelcontextprotocol/experimental-ext-tasks` at commit 07bf500 (`ttlMs`, `pollIntervalMs`,
+//! `notifications/tasks`; later drafts rename these to `ttlSeconds`, `pollIntervalMilliseconds` and
+//! `notifications/tasks/status`).
 //!
-//! - **Opting in.** A tool is never a task unless it says so: `#[tool(task)]` (or
-//!   `task = "optional"`), `#[tool(task = "required")]`, optionally with
-//!   `task_start = "after_input"` (a [`TaskStart`](crate::tool::TaskStart)). A hand-written or dynamic tool is
-//!   registered with `tools![export].task("export", TaskSupport::Optional)` (or
-//!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with)), which also overrides
-//!   the attribute. Its handler stays an ordinary async fn. The descriptor gains
+//! - **Opting in.** A tool is never a task unless it says so: `#[tool(task)]` (or `task =
+//!   "optional"`), `#[tool(task = "required")]`, optionally with `task_start = "after_input"` (a
+//!   [`TaskStart`](crate::tool::TaskStart)). A hand-written or dynamic tool is registered with
+//!   `tools![export].task("export", TaskSupport::Optional)` (or
+//!   [`ToolRouter::task_with`](crate::router::ToolRouter::task_with)), which also overrides the
+//!   attribute. Its handler stays an ordinary async fn. The descriptor gains
 //!   `execution.taskSupport`, and `server/discover` advertises the extension.
 //! - **Server-directed creation.** When the request declares the extension in its
 //!   `clientCapabilities`, a task-supporting tool answers `tools/call` with a flat
@@ -23,13 +24,13 @@
 //!   errors as `isError: true`), its protocol error (`failed`: a panic or a protocol error)
 //!   or its pending `inputRequests` (`input_required`). `tasks/result` and `tasks/list` do not
 //!   exist in this version (`-32601`).
-//! - **Input rounds.** A tool asking for input inside a task (`ctx.elicit(..)` etc.) parks
-//!   the task in `input_required`; `tasks/update` delivers answers (a subset is fine: the task
-//!   waits for the rest; unknown keys are ignored) and, once all are in, the runtime runs the
-//!   handler again with them, exactly as an MRTR retry: the sealed state of the round is kept
-//!   in the store and never sent to the client. With [`TaskStart::AfterInput`](crate::tool::TaskStart::AfterInput) the tool first
-//!   gathers input through ordinary MRTR rounds and becomes a task on the first pass that
-//!   does not finish at once.
+//! - **Input rounds.** A tool asking for input inside a task (`ctx.elicit(..)` etc.) parks the task
+//!   in `input_required`; `tasks/update` delivers answers (a subset is fine: the task waits for the
+//!   rest; unknown keys are ignored) and, once all are in, the runtime runs the handler again with
+//!   them, exactly as an MRTR retry: the sealed state of the round is kept in the store and never
+//!   sent to the client. With [`TaskStart::AfterInput`](crate::tool::TaskStart::AfterInput) the
+//!   tool first gathers input through ordinary MRTR rounds and becomes a task on the first pass
+//!   that does not finish at once.
 //! - **Cancellation** (cooperative, as the extension says). `tasks/cancel` marks the task
 //!   `cancelled` and, when its handler runs on this instance, fires the handler's
 //!   cancellation token: `ctx.cancelled()`, `ctx.is_cancelled()` and the
@@ -47,14 +48,16 @@
 //!   lists as a use of it), visible to `tasks/get` on any instance; a burst is coalesced to
 //!   its latest message. A task's handler always has a progress token for this, whether or
 //!   not the call carried one. `ctx.log(..)` inside a task is dropped.
-//! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (one
-//!   process), [`sqlite::SqliteTaskStore`] (feature `sqlite`) to share them
-//!   between processes on a host, [`postgres::PostgresTaskStore`] (feature `postgres`) or
-//!   [`redis::RedisTaskStore`] (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
+//! - **Storage.** Tasks live in a [`TaskStore`]: [`MemoryTaskStore`] by default (one process),
+//!   [`backend::sqlite::SqliteTaskStore`](crate::backend::sqlite::SqliteTaskStore) (feature
+//!   `sqlite`) to share them between processes on a host,
+//!   [`backend::postgres::PostgresTaskStore`](crate::backend::postgres::PostgresTaskStore) (feature
+//!   `postgres`) or [`backend::redis::RedisTaskStore`](crate::backend::redis::RedisTaskStore)
+//!   (feature `redis`) for a fleet of hosts. Each task lives for the server's task TTL
 //!   (`ServerBuilder::task_ttl`, default 1 hour, at most 7 days) after creation, reported as
-//!   `ttlMs`, and is forgotten after it (never returned, and deleted by the store's next
-//!   sweep). [`open_task_store`] reads the replay store's spec, so one setting puts both in
-//!   the same backend.
+//!   `ttlMs`, and is forgotten after it (never returned, and deleted by the store's next sweep).
+//!   [`open_task_store`] reads the replay store's spec, so one setting puts both in the same
+//!   backend.
 //! - **Limits.** Every built-in store enforces [`TaskLimits`]: at most 32 unexpired tasks per
 //!   principal ([`TaskLimits::DEFAULT_MAX_TASKS_PER_PRINCIPAL`]) and at most
 //!   [`MemoryTaskStore::DEFAULT_CAPACITY`] (1,000) tasks in the memory store,

@@ -8,9 +8,10 @@ use futures::future::BoxFuture;
 use super::store::{LinkLimits, LinkRecord, LinkStore, LinkStoreError};
 use crate::state::CorrelationId;
 
-/// Links kept in memory: for a single process (links are lost on restart and invisible to
-/// other instances; a fleet shares a [`SqliteLinkStore`](super::sqlite::SqliteLinkStore) or
-/// [`PostgresLinkStore`](super::postgres::PostgresLinkStore), or a [`LinkStore`] of its own).
+/// Links kept in memory: for a single process (links are lost on restart and invisible to other
+/// instances; a fleet shares a [`SqliteLinkStore`](crate::backend::sqlite::SqliteLinkStore) or
+/// [`PostgresLinkStore`](crate::backend::postgres::PostgresLinkStore), or a [`LinkStore`] of its
+/// own).
 ///
 /// Bounds ([`LinkLimits`]): at most 1,024 links in all and 8 per principal by default
 /// ([`with_limits`](Self::with_limits) changes both). Expired links are purged on every

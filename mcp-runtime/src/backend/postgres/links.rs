@@ -1,4 +1,5 @@
-//! [`PostgresLinkStore`]: URL-mode links in a PostgreSQL table, shared by a fleet of hosts.
+//! [`PostgresLinkStore`](crate::backend::postgres::PostgresLinkStore): URL-mode links in a
+//! PostgreSQL table, shared by a fleet of hosts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +25,7 @@ pub(crate) const INSERT_DEADLINE: Duration = Duration::from_secs(10);
 /// it). [`LinkLimits`] (default [`LinkLimits::default`]: 10,000 links, 8 per principal;
 /// [`with_limits`](Self::with_limits) changes them) hold for the whole fleet: each insert runs
 /// in one transaction under an advisory lock on the table's inserts (held at most
-/// [`INSERT_DEADLINE`]). At most 16 pooled connections, each wait for one at most 10 s.
+/// 10 s). At most 16 pooled connections, each wait for one at most 10 s.
 #[derive(Clone)]
 pub struct PostgresLinkStore {
     inner: Arc<Inner>,

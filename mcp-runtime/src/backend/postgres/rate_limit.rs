@@ -1,4 +1,5 @@
-//! [`PostgresRateLimitStore`]: counters in a PostgreSQL table, shared by a fleet of hosts.
+//! [`PostgresRateLimitStore`](crate::backend::postgres::PostgresRateLimitStore): counters in a
+//! PostgreSQL table, shared by a fleet of hosts.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

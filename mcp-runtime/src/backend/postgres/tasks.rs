@@ -1,4 +1,5 @@
-//! [`PostgresTaskStore`]: tasks in a PostgreSQL table, shared by a fleet of hosts.
+//! [`PostgresTaskStore`](crate::backend::postgres::PostgresTaskStore): tasks in a PostgreSQL table,
+//! shared by a fleet of hosts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +19,7 @@ use crate::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 /// it). [`TaskLimits`] (default [`TaskLimits::default`]: 10,000 tasks, 32 per principal;
 /// [`with_limits`](Self::with_limits) changes them) hold for the whole fleet: each create
 /// runs in one transaction under a lock on the table's creates (an advisory lock, held at
-/// most [`CREATE_DEADLINE`] like the rest of the transaction), so concurrent creates on
+/// most 10 s like the rest of the transaction), so concurrent creates on
 /// several hosts cannot both take the last place. At a limit the creating principal's own
 /// finished tasks closest to expiry are deleted to make room, or the create is refused
 /// ([`TaskStoreError::PrincipalFull`], [`TaskStoreError::Full`]) with nothing written. At most

@@ -1,4 +1,5 @@
-//! [`RedisRateLimitStore`]: counters in Redis, shared by a fleet that already runs one.
+//! [`RedisRateLimitStore`](crate::backend::redis::RedisRateLimitStore): counters in Redis, shared
+//! by a fleet that already runs one.
 
 use std::time::Duration;
 

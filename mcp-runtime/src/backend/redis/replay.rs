@@ -1,43 +1,4 @@
-//! Replay store in Redis, shared by every instance that reaches the same Redis database.
-//!
-//! # Keys
-//!
-//! A claim is the key `PREFIX:HEX(nonce)` (prefix `mcp:replay` unless
-//! [`RedisReplayStore::with_prefix`] says otherwise), set with `NX` (only if absent, so exactly
-//! one caller wins across every instance) and `PXAT` (Redis deletes it when the token expires,
-//! so there is nothing to prune).
-//!
-//! # Outcomes and crashes
-//!
-//! - [`ReplayStore::claim`]: one `SET key TOKEN NX PXAT expiry` (a random token per claim,
-//!   see below). Durable as Redis's persistence
-//!   is: with neither AOF nor RDB snapshots, a Redis restart forgets claims and an unexpired
-//!   confirmation could be used again; run Redis with `appendonly yes` (or accept that).
-//! - [`ClaimWith::During`] (*at least once, converging to once*, like the SQL stores):
-//!   the key is first set to a random lease token with a short expiry ([`ACTION_LEASE`]),
-//!   the action runs, then a script turns the lease into the used claim (until the token's
-//!   expiry) only if the lease is still ours. An action failure deletes the lease (the nonce
-//!   stays claimable). A crash while the action runs leaves the lease to expire, after which a
-//!   retry re-claims and re-runs the (convergent) action. While the lease is held, concurrent
-//!   claims see `AlreadyUsed`. If recording the claim fails after the action succeeded, the
-//!   result is [`ReplayError::ActionUnrecorded`].
-//! - [`ClaimWith::InTx`]: Redis holds no application tables, so
-//!   [`ReplayError::TxMismatch`] without claiming.
-//! - [`OutcomeStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
-//!   claim (`PXAT`).
-//!
-//! Every command has a deadline (5 s by default, or
-//! [`RedisReplayStore::with_command_timeout`]); an unreachable or restarted Redis gives
-//! [`ReplayError::Backend`] naming `redis` (nothing acted on), and the next operation
-//! reconnects.
-//!
-//! A claim whose `SET` was sent but not answered within the deadline may still land when Redis
-//! resumes. Every claim therefore writes a token of its own, and after such a failure the store
-//! deletes the claim *if it holds that token*, in the background, as soon as Redis answers
-//! again (within the claim's lifetime). The caller was told "nothing was changed" and did
-//! nothing, so the confirmation must stay usable: a retry claims it again instead of finding it
-//! taken, with no outcome, forever.
-
+//! [`RedisReplayStore`]: one-time claims and recorded outcomes in Redis.
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -70,7 +31,43 @@ const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 
 /// A replay store in Redis (no TLS: run it on a trusted network or a local socket).
 ///
-/// See the [module docs](self) for the exact claim, crash and durability semantics.
+/// # Keys
+///
+/// A claim is the key `PREFIX:HEX(nonce)` (prefix `mcp:replay` unless
+/// [`with_prefix`](Self::with_prefix) says otherwise), set with `NX` (only if absent, so exactly
+/// one caller wins across every instance) and `PXAT` (Redis deletes it when the token expires,
+/// so there is nothing to prune).
+///
+/// # Outcomes and crashes
+///
+/// - [`ReplayStore::claim`]: one `SET key TOKEN NX PXAT expiry` (a random token per claim,
+///   see below). Durable as Redis's persistence
+///   is: with neither AOF nor RDB snapshots, a Redis restart forgets claims and an unexpired
+///   confirmation could be used again; run Redis with `appendonly yes` (or accept that).
+/// - [`ClaimWith::During`] (*at least once, converging to once*, like the SQL stores):
+///   the key is first set to a random lease token with a short expiry (60 s),
+///   the action runs, then a script turns the lease into the used claim (until the token's
+///   expiry) only if the lease is still ours. An action failure deletes the lease (the nonce
+///   stays claimable). A crash while the action runs leaves the lease to expire, after which a
+///   retry re-claims and re-runs the (convergent) action. While the lease is held, concurrent
+///   claims see `AlreadyUsed`. If recording the claim fails after the action succeeded, the
+///   result is [`ReplayError::ActionUnrecorded`].
+/// - [`ClaimWith::InTx`]: Redis holds no application tables, so
+///   [`ReplayError::TxMismatch`] without claiming.
+/// - [`OutcomeStore::record_outcome`]: the key `PREFIX:HEX(nonce):outcome`, expiring with the
+///   claim (`PXAT`).
+///
+/// Every command has a deadline (5 s by default, or
+/// [`with_command_timeout`](Self::with_command_timeout)); an unreachable or restarted Redis gives
+/// [`ReplayError::Backend`] naming `redis` (nothing acted on), and the next operation
+/// reconnects.
+///
+/// A claim whose `SET` was sent but not answered within the deadline may still land when Redis
+/// resumes. Every claim therefore writes a token of its own, and after such a failure the store
+/// deletes the claim *if it holds that token*, in the background, as soon as Redis answers
+/// again (within the claim's lifetime). The caller was told "nothing was changed" and did
+/// nothing, so the confirmation must stay usable: a retry claims it again instead of finding it
+/// taken, with no outcome, forever.
 pub struct RedisReplayStore {
     /// The connection, with every command's deadline.
     link: Link,

@@ -1,4 +1,5 @@
-//! [`RedisTaskStore`]: tasks in Redis, shared by a fleet that already runs one.
+//! [`RedisTaskStore`](crate::backend::redis::RedisTaskStore): tasks in Redis, shared by a fleet
+//! that already runs one.
 
 use futures::future::BoxFuture;
 
@@ -27,10 +28,11 @@ end
 return 1
 ";
 
-/// The create, atomic in Redis. KEYS: the task, its owner's tasks, its owner's finished
-/// tasks, every task (sorted sets of task ids scored by expiry). ARGV: the record, its
-/// expiry, now, the per-principal limit, the total limit, the key prefix with its `:`, the
-/// task id, whether it is created finished (`1`). Returns 1 (stored), 0 (id taken), -1 (principal at its share), -2 (store full).
+/// The create, atomic in Redis. KEYS: the task, its owner's tasks, its owner's finished tasks,
+/// every task (sorted sets of task ids scored by expiry). ARGV: the record, its expiry, now, the
+/// per-principal limit, the total limit, the key prefix with its `:`, the task id, whether it is
+/// created finished (`1`). Returns 1 (stored), 0 (id taken), -1 (principal at its share), -2 (store
+/// full).
 const CREATE_SCRIPT: &str = r"
 local now = tonumber(ARGV[3])
 for i = 2, 4 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now) end

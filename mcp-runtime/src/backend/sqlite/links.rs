@@ -1,4 +1,5 @@
-//! [`SqliteLinkStore`]: URL-mode links in a SQLite file, shared by every process on one host.
+//! [`SqliteLinkStore`](crate::backend::sqlite::SqliteLinkStore): URL-mode links in a SQLite file,
+//! shared by every process on one host.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,5 @@
-//! [`SqliteRateLimitStore`]: counters in a SQLite file, shared by every process on one host.
+//! [`SqliteRateLimitStore`](crate::backend::sqlite::SqliteRateLimitStore): counters in a SQLite
+//! file, shared by every process on one host.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,7 +54,8 @@ pub struct SqliteRateLimitStore {
 #[derive(Debug)]
 struct Inner {
     path: PathBuf,
-    /// Opened on first use (or by [`SqliteRateLimitStore::open`]).
+    /// Opened on first use (or by
+    /// [`SqliteRateLimitStore::open`](crate::backend::sqlite::SqliteRateLimitStore::open)).
     conn: Mutex<Option<Connection>>,
     /// Unix ms of the last deletion of ended windows.
     last_prune: AtomicU64,

@@ -21,13 +21,13 @@ mod group;
 /// group commit off (one transaction, and one disk flush, per claim), for A/B measurements.
 pub const GROUP_COMMIT_ENV: &str = "MCP_SQLITE_GROUP_COMMIT";
 
-/// How a [`SqliteReplayStore`] commits.
+/// How a [`SqliteReplayStore`](crate::backend::sqlite::SqliteReplayStore) commits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SqliteOptions {
     /// Concurrent claims (and outcome records) share one transaction and one disk flush
     /// (up to 256 per transaction), each with its own truthful outcome; see
-    /// [`SqliteReplayStore`]. Default on.
+    /// [`SqliteReplayStore`](crate::backend::sqlite::SqliteReplayStore). Default on.
     pub group_commit: bool,
 }
 
@@ -39,7 +39,8 @@ impl Default for SqliteOptions {
 
 impl SqliteOptions {
     /// The defaults, with group commit turned off when [`GROUP_COMMIT_ENV`] is `0`, `off` or
-    /// `false` (what [`SqliteReplayStore::open`] and `open_store` use).
+    /// `false` (what [`SqliteReplayStore::open`](crate::backend::sqlite::SqliteReplayStore::open)
+    /// and `open_store` use).
     pub fn from_env() -> Self {
         let off = std::env::var(GROUP_COMMIT_ENV).is_ok_and(|v| {
             let v = v.trim();
@@ -200,10 +201,11 @@ impl SqliteReplayStore {
     /// Opens a connection to `path` set up the way this store sets up its own: WAL mode, a
     /// 10 s busy timeout, `synchronous = FULL`. The schema is left alone.
     ///
-    /// For applications that keep their own tables in the store's file (to write them in the
-    /// same transaction as a claim, see [`SqliteReplayStore::claim_in`]). It waits out other
-    /// processes opening the file at the same moment, which a bare `PRAGMA journal_mode = WAL`
-    /// does not. Blocking: call it from `spawn_blocking` inside async code.
+    /// For applications that keep their own tables in the store's file (to write them in the same
+    /// transaction as a claim, see
+    /// [`SqliteReplayStore::claim_in`](crate::backend::sqlite::SqliteReplayStore::claim_in)). It
+    /// waits out other processes opening the file at the same moment, which a bare `PRAGMA
+    /// journal_mode = WAL` does not. Blocking: call it from `spawn_blocking` inside async code.
     pub fn connect(path: impl AsRef<Path>) -> Result<Connection, ReplayError> {
         configure(path.as_ref())
     }

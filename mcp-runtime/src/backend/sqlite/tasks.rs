@@ -1,4 +1,5 @@
-//! [`SqliteTaskStore`]: tasks in a SQLite file, shared by every process on one host.
+//! [`SqliteTaskStore`](crate::backend::sqlite::SqliteTaskStore): tasks in a SQLite file, shared by
+//! every process on one host.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
