@@ -45,6 +45,34 @@ pub(crate) fn open_pool(url: &str) -> Result<Pool, PoolError> {
         .map_err(|e| PoolError::Build(e.to_string()))
 }
 
+/// Opens a pool on `url` for a store keeping its rows in `table`, and creates the table with
+/// `ddl` (given the table name) under the advisory lock `mcp-{what}:{table}`. The error is the
+/// text a store puts in its own error type: `PostgreSQL, <what failed>: <why>`.
+pub(crate) async fn open_table(
+    url: &str,
+    table: &str,
+    what: &str,
+    ddl: impl FnOnce(&str) -> String,
+) -> Result<Pool, String> {
+    if !valid_table(table) {
+        return Err(format!("invalid table name `{table}`: {TABLE_HINT}"));
+    }
+    let pool = open_pool(url).map_err(|e| format!("PostgreSQL, {e}"))?;
+    let mut client = pool
+        .get()
+        .await
+        .map_err(|e| format!("PostgreSQL connection: {e}"))?;
+    setup_schema(
+        &mut client,
+        &format!("mcp-{what}:{table}"),
+        &ddl(table),
+        SCHEMA_SETUP_DEADLINE,
+    )
+    .await
+    .map_err(|e| format!("PostgreSQL, setting up the {what} table: {e}"))?;
+    Ok(pool)
+}
+
 /// Why [`open_pool`] failed; each store wraps it in its own error type.
 #[derive(Debug)]
 pub(crate) enum PoolError {

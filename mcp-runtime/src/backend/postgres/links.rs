@@ -7,9 +7,7 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 
-use super::conn::{
-    SCHEMA_SETUP_DEADLINE, TABLE_HINT, describe, i64_of, open_pool, setup_schema, valid_table,
-};
+use super::conn::{describe, i64_of, open_table};
 use crate::state::CorrelationId;
 use crate::url_elicitation::{LinkLimits, LinkRecord, LinkStore, LinkStoreError};
 
@@ -79,25 +77,8 @@ impl PostgresLinkStore {
     /// # Errors
     /// [`LinkStoreError::Backend`] naming what failed (an invalid table name included).
     pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, LinkStoreError> {
-        if !valid_table(table) {
-            return Err(LinkStoreError::Backend(format!(
-                "invalid table name `{table}`: {TABLE_HINT}"
-            )));
-        }
-        let pool =
-            open_pool(url).map_err(|e| LinkStoreError::Backend(format!("PostgreSQL, {e}")))?;
-        let store = Self {
-            inner: Arc::new(Inner {
-                pool,
-                table: table.to_owned(),
-                limits: LinkLimits::default(),
-            }),
-        };
-        let mut client = store.client().await?;
-        setup_schema(
-            &mut client,
-            &format!("mcp-url-links:{table}"),
-            &format!(
+        let pool = open_table(url, table, "links", |table| {
+            format!(
                 "CREATE TABLE IF NOT EXISTS \"{table}\" (
                      id          TEXT   NOT NULL PRIMARY KEY,
                      principal   TEXT   NOT NULL,
@@ -110,14 +91,17 @@ impl PostgresLinkStore {
                  CREATE UNIQUE INDEX IF NOT EXISTS \"{table}_flow\"
                      ON \"{table}\" (principal, correlation);
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_ms\" ON \"{table}\" (expires_ms);"
-            ),
-            SCHEMA_SETUP_DEADLINE,
-        )
+            )
+        })
         .await
-        .map_err(|e| {
-            LinkStoreError::Backend(format!("PostgreSQL, setting up the links table: {e}"))
-        })?;
-        Ok(store)
+        .map_err(LinkStoreError::Backend)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                table: table.to_owned(),
+                limits: LinkLimits::default(),
+            }),
+        })
     }
 
     /// The table this store uses.

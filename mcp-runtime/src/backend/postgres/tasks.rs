@@ -7,9 +7,7 @@ use std::time::Duration;
 use deadpool_postgres::Pool;
 use futures::future::BoxFuture;
 
-use super::conn::{
-    SCHEMA_SETUP_DEADLINE, TABLE_HINT, describe, i64_of, open_pool, setup_schema, valid_table,
-};
+use super::conn::{describe, i64_of, open_table};
 use crate::tasks::{TaskLimits, TaskRecord, TaskStore, TaskStoreError, now_ms};
 
 /// Tasks in a PostgreSQL table: every instance connected to the same database and table sees
@@ -67,25 +65,8 @@ impl PostgresTaskStore {
     /// Like [`Self::connect`] with another table name (1 to 48 of `a-z 0-9 _`, not starting
     /// with a digit).
     pub async fn connect_with_table(url: &str, table: &str) -> Result<Self, TaskStoreError> {
-        if !valid_table(table) {
-            return Err(TaskStoreError::Backend(format!(
-                "invalid table name `{table}`: {TABLE_HINT}"
-            )));
-        }
-        let pool =
-            open_pool(url).map_err(|e| TaskStoreError::Backend(format!("PostgreSQL, {e}")))?;
-        let store = Self {
-            inner: Arc::new(Inner {
-                pool,
-                table: table.to_owned(),
-                limits: TaskLimits::default(),
-            }),
-        };
-        let mut client = store.client().await?;
-        setup_schema(
-            &mut client,
-            &format!("mcp-tasks:{table}"),
-            &format!(
+        let pool = open_table(url, table, "tasks", |table| {
+            format!(
                 "CREATE TABLE IF NOT EXISTS \"{table}\" (
                      task_id    TEXT    NOT NULL PRIMARY KEY,
                      owner      TEXT    NOT NULL,
@@ -97,14 +78,17 @@ impl PostgresTaskStore {
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_ms\" ON \"{table}\" (expires_ms);
                  CREATE INDEX IF NOT EXISTS \"{table}_owner\"
                      ON \"{table}\" (owner, terminal, expires_ms);"
-            ),
-            SCHEMA_SETUP_DEADLINE,
-        )
+            )
+        })
         .await
-        .map_err(|e| {
-            TaskStoreError::Backend(format!("PostgreSQL, setting up the tasks table: {e}"))
-        })?;
-        Ok(store)
+        .map_err(TaskStoreError::Backend)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                table: table.to_owned(),
+                limits: TaskLimits::default(),
+            }),
+        })
     }
 
     /// The table this store uses.
