@@ -93,7 +93,7 @@
 //! `_meta`'s, else the header's; when both came, the header's is a link.
 //!
 //! **One trace per flow.** An input-required reply seals its span's trace and span ids
-//! into the `requestState` ([`FlowTrace`](crate::state::FlowTrace), 25 bytes). A retry's span,
+//! into the `requestState` ([`FlowTrace`], 25 bytes). A retry's span,
 //! on any instance, links to that root (link attribute `mcp_runtime.link` = `flow_root`), and
 //! when the client sent no trace context it is the root's child, in the root's trace. So a
 //! deletion flow (ask, confirm, even on another instance) is one trace.
