@@ -895,6 +895,11 @@ impl RequestContext {
         self.mrtr.seal_next(&self.principal, sealing)
     }
 
+    /// See `Mrtr::flow_rounds`.
+    pub(crate) fn flow_rounds(&self) -> Option<u32> {
+        self.mrtr.flow_rounds()
+    }
+
     /// Whether the pass must look for a recorded outcome first (see `Mrtr::may_have_recorded`).
     pub(crate) fn may_have_recorded(&self) -> bool {
         self.mrtr.may_have_recorded()
@@ -1138,6 +1143,15 @@ enum Resolved<T> {
     Pending,
 }
 
+/// The user's action as the flow metrics name it.
+fn action_name(action: ElicitAction) -> &'static str {
+    match action {
+        ElicitAction::Accept => "accepted",
+        ElicitAction::Decline => "declined",
+        ElicitAction::Cancel => "cancelled",
+    }
+}
+
 /// Decodes an elicitation response: `Ok(None)` when it is not a usable answer.
 fn decode_elicit<F: ElicitForm>(
     response: &Value,
@@ -1148,6 +1162,7 @@ fn decode_elicit<F: ElicitForm>(
     let Some(action) = ElicitResult::action_of(response) else {
         return Ok(None);
     };
+    crate::observe::answered(action_name(action));
     Ok(Some(match action {
         ElicitAction::Accept => {
             let empty = JsonObject::new();
@@ -1167,6 +1182,7 @@ fn decode_elicit<F: ElicitForm>(
 fn decode_url_answer(response: &Value) -> Option<Elicitation<()>> {
     ElicitResult::deserialize(response)
         .ok()
+        .inspect(|r| crate::observe::answered(action_name(r.action)))
         .map(|r| match r.action {
             ElicitAction::Accept => Elicitation::Accepted(()),
             ElicitAction::Decline => Elicitation::Declined,

@@ -124,6 +124,21 @@ impl Mrtr {
         self.opened.as_ref().map(|p| p.round)
     }
 
+    /// Where this flow's trace began, as its verified state says (`None` on a first call).
+    pub(crate) fn flow_trace(&self) -> Option<crate::state::FlowTrace> {
+        self.opened.as_ref().and_then(|p| p.flow_trace)
+    }
+
+    /// How many rounds of input the flow took, when this pass is a retry that answered one
+    /// (and was not answered by a recorded outcome): the flow ends here if the pass ends with
+    /// a result.
+    pub(crate) fn flow_rounds(&self) -> Option<u32> {
+        match &self.opened {
+            Some(p) if self.claimed && self.replayed.is_none() => Some(p.round.saturating_add(1)),
+            _ => None,
+        }
+    }
+
     /// The MRTR round of this pass: 0 on a first call, then one more per answered round.
     pub(crate) fn round(&self) -> u32 {
         self.opened.as_ref().map_or(0, |p| {

@@ -50,10 +50,69 @@
 //! | `mcp_rate_limit_checks_total` | counter | `result`: `allowed`, `limited` (refused with `-32023`), `store_error` (see [`rate_limit`](crate::rate_limit)) |
 //! | `mcp_http_connections_open` | gauge | |
 //! | `mcp_http_connections_total` | counter | |
+//! | `mcp_server_operation_duration_seconds` | histogram | `mcp_method_name` (the semantic conventions' `mcp.server.operation.duration`) |
+//! | `mcp_flows_started_total` | counter | (none): multi round-trip flows begun (a first call answered with an input request) |
+//! | `mcp_flows_answered_total` | counter | `action`: `accepted`, `declined`, `cancelled` (elicitation answers read) |
+//! | `mcp_flow_rounds` | histogram | (none): rounds of input a flow took, when a retry that answered one ends with a result |
+//!
+//! Abandoned flows (asked, never answered before the state expired) are not counted: a state
+//! lives only in the client's hands until a retry brings it back, so no instance learns of an
+//! abandonment without a fleet-wide record of every issued state; compare
+//! `mcp_flows_started_total` with the answers instead.
+//!
+//! # OpenTelemetry (feature `otel`)
+//!
+//! [`otel::Otel::start`] exports over OTLP HTTP/protobuf; add [`otel::Otel::layer`] to the
+//! application's `tracing` subscriber and call [`otel::Otel::shutdown`] on the way out.
+//! Spans and metrics follow the OpenTelemetry semantic conventions for MCP
+//! ([`otel::SEMCONV_VERSION`]). Each request span becomes a `SERVER` span named
+//! `{mcp.method.name} {target}` (`tools/call notes_delete`; the method alone when there is no
+//! tool or prompt name), with `mcp.method.name`, `jsonrpc.request.id`, `gen_ai.tool.name` and
+//! `gen_ai.operation.name` = `execute_tool` (tool calls), `gen_ai.prompt.name`,
+//! `mcp.resource.uri`, `error.type` and `rpc.response.status_code` (errors, status `ERROR`),
+//! the `tracing` fields above, and ours:
+//!
+//! | attribute | value |
+//! |---|---|
+//! | `mcp_runtime.outcome` | as the span's `outcome` |
+//! | `mcp_runtime.mrtr.round` | the pass of a retry whose state was accepted (1, 2, ...) |
+//! | `mcp_runtime.mrtr.input_kinds` | what an input-required reply asked: `form`, `url`, `sampling`, `roots` |
+//! | `mcp_runtime.mrtr.asked_round` | the round of the state that reply carries |
+//! | `mcp_runtime.mrtr.outcome` | `accepted`, `declined`, `cancelled` (the answer read), `replayed`, `refused` (then `mcp_runtime.mrtr.refusal` says why, as `refusal` above); the last one of the request |
+//! | `mcp_runtime.store.{claim,claim_with,claim_in_tx,recorded_outcome,record_outcome}_ms` | the replay store's latency per operation |
+//! | `mcp_runtime.store.error` | a failed store operation's reason |
+//!
+//! Client-chosen text (tool names, URIs, request ids) is cut to 128 bytes; every other value
+//! comes from a fixed set. No token, secret or `requestState` is ever an attribute.
+//!
+//! **Trace context in.** On every transport the core reads W3C `traceparent`/`tracestate`
+//! from `params._meta` (SEP-414: unprefixed keys; `baggage` is not read) and, from
+//! transports that carry them, HTTP headers
+//! ([`RequestScope::with_trace_context`](crate::service::RequestScope::with_trace_context));
+//! malformed values are ignored ([`TraceContext::parse`]), never an error. The parent is
+//! `_meta`'s, else the header's; when both came, the header's is a link.
+//!
+//! **One trace per flow.** An input-required reply seals its span's trace and span ids
+//! into the `requestState` ([`FlowTrace`], 25 bytes). A retry's span,
+//! on any instance, links to that root (link attribute `mcp_runtime.link` = `flow_root`), and
+//! when the client sent no trace context it is the root's child, in the root's trace. So a
+//! deletion flow (ask, confirm, even on another instance) is one trace.
+//!
+//! **Metrics** through OTLP too: `mcp.server.operation.duration` (seconds; `mcp.method.name`,
+//! `gen_ai.operation.name`, `error.type`), `mcp_runtime.flows.started`,
+//! `mcp_runtime.flows.answered` (`action`), `mcp_runtime.flow.rounds`,
+//! `mcp_runtime.mrtr.refusals` (`reason`).
+//!
+//! **Bounded.** Spans go through the SDK's batch processor: a queue of `OTEL_BSP_MAX_QUEUE_SIZE`
+//! (default 2,048) finished spans, exported on its own thread; when the collector is slow or
+//! away, spans past the queue are dropped, and a request never waits for export.
 
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "metrics")]
 mod prometheus;
 mod request;
+mod trace_context;
 
 use std::time::Instant;
 
@@ -62,8 +121,11 @@ pub use prometheus::{InstallError, PrometheusMetrics};
 pub(crate) use request::RequestObserver;
 #[cfg(feature = "http")]
 pub(crate) use request::TransportSpan;
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "otel"))]
 use request::method_label;
+pub use trace_context::{MAX_TRACESTATE_LEN, MAX_TRACESTATE_MEMBERS, TraceContext};
+
+use crate::state::FlowTrace;
 
 /// The `tracing` target of the request span and its closing event.
 pub const REQUEST_TARGET: &str = "mcp_runtime::request";
@@ -99,6 +161,95 @@ pub(crate) fn refused(reason: &'static str) {
     if metrics_on() {
         metrics::counter!("mcp_mrtr_refusals_total", "reason" => reason).increment(1);
     }
+    #[cfg(feature = "otel")]
+    {
+        otel::attribute(
+            "mcp_runtime.mrtr.outcome",
+            if reason == "replayed" {
+                "replayed"
+            } else {
+                "refused"
+            },
+        );
+        otel::attribute("mcp_runtime.mrtr.refusal", reason);
+        otel::refusal(reason);
+    }
+}
+
+/// Gives the current request span its parent and links from the request's trace context
+/// (`_meta`'s SEP-414 keys, else the transport's, e.g. HTTP headers) and from the flow its
+/// verified `requestState` belongs to. Only the `otel` feature acts on it.
+#[inline]
+pub(crate) fn trace_in(
+    meta: &mcp_types::JsonObject,
+    transport: Option<&TraceContext>,
+    flow: Option<FlowTrace>,
+) {
+    #[cfg(feature = "otel")]
+    if otel::active() {
+        otel::adopt(TraceContext::from_meta(meta).as_ref(), transport, flow);
+    }
+    #[cfg(not(feature = "otel"))]
+    let _ = (meta, transport, flow);
+}
+
+/// The ids to seal into a new flow's state: the current request span's, when it is exported
+/// (`otel` feature); `None` otherwise.
+#[inline]
+pub(crate) fn flow_to_seal() -> Option<FlowTrace> {
+    #[cfg(feature = "otel")]
+    return otel::current_flow();
+    #[cfg(not(feature = "otel"))]
+    None
+}
+
+/// Records a new multi round-trip flow: a first call answered with an input request.
+pub(crate) fn flow_started() {
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::counter!("mcp_flows_started_total").increment(1);
+    }
+    #[cfg(feature = "otel")]
+    otel::flow_started();
+}
+
+/// Records what this pass asked for: the kinds of its input requests (`form`, `url`,
+/// `sampling`, `roots`; a bounded set) and the round it asks in.
+#[cfg(feature = "otel")]
+pub(crate) fn inputs_asked(kinds: &[&'static str], round: u32) {
+    let kinds: Vec<opentelemetry::StringValue> = kinds.iter().map(|k| (*k).into()).collect();
+    otel::attribute(
+        "mcp_runtime.mrtr.input_kinds",
+        opentelemetry::Value::Array(kinds.into()),
+    );
+    otel::attribute("mcp_runtime.mrtr.asked_round", i64::from(round));
+}
+
+/// Records the user's answer to an input request: `accepted`, `declined` or `cancelled`.
+pub(crate) fn answered(action: &'static str) {
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::counter!("mcp_flows_answered_total", "action" => action).increment(1);
+    }
+    #[cfg(feature = "otel")]
+    {
+        otel::attribute("mcp_runtime.mrtr.outcome", action);
+        otel::flow_answered(action);
+    }
+    #[cfg(not(any(feature = "metrics", feature = "otel")))]
+    let _ = action;
+}
+
+/// Records a flow that ended with a result after `rounds` rounds of input.
+pub(crate) fn flow_ended(rounds: u32) {
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::histogram!("mcp_flow_rounds").record(f64::from(rounds));
+    }
+    #[cfg(feature = "otel")]
+    otel::flow_ended(rounds);
+    #[cfg(not(any(feature = "metrics", feature = "otel")))]
+    let _ = rounds;
 }
 
 /// Records that a retry's state was accepted: which pass this is (`round` of the state it
@@ -107,6 +258,13 @@ pub(crate) fn retry_accepted(method: &'static str, state_round: u32) {
     let span = tracing::Span::current();
     if !span.is_disabled() {
         span.record("mrtr_round", state_round.saturating_add(1));
+    }
+    #[cfg(feature = "otel")]
+    {
+        otel::attribute(
+            "mcp_runtime.mrtr.round",
+            i64::from(state_round.saturating_add(1)),
+        );
     }
     #[cfg(feature = "metrics")]
     if metrics_on() {
@@ -149,22 +307,29 @@ pub(crate) fn rate_limit(result: &'static str) {
 
 /// Times one replay-store operation; a no-op without the `metrics` feature.
 pub(crate) struct StoreTimer {
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "otel"))]
     op: &'static str,
-    #[cfg(feature = "metrics")]
+    #[cfg(any(feature = "metrics", feature = "otel"))]
     started: Option<Instant>,
 }
 
 impl StoreTimer {
     /// Starts timing `op`.
     pub(crate) fn start(op: &'static str) -> Self {
-        #[cfg(not(feature = "metrics"))]
+        #[cfg(not(any(feature = "metrics", feature = "otel")))]
         let _ = op;
+        #[cfg(feature = "metrics")]
+        let timed = metrics_on();
+        #[cfg(all(feature = "otel", not(feature = "metrics")))]
+        let timed = false;
+        // With `otel`, timed whenever the request span is recorded (its store latency).
+        #[cfg(feature = "otel")]
+        let timed = timed || (otel::active() && !tracing::Span::current().is_disabled());
         Self {
-            #[cfg(feature = "metrics")]
+            #[cfg(any(feature = "metrics", feature = "otel"))]
             op,
-            #[cfg(feature = "metrics")]
-            started: metrics_on().then(Instant::now),
+            #[cfg(any(feature = "metrics", feature = "otel"))]
+            started: timed.then(Instant::now),
         }
     }
 
@@ -174,7 +339,9 @@ impl StoreTimer {
     /// [`ReplayError::reason`]: crate::replay::ReplayError::reason
     pub(crate) fn done<T>(self, result: &Result<T, crate::replay::ReplayError>) {
         #[cfg(feature = "metrics")]
-        if let Some(started) = self.started {
+        if let Some(started) = self.started
+            && metrics_on()
+        {
             metrics::histogram!("mcp_replay_store_duration_seconds", "op" => self.op)
                 .record(started.elapsed().as_secs_f64());
             if let Err(e) = result {
@@ -182,7 +349,23 @@ impl StoreTimer {
                     .increment(1);
             }
         }
-        #[cfg(not(feature = "metrics"))]
+        #[cfg(feature = "otel")]
+        if let Some(started) = self.started {
+            // One attribute per operation (a bounded set): its latency in milliseconds.
+            let key = match self.op {
+                "claim" => "mcp_runtime.store.claim_ms",
+                "claim_with" => "mcp_runtime.store.claim_with_ms",
+                "claim_in_tx" => "mcp_runtime.store.claim_in_tx_ms",
+                "recorded_outcome" => "mcp_runtime.store.recorded_outcome_ms",
+                "record_outcome" => "mcp_runtime.store.record_outcome_ms",
+                _ => "mcp_runtime.store.other_ms",
+            };
+            otel::attribute(key, started.elapsed().as_secs_f64() * 1000.0);
+            if let Err(e) = result {
+                otel::attribute("mcp_runtime.store.error", e.reason());
+            }
+        }
+        #[cfg(not(any(feature = "metrics", feature = "otel")))]
         let _ = result;
     }
 }

@@ -217,6 +217,85 @@ pub struct StatePayload {
     /// by input key; kept for the whole flow so the handler sees the same id on every pass.
     #[serde(rename = "c", default, skip_serializing_if = "BTreeMap::is_empty")]
     pub correlations: BTreeMap<String, CorrelationId>,
+    /// The trace and span of the flow's first leg (with the `otel` feature), kept for the
+    /// whole flow so that every retry's span joins the flow's trace and links to its root,
+    /// on any instance. Ids only: 24 bytes, nothing secret.
+    #[serde(rename = "ft", default, skip_serializing_if = "Option::is_none")]
+    pub flow_trace: Option<FlowTrace>,
+}
+
+/// Where a multi-round flow's trace began: the OpenTelemetry trace id and span id of its
+/// first leg's request span.
+///
+/// Serialised (in the JSON form) as `TRACEID-SPANID` in lowercase hex.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowTrace {
+    /// The trace id (never all zeros).
+    pub trace_id: [u8; 16],
+    /// The first leg's span id (never all zeros).
+    pub span_id: [u8; 8],
+}
+
+impl FlowTrace {
+    /// The ids, or `None` when either is all zeros (not a valid span).
+    pub fn new(trace_id: [u8; 16], span_id: [u8; 8]) -> Option<Self> {
+        (trace_id != [0; 16] && span_id != [0; 8]).then_some(Self { trace_id, span_id })
+    }
+}
+
+impl fmt::Debug for FlowTrace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FlowTrace({self})")
+    }
+}
+
+impl fmt::Display for FlowTrace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.trace_id {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str("-")?;
+        for b in self.span_id {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for FlowTrace {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowTrace {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        let bad = || serde::de::Error::custom("flow trace is not TRACEID-SPANID in lowercase hex");
+        let (trace, span) = text.split_once('-').ok_or_else(bad)?;
+        let mut trace_id = [0u8; 16];
+        let mut span_id = [0u8; 8];
+        hex_into(trace, &mut trace_id).ok_or_else(bad)?;
+        hex_into(span, &mut span_id).ok_or_else(bad)?;
+        Self::new(trace_id, span_id).ok_or_else(bad)
+    }
+}
+
+/// Fills `out` from exactly `2 * out.len()` lowercase hex digits.
+fn hex_into(text: &str, out: &mut [u8]) -> Option<()> {
+    let b = text.as_bytes();
+    if b.len() != 2 * out.len() {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = nibble(b[2 * i])? << 4 | nibble(b[2 * i + 1])?;
+    }
+    Some(())
 }
 
 /// A random 128-bit id tying an out-of-band step (e.g. a web page the user visits after a
@@ -273,6 +352,7 @@ impl StatePayload {
             expires_at: issued_at.saturating_add(ttl.as_secs()),
             nonce: Nonce::random()?,
             correlations: BTreeMap::new(),
+            flow_trace: None,
         })
     }
 

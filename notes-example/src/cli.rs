@@ -175,6 +175,13 @@ pub struct ServeArgs {
     /// (e.g. 127.0.0.1:9464; keep it off the public network). Off by default.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Export traces and metrics over OTLP HTTP/protobuf to the collector at URL (its base,
+    /// e.g. http://127.0.0.1:4318; spans go to URL/v1/traces). Without it, export is on
+    /// when OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set; the
+    /// other OTEL_* variables (service name, resource attributes, headers, queue and batch
+    /// sizes, delays) apply either way, and OTEL_SDK_DISABLED=true turns export off.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// Log format on stderr: `text` (human-readable) or `json` (one JSON object per line,
     /// with the request span's fields, for log shippers).
     #[arg(long, value_name = "FORMAT", default_value = "text")]

@@ -10,6 +10,7 @@
 //! - [`serve`]: `notes-example serve` (config, sandbox, stdio or HTTP).
 //! - [`demo`]: the in-process demo and its transcript.
 //! - [`cli`]: the command line.
+//! - [`telemetry`]: OpenTelemetry export (`--otlp-endpoint`).
 
 pub mod backend;
 pub mod cli;
@@ -18,4 +19,5 @@ pub mod demo;
 pub mod export;
 pub mod notes;
 pub mod serve;
+pub mod telemetry;
 pub mod tools;

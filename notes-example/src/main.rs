@@ -43,29 +43,43 @@ fn main() {
             }
         }
         Some(Command::Serve(args)) => {
+            use tracing_subscriber::Layer as _;
+            use tracing_subscriber::layer::SubscriberExt as _;
+            use tracing_subscriber::util::SubscriberInitExt as _;
+            // OpenTelemetry export runs threads of its own, so it starts after the sandbox
+            // (`run_with`); its layer joins the subscriber now.
+            let otel = notes_example::telemetry::prepare(args.otlp_endpoint.as_deref());
             // Logs go to stderr: on stdio, stdout carries only MCP messages.
             let filter = tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-            let logs = tracing_subscriber::fmt()
-                .with_env_filter(filter)
+            let logs = tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(false);
-            match args.log_format {
-                LogFormat::Text => logs.init(),
+            let logs = match args.log_format {
+                LogFormat::Text => logs.boxed(),
                 // The request span's fields ride on its closing event.
                 LogFormat::Json => logs
                     .json()
                     .with_current_span(true)
                     .with_span_list(false)
-                    .init(),
-            }
-            match notes_example::serve::prepare(&args) {
-                Ok(prepared) => notes_example::serve::run(prepared),
+                    .boxed(),
+            };
+            tracing_subscriber::registry()
+                .with(filter)
+                .with(logs)
+                .with(otel.as_ref().map(|otel| otel.layer()))
+                .init();
+            let code = match notes_example::serve::prepare(&args) {
+                Ok(prepared) => notes_example::serve::run_with(prepared, || {
+                    notes_example::telemetry::start_export(otel.as_ref()).map_err(|e| e.to_string())
+                }),
                 Err(e) => {
                     eprintln!("notes-example: {e}");
                     EXIT_USAGE
                 }
-            }
+            };
+            notes_example::telemetry::stop(otel);
+            code
         }
     };
     std::process::exit(code);

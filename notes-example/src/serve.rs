@@ -307,6 +307,14 @@ pub fn prepare(args: &ServeArgs) -> Result<Prepared, ConfigError> {
 /// Runs a prepared server until its input ends (stdio) or it is signalled (HTTP). Returns the
 /// process exit code.
 pub fn run(prepared: Prepared) -> i32 {
+    run_with(prepared, || Ok(()))
+}
+
+/// [`run`], calling `after_sandbox` once the sandbox is in place and before any thread starts
+/// (threads started earlier would escape the sandbox, and the sandbox refuses to start then):
+/// the place to start exporters that run threads of their own. Its error ends the run with
+/// exit code 2.
+pub fn run_with(prepared: Prepared, after_sandbox: impl FnOnce() -> Result<(), String>) -> i32 {
     if let Some(rw) = &prepared.sandbox_rw {
         match sandbox::restrict_to(rw, &prepared.sandbox_ro) {
             Ok(SandboxStatus::FullyEnforced) => {
@@ -325,6 +333,10 @@ pub fn run(prepared: Prepared) -> i32 {
         }
     } else {
         tracing::warn!("sandbox disabled by --no-sandbox");
+    }
+    if let Err(e) = after_sandbox() {
+        eprintln!("notes-example: {e}");
+        return crate::cli::EXIT_USAGE;
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

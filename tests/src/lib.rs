@@ -11,10 +11,12 @@
 //! - [`notes`]: fixtures and result readers for the notes-example tests.
 //! - [`haproxy`]: a real load balancer (HAProxy) in front of test servers.
 //! - [`fleet`]: three notes servers behind HAProxy under faults, with concurrent agents.
+//! - [`otlp`]: an in-test OTLP/HTTP receiver decoding the spans servers export.
 
 pub mod fleet;
 pub mod haproxy;
 pub mod notes;
+pub mod otlp;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -443,6 +445,19 @@ pub fn http_post(
     token: Option<&str>,
     message: &Value,
 ) -> Result<HttpResponse, Error> {
+    http_post_with(addr, token, message, &[])
+}
+
+/// [`http_post`] with `extra` headers (e.g. `traceparent`).
+///
+/// # Errors
+/// As [`http_post`].
+pub fn http_post_with(
+    addr: SocketAddr,
+    token: Option<&str>,
+    message: &Value,
+    extra: &[(&str, &str)],
+) -> Result<HttpResponse, Error> {
     let body = message.to_string();
     let mut headers = String::new();
     headers.push_str(&format!(
@@ -469,6 +484,9 @@ pub fn http_post(
     }
     if let Some(token) = token {
         headers.push_str(&format!("Authorization: Bearer {token}\r\n"));
+    }
+    for (name, value) in extra {
+        headers.push_str(&format!("{name}: {value}\r\n"));
     }
     headers.push_str("\r\n");
     exchange(addr, &headers, body.as_bytes())

@@ -181,6 +181,25 @@ async fn metrics_and_logs_follow_a_confirmation_flow() {
         ) >= 4.0,
         "{text}"
     );
+    // The flow funnel: one flow begun, one accepted answer, which ended it after one round
+    // (the replay answered from the record and read no answer; the refused retry never
+    // opened the state).
+    assert_eq!(sample(&text, "mcp_flows_started_total", &[]), 1.0, "{text}");
+    assert_eq!(
+        sample(&text, "mcp_flows_answered_total", &[("action", "accepted")]),
+        1.0,
+        "{text}"
+    );
+    assert_eq!(sample(&text, "mcp_flow_rounds_count", &[]), 1.0, "{text}");
+    assert_eq!(sample(&text, "mcp_flow_rounds_sum", &[]), 1.0, "{text}");
+    assert!(
+        sample(
+            &text,
+            "mcp_server_operation_duration_seconds_count",
+            &[("mcp_method_name", "tools/call")]
+        ) >= 4.0,
+        "{text}"
+    );
     assert_eq!(sample(&text, "mcp_requests_in_flight", &[]), 0.0, "{text}");
     assert!(
         sample(&text, "mcp_http_connections_total", &[]) >= 1.0,

@@ -77,13 +77,14 @@ impl Mrtr {
         }
         let now = SystemTime::now();
         let randomness = |e: RandomnessUnavailable| ErrorObject::internal_error(e.to_string());
+        let first = self.opened.is_none();
         let mut payload = match &self.opened {
             None => {
                 // Normally computed by the dispatcher; recompute defensively.
                 let digest = sealing
                     .arg_digest
                     .unwrap_or_else(|| canonical_digest(&serde_json::Value::Null));
-                StatePayload::new(
+                let mut payload = StatePayload::new(
                     principal.as_str(),
                     sealing.method,
                     sealing.target,
@@ -91,7 +92,10 @@ impl Mrtr {
                     now,
                     sealing.ttl,
                 )
-                .map_err(randomness)?
+                .map_err(randomness)?;
+                // The first leg's span becomes the flow's root (with the `otel` feature).
+                payload.flow_trace = crate::observe::flow_to_seal();
+                payload
             }
             Some(previous) if self.claimed && previous.round >= sealing.max_rounds => {
                 crate::observe::refused("max_rounds");
@@ -119,8 +123,36 @@ impl Mrtr {
             .keyring
             .seal(&payload)
             .map_err(|e| ErrorObject::internal_error(format!("cannot seal request state: {e}")))?;
+        if first {
+            crate::observe::flow_started();
+        }
+        #[cfg(feature = "otel")]
+        if crate::observe::otel::active() {
+            crate::observe::inputs_asked(&input_kinds(&self.pending), payload.round);
+        }
         // No `_meta` here: the reply appends the server's cached one (`result_reply_with_meta`).
         InputRequiredResult::new(Some(std::mem::take(&mut self.pending)), Some(token))
             .map_err(|e| ErrorObject::internal_error(e.to_string()))
     }
+}
+
+#[cfg(feature = "otel")]
+/// The kinds of the input requests asked (a bounded set of names), each once, in order.
+fn input_kinds(pending: &mcp_types::InputRequests) -> Vec<&'static str> {
+    use mcp_types::{ElicitRequestParams, InputRequest};
+    let mut kinds = Vec::with_capacity(2);
+    for request in pending.0.values() {
+        let kind = match request {
+            InputRequest::Elicit(e) => match e.params {
+                ElicitRequestParams::Form(_) => "form",
+                ElicitRequestParams::Url(_) => "url",
+            },
+            InputRequest::CreateMessage(_) => "sampling",
+            InputRequest::ListRoots(_) => "roots",
+        };
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds
 }

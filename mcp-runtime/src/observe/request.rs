@@ -17,7 +17,7 @@ use crate::service::{Reply, ReplyKind};
 /// Numbers requests within the process (only when a subscriber records spans).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "otel"))]
 /// The method as a metrics label: one of the spec's methods, or `other` (a client picks the
 /// method, and a label must not take unbounded values).
 pub(crate) fn method_label(method: &str) -> &'static str {
@@ -43,6 +43,7 @@ pub(crate) fn method_label(method: &str) -> &'static str {
 }
 
 /// A new, empty request span (every field declared, none recorded).
+#[cfg(not(feature = "otel"))]
 fn new_span() -> tracing::Span {
     tracing::info_span!(
         target: REQUEST_TARGET,
@@ -58,6 +59,31 @@ fn new_span() -> tracing::Span {
         mrtr_round = Empty,
         status = Empty,
         latency_us = Empty,
+    )
+}
+
+/// A new, empty request span (every field declared, none recorded), with the fields the
+/// OpenTelemetry bridge reads for the exported span's name, kind and status (recorded only
+/// while an [`Otel`](super::otel::Otel) exports).
+#[cfg(feature = "otel")]
+fn new_span() -> tracing::Span {
+    tracing::info_span!(
+        target: REQUEST_TARGET,
+        "mcp_request",
+        request_id = Empty,
+        jsonrpc_id = Empty,
+        principal = Empty,
+        method = Empty,
+        target = Empty,
+        outcome = Empty,
+        error_code = Empty,
+        refusal = Empty,
+        mrtr_round = Empty,
+        status = Empty,
+        latency_us = Empty,
+        otel.name = Empty,
+        otel.kind = Empty,
+        otel.status_code = Empty,
     )
 }
 
@@ -130,6 +156,8 @@ impl TransportSpan {
         if self.span.is_disabled() {
             return;
         }
+        #[cfg(feature = "otel")]
+        super::otel::request_ended(&self.span, outcome, code);
         self.span.record("outcome", outcome);
         if let Some(code) = code {
             self.span.record("error_code", code);
@@ -154,6 +182,9 @@ pub(crate) struct RequestObserver {
     finished: bool,
     /// The span is a transport's ([`TransportSpan`]): it records the outcome and closes it.
     adopted: bool,
+    /// The method label, for `mcp.server.operation.duration` (`otel` feature).
+    #[cfg(feature = "otel")]
+    method: Option<&'static str>,
 }
 
 impl RequestObserver {
@@ -178,10 +209,13 @@ impl RequestObserver {
                 span.record("principal", display(LogSafe(principal)));
                 span.record("method", display(LogSafe(method)));
             }
-            if let Some(target) = target() {
+            let target = target();
+            if let Some(target) = target {
                 span.record("target", display(LogSafe(target)));
             }
             span.record("mrtr_round", 0);
+            #[cfg(feature = "otel")]
+            super::otel::request_started(&span, method, id, target);
         }
         #[cfg(feature = "metrics")]
         let metered = super::metrics_on().then(|| method_label(method));
@@ -200,6 +234,8 @@ impl RequestObserver {
             metered,
             finished: false,
             adopted,
+            #[cfg(feature = "otel")]
+            method: super::otel::active().then(|| method_label(method)),
         }
     }
 
@@ -228,6 +264,14 @@ impl RequestObserver {
 
     fn finish(&mut self, outcome: &'static str, code: Option<i64>) {
         self.finished = true;
+        #[cfg(feature = "otel")]
+        if !self.adopted {
+            super::otel::request_ended(&self.span, outcome, code);
+        }
+        #[cfg(feature = "otel")]
+        if let (Some(started), Some(method)) = (self.started, self.method) {
+            super::otel::operation_duration(method, code, started.elapsed().as_secs_f64());
+        }
         if !self.adopted && !self.span.is_disabled() {
             self.span.record("outcome", outcome);
             if let Some(code) = code {
@@ -248,8 +292,12 @@ impl RequestObserver {
                     .increment(1);
             }
             if let Some(started) = self.started {
+                let seconds = started.elapsed().as_secs_f64();
                 metrics::histogram!("mcp_request_duration_seconds", "method" => method)
-                    .record(started.elapsed().as_secs_f64());
+                    .record(seconds);
+                // The semantic conventions' `mcp.server.operation.duration`, as Prometheus names it.
+                metrics::histogram!("mcp_server_operation_duration_seconds", "mcp_method_name" => method)
+                    .record(seconds);
             }
         }
     }

@@ -112,7 +112,9 @@ impl Server {
         // The methods answered from what the server holds (lists, discover, completion)
         // answer here, so the common tree-path request owns no request state at all; the
         // rest (which hold the request's grant, context and parts across awaits) are boxed.
-        if let Some(reply) = observer.in_span(|| self.answer_at_once(&id, &method, &params)) {
+        if let Some(reply) =
+            observer.in_span(|| self.answer_at_once(&id, &method, &params, rctx.trace_context()))
+        {
             return Either::Right(Either::Left(
                 observer.run(std::future::ready(reply)).map(Some),
             ));
@@ -132,7 +134,13 @@ impl Server {
 
     /// The reply to a request that needs nothing but what the server holds (`_meta` checked
     /// first, as for every method), or `None` for a method that must run.
-    fn answer_at_once(&self, id: &RequestId, method: &str, params: &JsonObject) -> Option<Reply> {
+    fn answer_at_once(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: &JsonObject,
+        transport_trace: Option<&crate::observe::TraceContext>,
+    ) -> Option<Reply> {
         let offered = &self.inner.offered;
         let pages = match method {
             mcp_types::METHOD_SERVER_DISCOVER => None,
@@ -147,8 +155,9 @@ impl Server {
             mcp_types::METHOD_COMPLETION_COMPLETE if offered.completions => None,
             _ => return None,
         };
-        if let Err(reply) = checked_meta(id, RequestMeta::from_params(params)) {
-            return Some(reply);
+        match checked_meta(id, RequestMeta::from_params(params)) {
+            Err(reply) => return Some(reply),
+            Ok(meta) => crate::observe::trace_in(&meta.extra, transport_trace, None),
         }
         Some(match (method, pages) {
             (_, Some(pages)) => paged_reply(id, pages, params),
@@ -199,6 +208,7 @@ impl Server {
                 | mcp_types::METHOD_TASKS_CANCEL
                     if this.inner.offered.tasks =>
                 {
+                    crate::observe::trace_in(&meta.extra, rctx.trace_context(), None);
                     // `meta` moves into the box: borrowed here, it would stay in this future's
                     // layout (about 1 KiB) for every request.
                     Box::pin(async move {
@@ -208,6 +218,7 @@ impl Server {
                     .await
                 }
                 mcp_types::METHOD_SUBSCRIPTIONS_LISTEN if this.inner.offered.tasks => {
+                    crate::observe::trace_in(&meta.extra, rctx.trace_context(), None);
                     Box::pin(async move { this.listen(id, &params, &meta, rctx).await }).await
                 }
                 // Methods of capabilities this server does not advertise are not found; so is
@@ -583,6 +594,11 @@ impl Server {
         target: Target<'_>,
         arg_digest: Option<crate::state::ArgDigest>,
     ) -> Reply {
+        if outcome.is_ok()
+            && let Some(rounds) = ctx.flow_rounds()
+        {
+            crate::observe::flow_ended(rounds);
+        }
         match outcome {
             Ok(result) if result.meta.is_none() && result.extra.is_empty() => {
                 result_reply_with_meta(id, &result, &self.inner.result_meta_json)

@@ -270,7 +270,17 @@ impl Server {
             token.clone(),
             self.inner.tasks.cancel_check,
         ));
-        tokio::spawn(async move {
+        // The task's work is a trace of its own that links to the request that started (or
+        // resumed) it: it outlives that request, so it is not its child.
+        let work_span = tracing::info_span!(
+            target: crate::observe::REQUEST_TARGET,
+            parent: None,
+            "mcp_task",
+            task_id = %crate::log_safe::LogSafe(&record.task_id),
+            tool = %crate::log_safe::LogSafe(&record.tool),
+        );
+        work_span.follows_from(tracing::Span::current());
+        let work = async move {
             // Cooperative first: the handler sees its token fire (`ctx.cancelled()`) and may
             // stop on its own; after the grace its future is dropped.
             let cancelled = Box::pin(async {
@@ -290,7 +300,8 @@ impl Server {
                     server.inner.tasks.running().remove(&record.task_id);
                 }
             }
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(work, work_span));
     }
 
     /// Writes a finished pass into its task: completed, failed, or input_required.

@@ -25,6 +25,9 @@ pub struct RequestScope {
     param_mirrors: Option<Box<super::ParamMirrors>>,
     /// The transport carries mirrors at all ([`RequestScope::with_param_mirrors`] was called).
     mirrors_carried: bool,
+    /// The W3C trace context the transport received beside the body (HTTP headers).
+    #[cfg(feature = "otel")]
+    trace: Option<Box<crate::observe::TraceContext>>,
 }
 
 impl RequestScope {
@@ -42,7 +45,29 @@ impl RequestScope {
             span: None,
             param_mirrors: None,
             mirrors_carried: false,
+            #[cfg(feature = "otel")]
+            trace: None,
         }
+    }
+
+    /// Records the W3C trace context the transport received beside the body (HTTP's
+    /// `traceparent`/`tracestate` headers, read with [`TraceContext::parse`]). The request's
+    /// span takes its `_meta` trace context first (SEP-414), then this one, as its parent.
+    ///
+    /// [`TraceContext::parse`]: crate::observe::TraceContext::parse
+    #[cfg(feature = "otel")]
+    #[must_use]
+    pub fn with_trace_context(mut self, trace: Option<crate::observe::TraceContext>) -> Self {
+        self.trace = trace.map(Box::new);
+        self
+    }
+
+    /// The trace context the transport recorded ([`RequestScope::with_trace_context`]).
+    pub(crate) fn trace_context(&self) -> Option<&crate::observe::TraceContext> {
+        #[cfg(feature = "otel")]
+        return self.trace.as_deref();
+        #[cfg(not(feature = "otel"))]
+        None
     }
 
     /// Records the values the transport received beside the body that claim to mirror a

@@ -21,7 +21,11 @@
 //! expires_at  uvarint
 //! nonce       16 bytes
 //! correlations uvarint count, then count x (key str, id 16 bytes), keys strictly ascending
+//! flow_trace  absent (no bytes), or 0x01, trace id 16 bytes, span id 8 bytes
 //! ```
+//!
+//! `flow_trace` came later: a payload without one is encoded exactly as before, so tokens
+//! sealed by earlier builds still open (and theirs, without the field, are the same bytes).
 //!
 //! Decoding is strict: trailing bytes, non-minimal varints, unsorted or repeated keys and
 //! invalid UTF-8 are all refused, so a payload has exactly one encoding (up to the spelling of
@@ -33,7 +37,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{ArgDigest, CorrelationId, Nonce, StatePayload};
+use super::{ArgDigest, CorrelationId, FlowTrace, Nonce, StatePayload};
 
 /// Why an authenticated payload could not be read; the caller maps it to
 /// [`super::StateError::InvalidPayload`].
@@ -68,7 +72,15 @@ pub(crate) fn encode(payload: &StatePayload, out: &mut Vec<u8>) {
         put_str(out, key);
         out.extend_from_slice(id.0.as_bytes());
     }
+    if let Some(flow) = &payload.flow_trace {
+        out.push(FLOW_TRACE_TAG);
+        out.extend_from_slice(&flow.trace_id);
+        out.extend_from_slice(&flow.span_id);
+    }
 }
+
+/// The byte that starts the optional flow-trace field.
+const FLOW_TRACE_TAG: u8 = 0x01;
 
 /// Reads a payload written by [`encode`]; the whole input must be consumed.
 pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
@@ -97,6 +109,18 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
 
     let correlations = sorted_map(&mut r, |r| Ok(CorrelationId(Nonce::from_bytes(r.array()?))))?;
 
+    let flow_trace = match r.rest.first() {
+        None => None,
+        Some(&FLOW_TRACE_TAG) => {
+            r.rest = &r.rest[1..];
+            let trace_id = r.array()?;
+            let span_id = r.array()?;
+            // Zero ids are never written: refusing them keeps one encoding per payload.
+            Some(FlowTrace::new(trace_id, span_id).ok_or(Unreadable)?)
+        }
+        Some(_) => return Err(Unreadable),
+    };
+
     if !r.rest.is_empty() {
         return Err(Unreadable);
     }
@@ -112,6 +136,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<StatePayload, Unreadable> {
         expires_at,
         nonce,
         correlations,
+        flow_trace,
     })
 }
 

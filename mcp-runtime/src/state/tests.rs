@@ -492,6 +492,7 @@ proptest::proptest! {
         answers in proptest::collection::vec(("[a-z]{0,4}", proptest::prelude::any::<i64>()), 0..4),
         correlations in proptest::collection::btree_map("[a-z_]{0,6}", proptest::prelude::any::<[u8; 16]>(), 0..3),
         nonce in proptest::prelude::any::<[u8; 16]>(),
+        flow in proptest::option::of(proptest::prelude::any::<([u8; 16], [u8; 8])>()),
     ) {
         let p = StatePayload {
             principal,
@@ -508,6 +509,7 @@ proptest::proptest! {
                 .into_iter()
                 .map(|(k, id)| (k, CorrelationId(Nonce::from_bytes(id))))
                 .collect(),
+            flow_trace: flow.and_then(|(t, s)| FlowTrace::new(t, s)),
         };
         let mut bytes = Vec::new();
         payload::encode(&p, &mut bytes);
@@ -608,4 +610,48 @@ fn large_payloads_open_too() {
         .open(&token, &expect(canonical_digest(&args())), at(NOW))
         .unwrap();
     assert_eq!(opened, p);
+}
+
+#[test]
+fn a_flow_trace_survives_sealing_and_its_absence_is_the_old_encoding() {
+    let keys = ring(&key_line("k1", 7));
+    let mut p = payload();
+    let plain = keys.seal(&p).unwrap();
+    p.flow_trace = FlowTrace::new([7; 16], [9; 8]);
+    let traced = keys.seal(&p).unwrap();
+    // 25 bytes more (tag, trace id, span id), about 34 base64 characters.
+    assert!(
+        traced.len() - plain.len() <= 34,
+        "{} vs {}",
+        traced.len(),
+        plain.len()
+    );
+    assert_eq!(read_unverified(&traced).unwrap().flow_trace, p.flow_trace);
+    assert_eq!(read_unverified(&plain).unwrap().flow_trace, None);
+    // The JSON form carries it as TRACEID-SPANID.
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(
+        json["ft"],
+        format!("{}-{}", "07".repeat(16), "09".repeat(8))
+    );
+    let back: StatePayload = serde_json::from_value(json).unwrap();
+    assert_eq!(back.flow_trace, p.flow_trace);
+}
+
+#[test]
+fn a_zero_or_unknown_flow_trace_is_refused() {
+    let p = payload();
+    let mut bytes = Vec::new();
+    payload::encode(&p, &mut bytes);
+    let base = bytes.len();
+    bytes.push(0x01);
+    bytes.extend_from_slice(&[0; 24]);
+    assert!(payload::decode(&bytes).is_err(), "zero ids");
+    bytes.truncate(base);
+    bytes.push(0x02);
+    assert!(payload::decode(&bytes).is_err(), "unknown tag");
+    bytes.truncate(base);
+    bytes.push(0x01);
+    bytes.extend_from_slice(&[1; 10]);
+    assert!(payload::decode(&bytes).is_err(), "truncated");
 }

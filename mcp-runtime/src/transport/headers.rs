@@ -243,6 +243,31 @@ pub(crate) fn check_notification(
     Ok(())
 }
 
+/// The W3C trace context of a request's `traceparent`/`tracestate` headers, validated (see
+/// [`TraceContext::parse`](crate::observe::TraceContext::parse)); `None` when the
+/// `traceparent` is absent, repeated or malformed. Repeated `tracestate` headers are one list
+/// (joined with commas), as the recommendation says.
+#[cfg(feature = "otel")]
+pub(crate) fn trace_context(headers: &HeaderMap) -> Option<crate::observe::TraceContext> {
+    let mut parents = headers
+        .get_all(http::header::HeaderName::from_static("traceparent"))
+        .iter();
+    let parent = parents.next()?.to_str().ok()?;
+    if parents.next().is_some() {
+        return None;
+    }
+    // A malformed (or non-ASCII) tracestate is dropped, the traceparent kept.
+    let state = headers
+        .get_all(http::header::HeaderName::from_static("tracestate"))
+        .iter()
+        .map(|v| v.to_str())
+        .collect::<Result<Vec<&str>, _>>()
+        .ok()
+        .filter(|states| !states.is_empty())
+        .map(|states| states.join(","));
+    crate::observe::TraceContext::parse(parent, state.as_deref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -474,6 +474,13 @@ fn serve_mcp(
             let mirrors = (method == mcp_types::METHOD_TOOLS_CALL)
                 .then(|| headers::param_mirrors(&parts.headers));
             let log = RequestLog::open(id, method, principal, started);
+            #[cfg(feature = "otel")]
+            let grant = (
+                grant,
+                crate::observe::otel::active()
+                    .then(|| headers::trace_context(&parts.headers))
+                    .flatten(),
+            );
             handle_request(
                 &shared.responder,
                 message,

@@ -103,6 +103,13 @@ impl Drop for RequestLog {
     }
 }
 
+/// The request's grant, with the `otel` feature also the trace context of its headers.
+#[cfg(feature = "otel")]
+pub(super) type TracedGrant = (Grant, Option<crate::observe::TraceContext>);
+/// The request's grant.
+#[cfg(not(feature = "otel"))]
+pub(super) type TracedGrant = Grant;
+
 type HandlerFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
 
 fn timeout_reply(id: &Value, timeout: Duration) -> Reply {
@@ -138,7 +145,7 @@ fn no_reply(id: &Value) -> Reply {
 pub(super) fn handle_request<'a>(
     shared: &'a Responder,
     message: Message,
-    grant: Grant,
+    grant: TracedGrant,
     mirrors: Option<ParamMirrors>,
     mut log: RequestLog,
     accept: Accepts,
@@ -158,7 +165,13 @@ pub(super) fn handle_request<'a>(
     let guard = cancel.clone().drop_guard();
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
+    #[cfg(feature = "otel")]
+    let (grant, trace) = grant;
     let mut ctx = RequestScope::new(grant, sink, cancel).with_span(log.span.handoff());
+    #[cfg(feature = "otel")]
+    {
+        ctx = ctx.with_trace_context(trace);
+    }
     if let Some(mirrors) = mirrors {
         ctx = ctx.with_param_mirrors(mirrors);
     }
