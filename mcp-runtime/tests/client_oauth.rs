@@ -19,7 +19,6 @@ use tokio::net::TcpListener;
 /// One request as the scripted server saw it.
 #[derive(Debug, Clone)]
 struct Seen {
-    method: String,
     path: String,
     query: HashMap<String, String>,
     headers: HashMap<String, String>,
@@ -121,7 +120,7 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
     let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
     let mut lines = head.split("\r\n");
     let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_owned();
+    let _method = first.next()?;
     let target = first.next()?.to_owned();
     let headers: HashMap<String, String> = lines
         .filter_map(|l| l.split_once(':'))
@@ -141,7 +140,6 @@ async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Seen> {
     let body = String::from_utf8_lossy(&buf[head_end..]).into_owned();
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     Some(Seen {
-        method,
         path: path.to_owned(),
         query: parse_query(query),
         headers,
@@ -208,7 +206,7 @@ async fn authorization_server(script: AsScript) -> Scripted {
                 if let Some(to) = &script.authorize_redirect {
                     return Reply { status: 302, headers: vec![("location", to.clone())], body: String::new() };
                 }
-                let code = format!("code-{}", req.query["scope"].replace(' ', "+"));
+                let code = format!("code-{}", req.query["scope"].replace(' ', "."));
                 challenges.lock().unwrap().insert(code.clone(), req.query["code_challenge"].clone());
                 let mut to = format!("{}?code={code}&state={}", req.query["redirect_uri"], req.query["state"]);
                 match &script.iss {
@@ -228,14 +226,14 @@ async fn authorization_server(script: AsScript) -> Scripted {
                         if computed != challenge {
                             return json_reply(400, json!({"error": "invalid_grant"}));
                         }
-                        form["code"].trim_start_matches("code-").replace('+', " ")
+                        form["code"].trim_start_matches("code-").replace('.', " ")
                     }
-                    "refresh_token" => form["refresh_token"].trim_start_matches("refresh-").to_owned(),
+                    "refresh_token" => form["refresh_token"].trim_start_matches("refresh-").replace('.', " "),
                     _ => return json_reply(400, json!({"error": "unsupported_grant_type"})),
                 };
-                let mut body = json!({"access_token": format!("token-{scope}"), "token_type": "Bearer", "expires_in": 3600, "scope": scope});
+                let mut body = json!({"access_token": format!("token-{}", scope.replace(' ', ".")), "token_type": "Bearer", "expires_in": 3600, "scope": scope});
                 if script.issue_refresh {
-                    body["refresh_token"] = json!(format!("refresh-{scope}"));
+                    body["refresh_token"] = json!(format!("refresh-{}", scope.replace(' ', ".")));
                 }
                 json_reply(200, body)
             }
@@ -263,7 +261,7 @@ async fn mcp_server(issuer: String, resource: Option<String>) -> Scripted {
             .headers
             .get("authorization")
             .and_then(|a| a.strip_prefix("Bearer token-"))
-            .map(|s| s.split(' ').map(str::to_owned).collect())
+            .map(|s| s.split('.').map(str::to_owned).collect())
             .unwrap_or_default();
         if req.headers.get("authorization").is_none() {
             return Reply {
@@ -280,9 +278,9 @@ async fn mcp_server(issuer: String, resource: Option<String>) -> Scripted {
             };
         }
         let result = if body["method"] == "tools/call" {
-            json!({"content": [{"type": "text", "text": "ok"}]})
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "ok"}]})
         } else {
-            json!({"tools": []})
+            json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "private"})
         };
         json_reply(200, json!({"jsonrpc": "2.0", "id": body["id"], "result": result}))
     })
