@@ -87,9 +87,13 @@ fn start_provider(dir: &Path) -> Provider {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = reader.read_line(&mut line);
         let _ = tx.send(line);
+        // Keep draining: oidc-provider prints notices on stdout later (the authorization code
+        // flow), and a closed pipe would crash it with EPIPE.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
     let line = rx
         .recv_timeout(Duration::from_secs(30))

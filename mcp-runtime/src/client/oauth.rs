@@ -663,11 +663,13 @@ impl OAuthClientBuilder {
     }
 }
 
-/// An HTTP client that follows no redirect by itself (each is checked) and bounds every
-/// request.
+/// An HTTP client that follows no redirect by itself (each is checked), bounds every request
+/// and keeps no idle connection (authorization is rare; a pooled connection the server has
+/// since closed would fail the next request).
 fn http_client(timeout: Duration) -> Result<reqwest::Client, AuthError> {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
         .timeout(timeout)
         .connect_timeout(timeout)
         .build()
