@@ -263,7 +263,7 @@ async fn mcp_server(issuer: String, resource: Option<String>) -> Scripted {
             .and_then(|a| a.strip_prefix("Bearer token-"))
             .map(|s| s.split('.').map(str::to_owned).collect())
             .unwrap_or_default();
-        if req.headers.get("authorization").is_none() {
+        if !req.headers.contains_key("authorization") {
             return Reply {
                 status: 401,
                 headers: vec![("www-authenticate", format!(r#"Bearer resource_metadata="{prm}""#))],
