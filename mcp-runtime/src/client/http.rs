@@ -177,11 +177,6 @@ impl HttpTransport {
             let token = oauth.access_token(&self.url).await;
             let (response, abort) = self.exchange(message, token.as_deref()).await?;
             let status = response.status().as_u16();
-            if status != 401 && status != 403 {
-                let value = self.read(message, response).await;
-                drop(abort);
-                return value;
-            }
             let challenge = response
                 .headers()
                 .get_all(http::header::WWW_AUTHENTICATE)
@@ -190,15 +185,16 @@ impl HttpTransport {
                 .map(Challenge::parse)
                 .find(|c| *c != Challenge::default())
                 .unwrap_or_default();
-            drop((response, abort));
             let forbidden = status == 403;
+            // Anything but a 401 or a scope challenge (a 403 for another reason carries the
+            // server's own JSON-RPC error) is read as usual.
+            if status != 401 && !(forbidden && challenge.is_insufficient_scope()) {
+                let value = self.read(message, response).await;
+                drop(abort);
+                return value;
+            }
+            drop((response, abort));
             if forbidden {
-                if !challenge.is_insufficient_scope() {
-                    return Err(ClientError::Transport(format!(
-                        "HTTP 403 for {} (not an insufficient_scope challenge)",
-                        message.method
-                    )));
-                }
                 if stepped_up >= oauth.max_step_ups() {
                     return Err(AuthError::StepUpLimit {
                         attempts: stepped_up,
