@@ -26,6 +26,9 @@
 //! - **By hand**: [`Client::resume`] retries a `tools/call` with any `inputResponses` and
 //!   `requestState`; [`Client::request`] sends any method with any params (this handle's
 //!   `_meta` merged in).
+//! - **OAuth** (feature `client-oauth`): `HttpTransport::oauth` with an `oauth::OAuthClient`
+//!   authorizes on the server's 401 (discovery, PKCE authorization code flow, registration,
+//!   refresh, step-up on 403 `insufficient_scope`); see the `oauth` module.
 //! - **Errors**: [`ClientError`] types `-32020`, `-32021`, `-32022`, `-32602` and `-32601` with
 //!   their `data`.
 //!
@@ -75,6 +78,8 @@
 mod error;
 mod handlers;
 mod http;
+#[cfg(feature = "client-oauth")]
+pub mod oauth;
 mod param_headers;
 mod round;
 mod stdio;

@@ -1,7 +1,7 @@
 //! `notes-example serve --http --oauth-issuer`: access tokens from a real authorization server
 //! we did not write, `oidc-provider` from the npm registry (tests/fixtures/oidc-provider),
-//! started on loopback with resource indicators, JWT access tokens and the client-credentials
-//! grant. The tokens' issuer + subject is the principal the notes server authorizes workspaces
+//! started on loopback with resource indicators, JWT access tokens, the client-credentials
+//! grant, and the authorization code flow the typed client's OAuth layer runs. The tokens' issuer + subject is the principal the notes server authorizes workspaces
 //! for and binds request state to; scopes gate the tools.
 //!
 //! Needs `node` and `npm`: without them the test prints why it is skipped, unless
@@ -87,9 +87,13 @@ fn start_provider(dir: &Path) -> Provider {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = reader.read_line(&mut line);
         let _ = tx.send(line);
+        // Keep draining: oidc-provider prints notices on stdout later (the authorization code
+        // flow), and a closed pipe would crash it with EPIPE.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
     let line = rx
         .recv_timeout(Duration::from_secs(30))
@@ -171,6 +175,13 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
 /// oidc-provider and a notes server trusting it, the workspace granted to the subject
 /// `notes-writer`; `None` (with the reason printed) when node and npm are missing.
 fn provider_and_notes() -> Option<(Provider, NotesFixture, mcp_tests::StdioServer, SocketAddr)> {
+    provider_and_notes_for("notes-writer")
+}
+
+/// [`provider_and_notes`] with the workspace granted to the subject `grantee`.
+fn provider_and_notes_for(
+    grantee: &str,
+) -> Option<(Provider, NotesFixture, mcp_tests::StdioServer, SocketAddr)> {
     if !(tool_available("node") && tool_available("npm")) {
         assert!(
             std::env::var("MCP_REQUIRE_NODE").as_deref() != Ok("1"),
@@ -181,7 +192,7 @@ fn provider_and_notes() -> Option<(Provider, NotesFixture, mcp_tests::StdioServe
     }
     let provider = start_provider(&install());
     let fx = NotesFixture::new().unwrap();
-    let writer_ws = format!("notes-writer={}", fx.notes.display());
+    let writer_ws = format!("{grantee}={}", fx.notes.display());
     let (server, addr) = spawn_notes_http(&[
         "serve",
         "--http",
@@ -451,4 +462,57 @@ fn a_token_without_the_scope_is_refused_for_every_notes_target() {
     assert_eq!(r.status, 200, "{r:?}");
     let body = r.json().unwrap();
     assert!(is_success(&body), "{body}");
+}
+
+/// The typed client as an OAuth client of the notes server: the 401 sends it through
+/// discovery (the notes server's metadata, then oidc-provider's OpenID configuration) and the
+/// authorization code flow with PKCE and the resource indicator, for `notes:read` only; the
+/// delete's 403 `insufficient_scope` steps up to `notes:read notes:write`, and the deletion
+/// completes with the stepped-up token.
+#[tokio::test]
+async fn the_typed_client_authorizes_and_steps_up_for_notes_delete() {
+    use std::sync::Arc;
+
+    use mcp_runtime::client::oauth::{
+        ClientCredentials, MemoryTokenStore, OAuthClient, TokenStore,
+    };
+    use mcp_runtime::client::{Client, HttpTransport};
+
+    let Some((provider, fx, _server, addr)) = provider_and_notes_for("notes-user") else {
+        return;
+    };
+    let resource = format!("http://{addr}/mcp");
+    let store = Arc::new(MemoryTokenStore::default());
+    let oauth = OAuthClient::builder("http://127.0.0.1:9/callback")
+        .pre_registered(
+            Some(provider.issuer.clone()),
+            ClientCredentials::new("notes-app", None),
+        )
+        .initial_scopes(["notes:read"])
+        // oidc-provider lists offline_access; without a refresh grant for this client it
+        // would only make the granted scope string harder to assert.
+        .offline_access(false)
+        .token_store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let transport = HttpTransport::new(&resource).unwrap().oauth(oauth);
+    let client = Client::builder(transport)
+        .timeout(Duration::from_secs(30))
+        .build();
+
+    let listed = list_notes(&client, &fx.uri).await;
+    assert!(listed.is_success(), "{listed:?}");
+    let held = store.load(&resource).unwrap();
+    assert_eq!(held.scope.as_deref(), Some("notes:read"));
+    assert_eq!(held.issuer, provider.issuer);
+
+    let args = fx.delete_args("tps report (draft)");
+    let first = ask_delete(&client, &args).await;
+    assert!(matches!(first, Outcome::Pending(_)), "{first:?}");
+    let stepped_up = store.load(&resource).unwrap();
+    assert_eq!(stepped_up.scope.as_deref(), Some("notes:read notes:write"));
+    let state = first.request_state().unwrap();
+    let done = answer_delete(&client, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
+    assert!(!fx.exists("tps-report-draft.md"));
 }

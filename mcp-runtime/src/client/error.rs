@@ -130,10 +130,22 @@ pub enum ClientError {
         /// The task.
         task_id: String,
     },
+    /// The server requires authorization and the OAuth client could not obtain an acceptable
+    /// token (feature `client-oauth`).
+    #[cfg(feature = "client-oauth")]
+    #[error(transparent)]
+    Authorization(Box<super::oauth::AuthError>),
     /// Step-by-step mode: a pending round was read or answered in a way that does not fit it
     /// (unknown key, a form read as a URL, a complete result expected while input is pending...).
     #[error("{0}")]
     Round(String),
+}
+
+#[cfg(feature = "client-oauth")]
+impl From<super::oauth::AuthError> for ClientError {
+    fn from(error: super::oauth::AuthError) -> Self {
+        ClientError::Authorization(Box::new(error))
+    }
 }
 
 impl ClientError {

@@ -23,10 +23,15 @@ use super::transport::{Outgoing, Transport};
 #[derive(Clone)]
 pub struct HttpTransport {
     uri: Uri,
+    /// The URL as given: the key of the OAuth token store and the resource it must match.
+    #[cfg_attr(not(feature = "client-oauth"), allow(dead_code))]
+    url: String,
     host: String,
     port: u16,
     token: Option<String>,
     max_response_bytes: usize,
+    #[cfg(feature = "client-oauth")]
+    oauth: Option<super::oauth::OAuthClient>,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -70,10 +75,13 @@ impl HttpTransport {
         let port = uri.port_u16().unwrap_or(80);
         Ok(Self {
             uri,
+            url: url.to_owned(),
             host,
             port,
             token: None,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
+            #[cfg(feature = "client-oauth")]
+            oauth: None,
         })
     }
 
@@ -84,6 +92,17 @@ impl HttpTransport {
         self
     }
 
+    /// Authorizes with `oauth` (feature `client-oauth`): a 401 runs discovery and the
+    /// authorization code flow, a 403 `insufficient_scope` a step-up, and the request is sent
+    /// again with the new token. Replaces [`HttpTransport::bearer`].
+    #[cfg(feature = "client-oauth")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: super::oauth::OAuthClient) -> Self {
+        self.oauth = Some(oauth);
+        self.token = None;
+        self
+    }
+
     /// Refuses response bodies larger than `bytes`.
     #[must_use]
     pub fn max_response_bytes(mut self, bytes: usize) -> Self {
@@ -91,7 +110,11 @@ impl HttpTransport {
         self
     }
 
-    fn request(&self, message: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+    fn request(
+        &self,
+        message: &Outgoing,
+        token: Option<&str>,
+    ) -> Result<Request<Full<Bytes>>, ClientError> {
         let path = self
             .uri
             .path_and_query()
@@ -116,7 +139,7 @@ impl HttpTransport {
             let value = HeaderValue::try_from(value).map_err(|_| bad("a parameter value"))?;
             builder = builder.header(name, value);
         }
-        if let Some(token) = &self.token {
+        if let Some(token) = token {
             let mut value = HeaderValue::try_from(format!("Bearer {token}"))
                 .map_err(|_| bad("the bearer token"))?;
             value.set_sensitive(true);
@@ -128,7 +151,80 @@ impl HttpTransport {
     }
 
     async fn post(&self, message: &Outgoing) -> Result<Value, ClientError> {
-        let request = self.request(message)?;
+        #[cfg(feature = "client-oauth")]
+        if let Some(oauth) = &self.oauth {
+            return self.post_authorized(oauth, message).await;
+        }
+        let (response, _abort) = self.exchange(message, self.token.as_deref()).await?;
+        self.read(message, response).await
+    }
+
+    /// Sends with the OAuth client's token, authorizing on 401 and stepping up on 403
+    /// `insufficient_scope`, each within its limit.
+    #[cfg(feature = "client-oauth")]
+    async fn post_authorized(
+        &self,
+        oauth: &super::oauth::OAuthClient,
+        message: &Outgoing,
+    ) -> Result<Value, ClientError> {
+        use super::oauth::{AuthError, Challenge};
+        // A 401 right after a fresh authorization means the token is not accepted: stop
+        // rather than loop.
+        const MAX_REAUTHORIZATIONS: u32 = 2;
+        let mut reauthorized = 0;
+        let mut stepped_up = 0;
+        loop {
+            let token = oauth.access_token(&self.url).await;
+            let (response, abort) = self.exchange(message, token.as_deref()).await?;
+            let status = response.status().as_u16();
+            let challenge = response
+                .headers()
+                .get_all(http::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .map(Challenge::parse)
+                .find(|c| *c != Challenge::default())
+                .unwrap_or_default();
+            let forbidden = status == 403;
+            // Anything but a 401 or a scope challenge (a 403 for another reason carries the
+            // server's own JSON-RPC error) is read as usual.
+            if status != 401 && !(forbidden && challenge.is_insufficient_scope()) {
+                let value = self.read(message, response).await;
+                drop(abort);
+                return value;
+            }
+            drop((response, abort));
+            if forbidden {
+                if stepped_up >= oauth.max_step_ups() {
+                    return Err(AuthError::StepUpLimit {
+                        attempts: stepped_up,
+                        scope: challenge.scope.unwrap_or_default(),
+                    }
+                    .into());
+                }
+                stepped_up += 1;
+            } else {
+                if reauthorized >= MAX_REAUTHORIZATIONS {
+                    return Err(AuthError::StillUnauthorized {
+                        attempts: reauthorized,
+                    }
+                    .into());
+                }
+                reauthorized += 1;
+            }
+            oauth
+                .handle_challenge(&self.url, &challenge, forbidden, token.as_deref())
+                .await?;
+        }
+    }
+
+    /// Connects and sends one request; the guard keeps the connection driven until dropped.
+    async fn exchange(
+        &self,
+        message: &Outgoing,
+        token: Option<&str>,
+    ) -> Result<(hyper::Response<hyper::body::Incoming>, AbortOnDrop), ClientError> {
+        let request = self.request(message, token)?;
         let transport = |e: &dyn std::fmt::Display| {
             ClientError::Transport(format!("HTTP to {}: {e}", self.uri))
         };
@@ -142,11 +238,23 @@ impl HttpTransport {
         // when this call's future is dropped on timeout, which closes the socket: the server
         // treats that as cancellation).
         let driver = tokio::spawn(connection);
-        let _abort = AbortOnDrop(driver);
+        let abort = AbortOnDrop(driver);
         let response = sender
             .send_request(request)
             .await
             .map_err(|e| transport(&e))?;
+        Ok((response, abort))
+    }
+
+    /// Reads the JSON-RPC response (JSON or SSE) out of an HTTP response.
+    async fn read(
+        &self,
+        message: &Outgoing,
+        response: hyper::Response<hyper::body::Incoming>,
+    ) -> Result<Value, ClientError> {
+        let transport = |e: &dyn std::fmt::Display| {
+            ClientError::Transport(format!("HTTP to {}: {e}", self.uri))
+        };
         let status = response.status();
         let is_sse = response
             .headers()

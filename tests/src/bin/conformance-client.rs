@@ -4,10 +4,16 @@
 //! `MCP_CONFORMANCE_SCENARIO` and scenario data (e.g. tool calls to make) as JSON in
 //! `MCP_CONFORMANCE_CONTEXT`. Everything goes through `mcp_runtime::client` over Streamable
 //! HTTP; this file only decides which requests each scenario needs. Exits non-zero on failure.
+//!
+//! The `auth/*` scenarios authorize through `mcp_runtime::client::oauth`: discovery from the
+//! 401, the authorization code flow with the suite's authorization server followed headlessly,
+//! the client ID metadata document URL the suite expects, and the pre-registered credentials
+//! it passes in the context.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use mcp_runtime::client::oauth::{ClientCredentials, OAuthClient};
 use mcp_runtime::client::{Client, ClientError, HttpTransport, InputHandlers};
 use mcp_types::{ElicitContent, ElicitContentValue, ElicitResult, JsonObject, Tool};
 use serde_json::{Value, json};
@@ -32,7 +38,23 @@ async fn main() -> ExitCode {
     }
 }
 
-fn client(url: &str) -> Result<Client, ClientError> {
+/// The client ID metadata document URL the suite's `auth/basic-cimd` scenario expects.
+const CLIENT_METADATA_DOCUMENT: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client for an `auth/*` scenario: pre-registered credentials when the context
+/// carries them, else the metadata document or dynamic registration.
+fn oauth(context: &Value) -> Result<OAuthClient, ClientError> {
+    let mut builder = OAuthClient::builder("http://localhost:3000/callback")
+        .client_name("mcp-rs-conformance-client")
+        .client_metadata_document(CLIENT_METADATA_DOCUMENT);
+    if let Some(client_id) = context["client_id"].as_str() {
+        let secret = context["client_secret"].as_str().map(str::to_owned);
+        builder = builder.pre_registered(None, ClientCredentials::new(client_id, secret));
+    }
+    Ok(builder.build()?)
+}
+
+fn client(url: &str, scenario: &str, context: &Value) -> Result<Client, ClientError> {
     // Form elicitation answered the way a user confirming everything would.
     let handlers = InputHandlers::default().on_form(|params| async move {
         let mut content = ElicitContent::new();
@@ -43,7 +65,11 @@ fn client(url: &str) -> Result<Client, ClientError> {
         }
         ElicitResult::accept(Some(content))
     });
-    Ok(Client::builder(HttpTransport::new(url)?)
+    let mut transport = HttpTransport::new(url)?;
+    if scenario.starts_with("auth/") {
+        transport = transport.oauth(oauth(context)?);
+    }
+    Ok(Client::builder(transport)
         .client_info(mcp_types::Implementation::new(
             "mcp-rs-conformance-client",
             env!("CARGO_PKG_VERSION"),
@@ -54,7 +80,7 @@ fn client(url: &str) -> Result<Client, ClientError> {
 }
 
 async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientError> {
-    let client = client(url)?;
+    let client = client(url, scenario, context)?;
     match scenario {
         "tools_call" => {
             client.list_all_tools().await?;
@@ -115,8 +141,17 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientErr
                 client.call_tool(echo, json!({"schema": schema})).await?;
             }
         }
+        auth if auth.starts_with("auth/") => {
+            // Two requests: authorization-server migration needs a second one after the first
+            // succeeded; step-up scenarios require more scope for the call than for the list.
+            for tool in client.list_all_tools().await? {
+                client
+                    .call_tool(&tool.name, sample_arguments(&tool))
+                    .await?;
+            }
+        }
         other => {
-            // Unknown (or auth) scenario: the generic client behaviour.
+            // Unknown scenario: the generic client behaviour.
             eprintln!(
                 "conformance-client: no specific steps for {other:?}; listing and calling tools"
             );
