@@ -895,6 +895,16 @@ impl RequestContext {
         self.mrtr.seal_next(&self.principal, sealing)
     }
 
+    /// See `Mrtr::take_issued`.
+    pub(crate) fn take_issued(
+        &mut self,
+    ) -> (
+        Option<(crate::state::Nonce, u64)>,
+        Option<tokio::task::JoinHandle<()>>,
+    ) {
+        self.mrtr.take_issued()
+    }
+
     /// See `Mrtr::flow_rounds`.
     pub(crate) fn flow_rounds(&self) -> Option<u32> {
         self.mrtr.flow_rounds()

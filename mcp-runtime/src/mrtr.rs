@@ -62,6 +62,12 @@ pub(crate) struct Mrtr {
     /// [`Mrtr::recorded_first`] answered this pass itself (a refusal), so no tool code ran
     /// and there is nothing to look up again at the end.
     answered_early: bool,
+    /// The nonce and expiry (Unix seconds) of the state this pass sealed, for the ledger of
+    /// abandoned flows.
+    issued: Option<(crate::state::Nonce, u64)>,
+    /// The ledger's removal of the state this retry brought back, still running: recording a
+    /// state sealed on this pass waits for it (a re-ask keeps the same nonce).
+    answering: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// An answer taken from this retry on this pass. Its [`AnswerRecord`] is only built when a
@@ -109,6 +115,8 @@ impl Mrtr {
             reused: None,
             duplicate_wait: None,
             answered_early: false,
+            issued: None,
+            answering: None,
         }
     }
 
@@ -122,6 +130,27 @@ impl Mrtr {
     /// The round of the verified state this retry brought (`None` on a first call).
     pub(crate) fn opened_round(&self) -> Option<u32> {
         self.opened.as_ref().map(|p| p.round)
+    }
+
+    /// The nonce of the verified state this retry carries (`None` on a first call).
+    pub(crate) fn opened_nonce(&self) -> Option<crate::state::Nonce> {
+        self.opened.as_ref().map(|p| p.nonce)
+    }
+
+    /// Keeps the ledger's removal of the opened state, for [`Mrtr::take_issued`] to wait on.
+    pub(crate) fn set_answering(&mut self, answering: tokio::task::JoinHandle<()>) {
+        self.answering = Some(answering);
+    }
+
+    /// The state sealed on this pass (nonce, expiry in Unix seconds) and the ledger removal
+    /// to wait for before recording it.
+    pub(crate) fn take_issued(
+        &mut self,
+    ) -> (
+        Option<(crate::state::Nonce, u64)>,
+        Option<tokio::task::JoinHandle<()>>,
+    ) {
+        (self.issued.take(), self.answering.take())
     }
 
     /// Where this flow's trace began, as its verified state says (`None` on a first call).

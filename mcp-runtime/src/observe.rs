@@ -55,10 +55,16 @@
 //! | `mcp_flows_answered_total` | counter | `action`: `accepted`, `declined`, `cancelled` (elicitation answers read) |
 //! | `mcp_flow_rounds` | histogram | (none): rounds of input a flow took, when a retry that answered one ends with a result |
 //!
-//! Abandoned flows (asked, never answered before the state expired) are not counted: a state
-//! lives only in the client's hands until a retry brings it back, so no instance learns of an
-//! abandonment without a fleet-wide record of every issued state; compare
-//! `mcp_flows_started_total` with the answers instead.
+//! | `mcp_flows_abandoned_total` | counter | (none): flows asked and never answered before their `requestState` expired, counted once across the fleet; only with [`ServerBuilder::count_abandoned_flows`](crate::server::ServerBuilder::count_abandoned_flows) |
+//!
+//! A state lives in the client's hands until a retry brings it back, so abandonment is only
+//! seen through a shared record of issued states: with
+//! [`ServerBuilder::count_abandoned_flows`](crate::server::ServerBuilder::count_abandoned_flows)
+//! each input-required reply records its state's nonce and expiry in the replay store's
+//! [`FlowLedger`](crate::replay::FlowLedger), a retry removes it, and a periodic sweep on
+//! every instance atomically takes expired entries, so each abandoned flow is counted by
+//! exactly one instance (a flow whose latest state expired: one re-asked or carried into a
+//! further round counts once). Without it, `mcp_flows_abandoned_total` is never emitted.
 //!
 //! # OpenTelemetry (feature `otel`)
 //!
@@ -100,7 +106,9 @@
 //!
 //! **Metrics** through OTLP too: `mcp.server.operation.duration` (seconds; `mcp.method.name`,
 //! `gen_ai.operation.name`, `error.type`), `mcp_runtime.flows.started`,
-//! `mcp_runtime.flows.answered` (`action`), `mcp_runtime.flow.rounds`,
+//! `mcp_runtime.flows.answered` (`action`), `mcp_runtime.flows.abandoned` (with
+//! [`ServerBuilder::count_abandoned_flows`](crate::server::ServerBuilder::count_abandoned_flows)),
+//! `mcp_runtime.flow.rounds`,
 //! `mcp_runtime.mrtr.refusals` (`reason`).
 //!
 //! **Bounded.** Spans go through the SDK's batch processor: a queue of `OTEL_BSP_MAX_QUEUE_SIZE`
@@ -211,6 +219,19 @@ pub(crate) fn flow_started() {
     }
     #[cfg(feature = "otel")]
     otel::flow_started();
+}
+
+/// Records `count` abandoned flows taken by one sweep of the flow ledger (also 0, so that the
+/// series exists once counting is on).
+pub(crate) fn flows_abandoned(count: u64) {
+    #[cfg(feature = "metrics")]
+    if metrics_on() {
+        metrics::counter!("mcp_flows_abandoned_total").increment(count);
+    }
+    #[cfg(feature = "otel")]
+    otel::flows_abandoned(count);
+    #[cfg(not(any(feature = "metrics", feature = "otel")))]
+    let _ = count;
 }
 
 /// Records what this pass asked for: the kinds of its input requests (`form`, `url`,

@@ -77,6 +77,14 @@
 //! [`crate::context::REPLAYED_META_KEY`]). The record lives and expires with the claim. A store
 //! that records nothing (the trait's default) keeps refusing identical retries.
 //!
+//! # Abandoned flows
+//!
+//! A store may also keep a [`FlowLedger`] ([`ReplayStore::flow_ledger`]): the flows asked and
+//! not yet answered, swept for expired entries so that each abandoned flow is counted once
+//! across every instance sharing the store. It costs a write per input-required reply, so the
+//! server keeps it only when asked to
+//! ([`ServerBuilder::count_abandoned_flows`](crate::server::ServerBuilder::count_abandoned_flows)).
+//!
 //! # Expiry
 //!
 //! Claims carry the token's expiry. A claimed nonce must be remembered at least until then
@@ -85,6 +93,7 @@
 //! whose claim is still stored counts as used even past its expiry.
 
 mod claim;
+mod ledger;
 mod memory;
 mod outcome;
 mod spec;
@@ -100,6 +109,7 @@ pub(crate) use spec::StoreSpec;
 
 use crate::state::Nonce;
 pub use claim::{Claim, ClaimWith};
+pub use ledger::{FlowLedger, SWEEP_BATCH};
 pub use memory::MemoryReplayStore;
 pub use outcome::MAX_RECORDED_OUTCOME;
 pub(crate) use outcome::{Fingerprint, RecordedOutcome};
@@ -288,6 +298,15 @@ pub trait ReplayStore: Send + Sync + fmt::Debug {
     /// serialises and fingerprints a claimed result only for a store that has them, so a store
     /// without costs nothing extra per claim. Every built-in store has them.
     fn outcomes(&self) -> Option<&dyn OutcomeStore> {
+        None
+    }
+
+    /// The ledger of flows waiting for an answer, used to count abandoned flows
+    /// ([`FlowLedger`]), or `None` (the default) when this store keeps none: a server asked to
+    /// count abandoned flows on such a store fails to build
+    /// ([`BuildError::NoFlowLedger`](crate::server::BuildError::NoFlowLedger)). Every built-in
+    /// store has one.
+    fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
         None
     }
 

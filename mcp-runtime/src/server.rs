@@ -21,6 +21,7 @@
 //! next `requestState` belongs to the MRTR ledger (`crate::mrtr`), and every `StateKeyring`
 //! method (`seal`, `open`, rotation) is in `state/keys.rs`.
 
+mod abandoned;
 mod catalog;
 mod discover;
 mod dispatch;
@@ -110,6 +111,9 @@ struct Inner {
     scopes: scopes::RequiredScopes,
     /// Rate limits on `tools/call`; `None` when no tool has one.
     rate: Option<rate::Limiter>,
+    /// The ledger of abandoned flows, when counting them
+    /// ([`ServerBuilder::count_abandoned_flows`]).
+    abandoned: Option<Arc<abandoned::AbandonedFlows>>,
 }
 
 /// Why [`ServerBuilder::build`](crate::server::ServerBuilder::build) failed.
@@ -159,6 +163,12 @@ pub enum BuildError {
         /// The state type it needs.
         type_name: &'static str,
     },
+    /// [`ServerBuilder::count_abandoned_flows`] was asked for, but the replay store keeps no
+    /// [`FlowLedger`](crate::replay::FlowLedger).
+    #[error(
+        "counting abandoned flows needs a replay store with a flow ledger; the `{0}` store has none (use a memory, SQLite, PostgreSQL or Redis store, or drop count_abandoned_flows)"
+    )]
+    NoFlowLedger(&'static str),
     /// A cached result failed to serialise.
     #[error("cannot serialise the {0} result: {1}")]
     Serialize(&'static str, serde_json::Error),
@@ -186,6 +196,7 @@ pub struct ServerBuilder {
     max_listen: Duration,
     scopes: scopes::RequiredScopes,
     rate: rate::RateConfig,
+    abandoned_sweep: Option<Duration>,
 }
 
 impl Server {
@@ -212,6 +223,7 @@ impl Server {
             max_listen: ServerBuilder::DEFAULT_MAX_LISTEN,
             scopes: scopes::RequiredScopes::default(),
             rate: rate::RateConfig::default(),
+            abandoned_sweep: None,
         }
     }
 
@@ -253,6 +265,16 @@ impl Server {
             crate::service::CancellationToken::new(),
         );
         self.handle_raw(bytes, ctx).await.map(|r| r.body.to_vec())
+    }
+
+    /// Sweeps the ledger of abandoned flows now, as the periodic sweep does
+    /// ([`ServerBuilder::count_abandoned_flows`]): takes the expired entries this instance
+    /// wins, counts them, and returns how many. `Ok(0)` when abandoned flows are not counted.
+    pub async fn sweep_abandoned_flows(&self) -> Result<u64, crate::replay::ReplayError> {
+        match &self.inner.abandoned {
+            Some(flows) => flows.sweep().await,
+            None => Ok(0),
+        }
     }
 
     /// Ends every open `subscriptions/listen` stream with its complete result (call it when
@@ -589,6 +611,13 @@ impl ServerBuilder {
         let store = self.store.unwrap_or_else(|| {
             Arc::new(MemoryReplayStore::new(MemoryReplayStore::DEFAULT_CAPACITY))
         });
+        let abandoned = match self.abandoned_sweep {
+            Some(every) if store.flow_ledger().is_some() => {
+                Some(abandoned::AbandonedFlows::new(store.clone(), every))
+            }
+            Some(_) => return Err(BuildError::NoFlowLedger(store.name())),
+            None => None,
+        };
         let rate = self
             .rate
             .build(&self.router, &*store)
@@ -654,8 +683,39 @@ impl ServerBuilder {
                 .with_cancel_check(self.task_cancel_check),
                 scopes,
                 rate,
+                abandoned,
             }),
         })
+    }
+
+    /// How often [`count_abandoned_flows`](Self::count_abandoned_flows) sweeps unless told
+    /// otherwise (30 s).
+    pub const DEFAULT_ABANDONED_SWEEP: Duration = Duration::from_secs(30);
+
+    /// Counts abandoned flows (asked with an input-required reply, never answered before the
+    /// `requestState` expired) in `mcp_flows_abandoned_total` and `mcp_runtime.flows.abandoned`,
+    /// once across every instance sharing the replay store. Off by default: each
+    /// input-required reply then costs one more store write (its state's nonce and expiry, in
+    /// the store's [`FlowLedger`](crate::replay::FlowLedger)), and a retry one delete, both in
+    /// the background, off the reply's path.
+    ///
+    /// Every `sweep_every` (clamped to 100 ms ..= 1 hour; see
+    /// [`DEFAULT_ABANDONED_SWEEP`](Self::DEFAULT_ABANDONED_SWEEP)) each instance takes the
+    /// expired entries in bounded batches (at most 5 s per sweep); the store hands each entry
+    /// to exactly one taker. A flow is thus counted between its expiry and one interval later.
+    /// [`build`](Self::build) fails with [`BuildError::NoFlowLedger`] for a replay store
+    /// without a ledger. The sweep starts when the server is built inside a Tokio runtime
+    /// (else on the first input-required reply) and stops when the server is dropped.
+    ///
+    /// The ledger is written in the background, after the reply is made: a failed write is
+    /// logged and loses that flow's count (never the reply), and a retry that reached the store
+    /// before the record of the state it answers (the record outrun by a whole client round
+    /// trip, as with a store stalled for that long) would leave that flow counted as abandoned.
+    #[must_use]
+    pub fn count_abandoned_flows(mut self, sweep_every: Duration) -> Self {
+        self.abandoned_sweep =
+            Some(sweep_every.clamp(Duration::from_millis(100), Duration::from_secs(3600)));
+        self
     }
 
     /// Declares that this server accepts scoped credentials (OAuth access tokens): every tool,

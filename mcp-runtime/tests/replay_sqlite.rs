@@ -81,7 +81,7 @@ async fn claims_survive_restart() {
             store.claim(Claim::new(nonce(3, 0), later())).await.unwrap(),
             ClaimOutcome::Claimed
         );
-        assert_eq!(store.schema_version().await.unwrap(), 2);
+        assert_eq!(store.schema_version().await.unwrap(), 3);
     }
     let store = SqliteReplayStore::open(&path).await.unwrap();
     assert_eq!(
@@ -93,7 +93,7 @@ async fn claims_survive_restart() {
         ClaimOutcome::Claimed
     );
     // Re-opening did not re-run migrations.
-    assert_eq!(store.schema_version().await.unwrap(), 2);
+    assert_eq!(store.schema_version().await.unwrap(), 3);
 }
 
 #[tokio::test]
@@ -229,7 +229,7 @@ async fn newer_schema_is_refused() {
             too_new,
             Some(mcp_runtime::backend::sqlite::SchemaTooNew {
                 found: 99,
-                supported: 2
+                supported: 3
             })
         ),
         "{err}"
@@ -477,7 +477,7 @@ fn concurrent_first_opens_of_a_fresh_file_all_succeed() {
                     .await
             })
             .unwrap();
-        assert_eq!(version, 2, "each migration applied exactly once");
+        assert_eq!(version, 3, "each migration applied exactly once");
     }
 }
 

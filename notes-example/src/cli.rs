@@ -182,6 +182,12 @@ pub struct ServeArgs {
     /// sizes, delays) apply either way, and OTEL_SDK_DISABLED=true turns export off.
     #[arg(long, value_name = "URL")]
     pub otlp_endpoint: Option<String>,
+    /// With --metrics-listen or OTLP export: how often, in seconds, this instance sweeps the
+    /// --store for abandoned confirmations (asked, never answered before --state-ttl ran out)
+    /// and counts them in mcp_flows_abandoned_total, each once across every instance sharing
+    /// the store.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub abandoned_sweep_secs: u64,
     /// Log format on stderr: `text` (human-readable) or `json` (one JSON object per line,
     /// with the request span's fields, for log shippers).
     #[arg(long, value_name = "FORMAT", default_value = "text")]
@@ -326,6 +332,10 @@ impl ServeArgs {
                 .map(|t| (t.tool.clone(), t.limit))
                 .collect(),
             duplicate_wait: Some(Duration::from_secs(self.duplicate_wait_secs)),
+            // A store write per confirmation asked: only when someone watches the count.
+            abandoned_sweep: (self.metrics_listen.is_some()
+                || crate::telemetry::requested(self.otlp_endpoint.as_deref()))
+            .then(|| Duration::from_secs(self.abandoned_sweep_secs)),
         }
     }
 

@@ -12,18 +12,24 @@ const SERVICE_NAME: &str = "notes-example";
 /// How long the final flush may take when the server stops.
 const FLUSH_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Whether export is asked for: `endpoint` (`--otlp-endpoint`), or the standard variables,
+/// and not turned off by `OTEL_SDK_DISABLED=true`.
+pub fn requested(endpoint: Option<&str>) -> bool {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
+        return false;
+    }
+    endpoint.is_some()
+        || set("OTEL_EXPORTER_OTLP_ENDPOINT")
+        || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+}
+
 /// Prepares export if asked for (`endpoint`, or the standard variables): the tracer whose
 /// layer joins the subscriber now; `None` when export is off. Nothing is sent (and no thread
 /// runs) until [`Otel::start_export`], which `serve` calls once its sandbox is in place.
 pub fn prepare(endpoint: Option<&str>) -> Option<Otel> {
     let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-    if std::env::var("OTEL_SDK_DISABLED").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
-        return None;
-    }
-    if endpoint.is_none()
-        && !set("OTEL_EXPORTER_OTLP_ENDPOINT")
-        && !set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-    {
+    if !requested(endpoint) {
         return None;
     }
     let mut config =

@@ -245,6 +245,10 @@ pub struct CallLimits {
     pub tools: Vec<(String, Option<mcp_runtime::rate_limit::RateLimit>)>,
     /// [`mcp_runtime::server::Limits::duplicate_wait`]; `None` keeps the runtime's default.
     pub duplicate_wait: Option<std::time::Duration>,
+    /// How often to sweep for abandoned flows
+    /// ([`ServerBuilder::count_abandoned_flows`](mcp_runtime::server::ServerBuilder::count_abandoned_flows)),
+    /// or `None` not to count them: `serve` counts them when metrics or OTLP export is on.
+    pub abandoned_sweep: Option<std::time::Duration>,
 }
 
 impl CallLimits {
@@ -260,6 +264,10 @@ impl CallLimits {
         };
         let builder = match self.default {
             Some(limit) => builder.rate_limit(limit),
+            None => builder,
+        };
+        let builder = match self.abandoned_sweep {
+            Some(every) => builder.count_abandoned_flows(every),
             None => builder,
         };
         self.tools

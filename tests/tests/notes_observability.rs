@@ -256,3 +256,70 @@ async fn health_and_readiness_probes() {
         assert_eq!(body["checks"][check], "ok", "{body}");
     }
 }
+
+/// A confirmation asked and never answered is counted once in `mcp_flows_abandoned_total`
+/// after its state expires (a 2 s `--state-ttl`, swept every second); one answered in time is
+/// not.
+#[tokio::test]
+async fn an_unanswered_confirmation_is_counted_abandoned_once() {
+    let fx = NotesFixture::new().unwrap();
+    let ws = fx.notes.display().to_string();
+    let args = [
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--principal",
+        "alice",
+        "--workspace",
+        ws.as_str(),
+        "--store",
+        fx.store.as_str(),
+        "--state-key-file",
+        fx.key_file.to_str().unwrap(),
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--state-ttl",
+        "2",
+        "--abandoned-sweep-secs",
+        "1",
+    ];
+    let (server, addr) = spawn_notes_http(&args).unwrap();
+    let metrics_addr: SocketAddr = server
+        .stderr()
+        .split("metrics on http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|a| a.parse().ok())
+        .expect("the metrics address is printed before the MCP address");
+    let c = client(addr);
+
+    // Left unanswered.
+    let abandoned = ask_delete(&c, &fx.delete_args("shopping")).await;
+    abandoned.request_state().unwrap();
+    // Answered at once.
+    let args = fx.delete_args("tps report (draft)");
+    let first = ask_delete(&c, &args).await;
+    let state = first.request_state().unwrap();
+    let done = answer_delete(&c, &args, choose("tps-report-draft.md", true), &state).await;
+    assert!(done.is_success(), "{done:?}");
+
+    let abandoned_total = || {
+        let text = http_get(metrics_addr, "/metrics").unwrap().body;
+        (sample(&text, "mcp_flows_abandoned_total", &[]), text)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (count, text) = abandoned_total();
+        if count >= 1.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never counted: {text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Two more sweeps: still one (taken once; the answered flow is never counted).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (count, text) = abandoned_total();
+    assert_eq!(count, 1.0, "{text}");
+    assert_eq!(sample(&text, "mcp_flows_started_total", &[]), 2.0, "{text}");
+    drop(server);
+}

@@ -126,6 +126,7 @@ impl Mrtr {
         if first {
             crate::observe::flow_started();
         }
+        self.issued = Some((payload.nonce, payload.expires_at));
         #[cfg(feature = "otel")]
         if crate::observe::otel::active() {
             crate::observe::inputs_asked(&input_kinds(&self.pending), payload.round);

@@ -383,6 +383,7 @@ impl Otel {
 struct Instruments {
     duration: opentelemetry::metrics::Histogram<f64>,
     flows_started: opentelemetry::metrics::Counter<u64>,
+    flows_abandoned: opentelemetry::metrics::Counter<u64>,
     flows_answered: opentelemetry::metrics::Counter<u64>,
     flow_rounds: opentelemetry::metrics::Histogram<u64>,
     refusals: opentelemetry::metrics::Counter<u64>,
@@ -408,6 +409,12 @@ impl Instruments {
                 .u64_counter("mcp_runtime.flows.started")
                 .with_description(
                     "multi round-trip flows begun: first calls answered with an input request",
+                )
+                .build(),
+            flows_abandoned: meter
+                .u64_counter("mcp_runtime.flows.abandoned")
+                .with_description(
+                    "flows asked and never answered before their state expired, counted once fleet-wide",
                 )
                 .build(),
             flows_answered: meter
@@ -447,6 +454,13 @@ pub(crate) fn operation_duration(method: &'static str, error_code: Option<i64>, 
 pub(crate) fn flow_started() {
     if let Some(i) = INSTRUMENTS.get() {
         i.flows_started.add(1, &[]);
+    }
+}
+
+/// Counts abandoned flows one sweep took (also 0: the series exists once counting is on).
+pub(crate) fn flows_abandoned(count: u64) {
+    if let Some(i) = INSTRUMENTS.get() {
+        i.flows_abandoned.add(count, &[]);
     }
 }
 

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use futures::future::BoxFuture;
 
 use super::{
-    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, Nonce, OutcomeStore, ReplayError,
-    ReplayStore,
+    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, Nonce, OutcomeStore,
+    ReplayError, ReplayStore,
 };
 use crate::Principal;
 
@@ -52,6 +52,9 @@ struct Inner {
     /// Bytes of all recorded outcomes.
     outcome_bytes: usize,
     next_prune: SystemTime,
+    /// Flows asked and not yet answered ([`FlowLedger`]): nonce → the state's expiry. At most
+    /// `capacity` entries; beyond it a new flow is not tracked (and not counted if abandoned).
+    flows: HashMap<Nonce, SystemTime>,
 }
 
 #[derive(Debug)]
@@ -118,6 +121,7 @@ impl MemoryReplayStore {
                 held: HashMap::new(),
                 outcome_bytes: 0,
                 next_prune: SystemTime::now(),
+                flows: HashMap::new(),
             }),
         }
     }
@@ -258,10 +262,64 @@ impl ReplayStore for MemoryReplayStore {
         Some(self)
     }
 
+    fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
+        Some(self)
+    }
+
     fn prune_expired(&self) -> BoxFuture<'_, Result<u64, ReplayError>> {
         Box::pin(async move {
             let pruned = self.lock().prune(SystemTime::now());
             Ok(u64::try_from(pruned).unwrap_or(u64::MAX))
+        })
+    }
+}
+
+/// A map in this process: correct for one instance only, like the claims.
+impl FlowLedger for MemoryReplayStore {
+    fn flow_asked(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let mut inner = self.lock();
+            if inner.flows.len() < self.capacity || inner.flows.contains_key(&nonce) {
+                inner.flows.insert(nonce, expires_at);
+            } else {
+                tracing::warn!(
+                    capacity = self.capacity,
+                    "flow ledger full: this flow will not be counted if abandoned"
+                );
+            }
+            Ok(())
+        })
+    }
+
+    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            self.lock().flows.remove(&nonce);
+            Ok(())
+        })
+    }
+
+    fn take_abandoned(
+        &self,
+        now: SystemTime,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async move {
+            let mut inner = self.lock();
+            let expired: Vec<Nonce> = inner
+                .flows
+                .iter()
+                .filter(|(_, expires_at)| **expires_at < now)
+                .map(|(nonce, _)| *nonce)
+                .take(limit)
+                .collect();
+            for nonce in &expired {
+                inner.flows.remove(nonce);
+            }
+            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
         })
     }
 }

@@ -163,9 +163,16 @@ impl Server {
                     SystemTime::now(),
                     retry.input_responses,
                 ) {
-                    Ok(mrtr) => {
+                    Ok(mut mrtr) => {
                         if let Some(round) = mrtr.opened_round() {
                             crate::observe::retry_accepted(target.method, round);
+                        }
+                        // The flow is answered: off the ledger of abandoned flows.
+                        if let Some(flows) = &self.inner.abandoned
+                            && let Some(nonce) = mrtr.opened_nonce()
+                            && let Some(answering) = flows.answered(nonce)
+                        {
+                            mrtr.set_answering(answering);
                         }
                         if target.method == mcp_types::METHOD_TOOLS_CALL {
                             mrtr.with_duplicate_wait(self.inner.limits.duplicate_wait)
@@ -206,6 +213,11 @@ impl Server {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
             Ok(result) => {
                 crate::observe::round_issued(target.method);
+                if let Some(flows) = &self.inner.abandoned
+                    && let (Some((nonce, expires)), after) = ctx.take_issued()
+                {
+                    flows.asked(nonce, expires, after);
+                }
                 let mut reply = super::reply::input_required_reply_with_meta(
                     id,
                     &result,

@@ -11,8 +11,8 @@ use futures::future::BoxFuture;
 use super::NAME;
 use super::conn::{SCHEMA_SETUP_DEADLINE, TABLE_HINT, open_pool, setup_schema, valid_table};
 use crate::replay::{
-    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError,
-    ReplayStore, TxWork, unix_secs_i64,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore,
+    ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 use crate::state::Nonce;
 
@@ -82,6 +82,10 @@ struct Inner {
     prune_sql: String,
     record_sql: String,
     recorded_sql: String,
+    /// [`FlowLedger`] statements, on the table `TABLE_flows`.
+    flow_asked_sql: String,
+    flow_answered_sql: String,
+    flow_take_sql: String,
     last_prune: AtomicI64,
 }
 
@@ -126,6 +130,19 @@ impl PostgresReplayStore {
                 record_sql: format!("UPDATE \"{table}\" SET outcome = $2 WHERE nonce = $1"),
                 recorded_sql: format!(
                     "SELECT outcome FROM \"{table}\" WHERE nonce = $1 AND expires_at >= $2"
+                ),
+                flow_asked_sql: format!(
+                    "INSERT INTO \"{table}_flows\" (nonce, expires_at) VALUES ($1, $2)
+                     ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at"
+                ),
+                flow_answered_sql: format!("DELETE FROM \"{table}_flows\" WHERE nonce = $1"),
+                // SKIP LOCKED: concurrent sweepers take disjoint rows instead of waiting; a row
+                // deleted by another sweeper first is not returned here.
+                flow_take_sql: format!(
+                    "DELETE FROM \"{table}_flows\" WHERE nonce IN (
+                         SELECT nonce FROM \"{table}_flows\" WHERE expires_at < $1
+                         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+                     RETURNING 1"
                 ),
                 last_prune: AtomicI64::new(0),
             }),
@@ -190,7 +207,13 @@ impl PostgresReplayStore {
                      expires_at TIMESTAMPTZ NOT NULL
                  );
                  CREATE INDEX IF NOT EXISTS \"{table}_expires_at\" ON \"{table}\" (expires_at);
-                 ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;"
+                 ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;
+                 CREATE TABLE IF NOT EXISTS \"{table}_flows\" (
+                     nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
+                     expires_at TIMESTAMPTZ NOT NULL
+                 );
+                 CREATE INDEX IF NOT EXISTS \"{table}_flows_expires_at\"
+                     ON \"{table}_flows\" (expires_at);"
             ),
             SCHEMA_SETUP_DEADLINE,
         )
@@ -362,6 +385,11 @@ impl ReplayStore for PostgresReplayStore {
         Some(self)
     }
 
+    /// The table `TABLE_flows` beside the claims.
+    fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
+        Some(self)
+    }
+
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let client = self.client().await?;
@@ -418,6 +446,54 @@ impl OutcomeStore for PostgresReplayStore {
                     None => ClaimState::Claimed,
                 },
             )
+        })
+    }
+}
+
+/// Rows of `TABLE_flows`; a sweep is one `DELETE ... RETURNING` whose rows are the ones this
+/// call removed.
+impl FlowLedger for PostgresReplayStore {
+    fn flow_asked(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute(
+                    &self.inner.flow_asked_sql,
+                    &[&&nonce.as_bytes()[..], &expires_at],
+                )
+                .await
+                .map_err(pg("recording an asked flow"))?;
+            Ok(())
+        })
+    }
+
+    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute(&self.inner.flow_answered_sql, &[&&nonce.as_bytes()[..]])
+                .await
+                .map_err(pg("recording an answered flow"))?;
+            Ok(())
+        })
+    }
+
+    fn take_abandoned(
+        &self,
+        now: SystemTime,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async move {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(&self.inner.flow_take_sql, &[&now, &limit])
+                .await
+                .map_err(pg("taking abandoned flows"))
         })
     }
 }

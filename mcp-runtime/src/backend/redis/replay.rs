@@ -10,8 +10,8 @@ use super::conn::{
     Failure, Link, PREFIX_HINT, URL_HINT, connection_config, shown_prefix, valid_prefix,
 };
 use crate::replay::{
-    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError, ReplayStore,
-    redact,
+    Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore, ReplayError,
+    ReplayStore, redact,
 };
 use crate::state::Nonce;
 
@@ -28,6 +28,15 @@ const RECORD_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 /// Deletes our lease after a failed action: `KEYS[1]` the claim, `ARGV[1]` our lease token.
 const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
      return redis.call('DEL', KEYS[1]) else return 0 end";
+
+/// Takes up to `ARGV[2]` members of the sorted set `KEYS[1]` scored below `ARGV[1]` (Unix
+/// milliseconds) and returns how many it removed. A script runs atomically, so concurrent
+/// sweepers never take the same member.
+const TAKE_SCRIPT: &str = "local m = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], \
+     'LIMIT', 0, tonumber(ARGV[2])) \
+     if #m > 0 then redis.call('ZREM', KEYS[1], unpack(m)) end return #m";
+/// Most members one take script removes (Lua's `unpack` has a bounded stack).
+const TAKE_MAX: usize = 1000;
 
 /// A replay store in Redis (no TLS: run it on a trusted network or a local socket).
 ///
@@ -228,6 +237,11 @@ impl RedisReplayStore {
         key
     }
 
+    /// The sorted set of flows asked and not yet answered ([`FlowLedger`]).
+    fn flows_key(&self) -> String {
+        format!("{}:flows", self.prefix)
+    }
+
     fn outcome_key(&self, nonce: &Nonce) -> String {
         let mut key = self.key(nonce);
         key.push_str(":outcome");
@@ -397,6 +411,11 @@ impl ReplayStore for RedisReplayStore {
         Some(self)
     }
 
+    /// The sorted set `PREFIX:flows` (members the claims' key names, scored by expiry).
+    fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
+        Some(self)
+    }
+
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let mut conn = self.connection().await?;
@@ -446,6 +465,60 @@ impl OutcomeStore for RedisReplayStore {
                 (Some(_), None) => ClaimState::Claimed,
                 (None, None) => ClaimState::Unclaimed,
             })
+        })
+    }
+}
+
+/// A sorted set scored by expiry; a sweep is one script (`ZRANGEBYSCORE` then `ZREM`), run
+/// atomically by Redis, so each member is taken by exactly one sweeper.
+impl FlowLedger for RedisReplayStore {
+    fn flow_asked(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let score = expires_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let mut cmd = redis::cmd("ZADD");
+            cmd.arg(self.flows_key()).arg(score).arg(self.key(&nonce));
+            self.run::<i64>(&mut conn, "recording an asked flow", cmd)
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let mut cmd = redis::cmd("ZREM");
+            cmd.arg(self.flows_key()).arg(self.key(&nonce));
+            self.run::<i64>(&mut conn, "recording an answered flow", cmd)
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn take_abandoned(
+        &self,
+        now: SystemTime,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        Box::pin(async move {
+            let mut conn = self.connection().await?;
+            let now_ms = now
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(TAKE_SCRIPT)
+                .arg(1)
+                .arg(self.flows_key())
+                .arg(now_ms)
+                .arg(limit.clamp(1, TAKE_MAX));
+            self.run::<u64>(&mut conn, "taking abandoned flows", cmd)
+                .await
         })
     }
 }

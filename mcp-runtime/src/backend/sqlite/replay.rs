@@ -10,8 +10,8 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::{NAME, conn};
 use crate::replay::{
-    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, OutcomeStore, ReplayError,
-    ReplayStore, TxWork, unix_secs_i64,
+    ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore,
+    ReplayError, ReplayStore, TxWork, unix_secs_i64,
 };
 use crate::state::Nonce;
 
@@ -110,7 +110,19 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX replay_nonces_expires_at ON replay_nonces (expires_at);",
     // 2: the outcome recorded for identical retries (`OutcomeStore::record_outcome`).
     "ALTER TABLE replay_nonces ADD COLUMN outcome BLOB;",
+    // 3: flows asked and not yet answered (`FlowLedger`), expiry in Unix milliseconds.
+    "CREATE TABLE replay_flows (
+         nonce         BLOB    NOT NULL PRIMARY KEY CHECK (length(nonce) = 16),
+         expires_at_ms INTEGER NOT NULL
+     ) WITHOUT ROWID;
+     CREATE INDEX replay_flows_expires_at ON replay_flows (expires_at_ms);",
 ];
+
+/// Milliseconds since the Unix epoch, clamped to `i64`.
+fn unix_ms_i64(t: SystemTime) -> i64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
 
 /// A replay store in a SQLite file (WAL mode). Any number of processes may open the same
 /// file; exactly one claim per nonce succeeds among all of them.
@@ -411,6 +423,11 @@ impl ReplayStore for SqliteReplayStore {
         Some(self)
     }
 
+    /// The table `replay_flows` in the same file.
+    fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
+        Some(self)
+    }
+
     fn ping(&self) -> BoxFuture<'_, Result<(), ReplayError>> {
         let inner = self.inner.clone();
         Box::pin(run_blocking(move || {
@@ -468,6 +485,64 @@ impl OutcomeStore for SqliteReplayStore {
                 Some(None) => ClaimState::Claimed,
                 Some(Some(outcome)) => ClaimState::Recorded(outcome),
             })
+        }))
+    }
+}
+
+/// Rows of `replay_flows`; SQLite's write lock makes each sweep's `DELETE` see (and count)
+/// only rows no other process removed first.
+impl FlowLedger for SqliteReplayStore {
+    fn flow_asked(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            inner
+                .lock()
+                .execute(
+                    "INSERT INTO replay_flows (nonce, expires_at_ms) VALUES (?1, ?2)
+                     ON CONFLICT (nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
+                    params![&nonce.as_bytes()[..], unix_ms_i64(expires_at)],
+                )
+                .map_err(sqlite("recording an asked flow"))?;
+            Ok(())
+        }))
+    }
+
+    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            inner
+                .lock()
+                .execute(
+                    "DELETE FROM replay_flows WHERE nonce = ?1",
+                    params![&nonce.as_bytes()[..]],
+                )
+                .map_err(sqlite("recording an answered flow"))?;
+            Ok(())
+        }))
+    }
+
+    fn take_abandoned(
+        &self,
+        now: SystemTime,
+        limit: usize,
+    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+            let taken = inner
+                .lock()
+                .execute(
+                    "DELETE FROM replay_flows WHERE nonce IN (
+                         SELECT nonce FROM replay_flows WHERE expires_at_ms < ?1
+                         ORDER BY expires_at_ms LIMIT ?2)",
+                    params![unix_ms_i64(now), limit],
+                )
+                .map_err(sqlite("taking abandoned flows"))?;
+            Ok(u64::try_from(taken).unwrap_or(u64::MAX))
         }))
     }
 }
