@@ -92,11 +92,20 @@
 //! comes from a fixed set. No token, secret or `requestState` is ever an attribute.
 //!
 //! **Trace context in.** On every transport the core reads W3C `traceparent`/`tracestate`
-//! from `params._meta` (SEP-414: unprefixed keys; `baggage` is not read) and, from
+//! from `params._meta` (SEP-414: unprefixed keys) and, from
 //! transports that carry them, HTTP headers
 //! ([`RequestScope::with_trace_context`](crate::service::RequestScope::with_trace_context));
 //! malformed values are ignored ([`TraceContext::parse`]), never an error. The parent is
 //! `_meta`'s, else the header's; when both came, the header's is a link.
+//!
+//! **Baggage in.** W3C `baggage` is read the same way (`_meta`'s, else the HTTP `baggage`
+//! header's, [`RequestScope::with_baggage`](crate::service::RequestScope::with_baggage)) by a
+//! bounded parser ([`Baggage::parse`]: at most [`MAX_BAGGAGE_LEN`] bytes and
+//! [`MAX_BAGGAGE_MEMBERS`] members, malformed members skipped, never an error) and joins the
+//! OpenTelemetry context of the request span as baggage (where
+//! `opentelemetry::Context::current().baggage()` finds it; the SDK keeps at most 64 entries).
+//! It never becomes span attributes: client-chosen names would make an unbounded attribute
+//! set. With baggage and no parent to take, the request span starts a trace of its own.
 //!
 //! **One trace per flow.** An input-required reply seals its span's trace and span ids
 //! into the `requestState` ([`FlowTrace`], 25 bytes). A retry's span,
@@ -115,6 +124,7 @@
 //! (default 2,048) finished spans, exported on its own thread; when the collector is slow or
 //! away, spans past the queue are dropped, and a request never waits for export.
 
+mod baggage;
 #[cfg(feature = "otel")]
 pub mod otel;
 #[cfg(feature = "metrics")]
@@ -124,6 +134,7 @@ mod trace_context;
 
 use std::time::Instant;
 
+pub use baggage::{Baggage, MAX_BAGGAGE_LEN, MAX_BAGGAGE_MEMBERS};
 #[cfg(feature = "metrics")]
 pub use prometheus::{InstallError, PrometheusMetrics};
 pub(crate) use request::RequestObserver;
@@ -184,21 +195,30 @@ pub(crate) fn refused(reason: &'static str) {
     }
 }
 
-/// Gives the current request span its parent and links from the request's trace context
-/// (`_meta`'s SEP-414 keys, else the transport's, e.g. HTTP headers) and from the flow its
-/// verified `requestState` belongs to. Only the `otel` feature acts on it.
+/// Gives the current request span its parent, links and baggage from the request's trace
+/// context (`_meta`'s SEP-414 keys, else the transport's, e.g. HTTP headers) and from the flow
+/// its verified `requestState` belongs to. Only the `otel` feature acts on it.
 #[inline]
 pub(crate) fn trace_in(
     meta: &mcp_types::JsonObject,
     transport: Option<&TraceContext>,
+    transport_baggage: Option<&Baggage>,
     flow: Option<FlowTrace>,
 ) {
     #[cfg(feature = "otel")]
     if otel::active() {
-        otel::adopt(TraceContext::from_meta(meta).as_ref(), transport, flow);
+        // `_meta`'s baggage, else the transport's (as for the parent): never merged, so one
+        // list's bounds hold.
+        let baggage = Baggage::from_meta(meta);
+        otel::adopt(
+            TraceContext::from_meta(meta).as_ref(),
+            transport,
+            baggage.as_ref().or(transport_baggage),
+            flow,
+        );
     }
     #[cfg(not(feature = "otel"))]
-    let _ = (meta, transport, flow);
+    let _ = (meta, transport, transport_baggage, flow);
 }
 
 /// The ids to seal into a new flow's state: the current request span's, when it is exported

@@ -1,6 +1,7 @@
 //! `notes-example serve --http --otlp-endpoint URL`: the spans two instances export to an
 //! OTLP receiver (real protobuf, decoded here) show one deletion flow as one trace; a
-//! client's `traceparent` is honoured and a malformed one ignored; a hung collector neither
+//! client's `traceparent` is honoured and a malformed one ignored; baggage never becomes an
+//! attribute; a task's work links to the call that started it; a hung collector neither
 //! slows requests nor makes the server keep more than its span queue.
 
 // Test helpers outside #[test] fns fail the test loudly on setup errors, by design.
@@ -406,4 +407,92 @@ fn a_hung_or_absent_collector_neither_slows_nor_grows_the_server() {
     }
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     drop(server);
+}
+
+/// A `notes_export` run as a task (the tasks extension declared): the task's work is a span of
+/// its own (it outlives the call) in a trace of its own, and it links to the `tools/call` span
+/// that started it.
+#[test]
+fn a_task_links_to_the_call_that_started_it() {
+    let fx = NotesFixture::new().unwrap();
+    let receiver = Receiver::start().unwrap();
+    let (_server, addr) = start(&fx, &receiver.endpoint(), "tasks", &[]);
+    let created = post(
+        addr,
+        &rpc(
+            7,
+            "tools/call",
+            call_params(
+                "notes_export",
+                json!({"workspaceUri": fx.uri}),
+                json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+            ),
+        ),
+        &[],
+    );
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    let is_work = |s: &ReceivedSpan| s.attr("task_id").as_deref() == Some(task_id.as_str());
+    let spans = receiver.wait_for(EXPORT_WAIT, |s| {
+        by_request(s, "tools/call notes_export", "7").len() == 1 && s.iter().any(is_work)
+    });
+    let call = one(&spans, "tools/call notes_export", "7");
+    let work: Vec<&ReceivedSpan> = spans.iter().filter(|s| is_work(s)).collect();
+    assert_eq!(work.len(), 1, "one span for the task's work: {spans:#?}");
+    let work = work[0];
+    assert_eq!(work.span.name, "mcp_task", "{work:#?}");
+    assert!(
+        work.span
+            .links
+            .iter()
+            .any(|l| l.trace_id == call.span.trace_id && l.span_id == call.span.span_id),
+        "the task's work links to the call that started it: {work:#?} {call:#?}"
+    );
+    // Not the call's child: the work outlives the request, in a trace of its own.
+    assert_ne!(work.span.parent_span_id, call.span.span_id);
+}
+
+/// W3C baggage from `_meta` (SEP-414) and from the HTTP `baggage` header, well-formed or not,
+/// is never an error and never becomes a span attribute (it joins the span's context only).
+#[test]
+fn baggage_is_accepted_and_never_an_attribute() {
+    let fx = NotesFixture::new().unwrap();
+    let receiver = Receiver::start().unwrap();
+    let (_server, addr) = start(&fx, &receiver.endpoint(), "baggage", &[]);
+    let mut params = call_params("notes_list", json!({"workspaceUri": fx.uri}), json!({}));
+    params["_meta"]["baggage"] = json!("tenant=metabaggage1,bad member,x=%zz");
+    let listed = post(
+        addr,
+        &rpc(11, "tools/call", params),
+        &[("baggage", "tenant=headerbaggage2;prop=1")],
+    );
+    assert!(is_success(&listed), "{listed}");
+    let long = format!("k={}", "v".repeat(20_000));
+    let mut params = call_params("notes_list", json!({"workspaceUri": fx.uri}), json!({}));
+    params["_meta"]["baggage"] = json!(long);
+    let listed = post(
+        addr,
+        &rpc(12, "tools/call", params),
+        &[("baggage", "tenant=headerbaggage3")],
+    );
+    assert!(is_success(&listed), "{listed}");
+
+    let spans = receiver.wait_for(EXPORT_WAIT, |s| {
+        by_request(s, "tools/call notes_list", "11").len() == 1
+            && by_request(s, "tools/call notes_list", "12").len() == 1
+    });
+    for id in ["11", "12"] {
+        let span = one(&spans, "tools/call notes_list", id);
+        for value in span.all_values() {
+            assert!(
+                !value.contains("baggage") && !value.contains("vvvv"),
+                "baggage leaked into an attribute: {value}"
+            );
+        }
+        assert!(
+            span.span.attributes.iter().all(|a| a.key != "tenant"),
+            "{span:#?}"
+        );
+    }
 }

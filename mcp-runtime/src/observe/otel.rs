@@ -577,20 +577,25 @@ fn remote(trace_id: [u8; 16], span_id: [u8; 8], flags: u8, state: Option<&str>) 
 ///   `requestState`), else none (a new trace);
 /// - links: the flow's first leg, whenever the state carries one (so every retry points at
 ///   the flow's root even when the client's own trace is the parent), and the transport's
-///   context when `_meta` won over it.
+///   context when `_meta` won over it;
+/// - baggage: `baggage` (already `_meta`'s, else the transport's), in the parent context, so
+///   that the span's context carries it; never as attributes.
 ///
 /// If the span has already started (a layer that activates contexts on entry), the would-be
-/// parent becomes a link instead.
+/// parent becomes a link instead (and the baggage is not attached).
 pub(crate) fn adopt(
     meta: Option<&TraceContext>,
     transport: Option<&TraceContext>,
+    baggage: Option<&super::Baggage>,
     flow: Option<FlowTrace>,
 ) {
     if !active() {
         return;
     }
     let span = tracing::Span::current();
-    if span.is_disabled() || (meta.is_none() && transport.is_none() && flow.is_none()) {
+    if span.is_disabled()
+        || (meta.is_none() && transport.is_none() && flow.is_none() && baggage.is_none())
+    {
         return;
     }
     let from_client =
@@ -600,18 +605,17 @@ pub(crate) fn adopt(
         .map(from_client)
         .or_else(|| transport.map(from_client))
         .or_else(|| flow_cx.clone());
-    if let Some(parent) = parent {
-        let is_flow = flow_cx.as_ref() == Some(&parent);
-        if span
-            .set_parent(Context::new().with_remote_span_context(parent.clone()))
-            .is_err()
-            && !is_flow
-        {
-            span.add_link_with_attributes(
-                parent,
-                vec![KeyValue::new("mcp_runtime.link", "client_parent")],
-            );
-        }
+    let is_flow = parent.is_some() && flow_cx == parent;
+    let parent_cx = parent_context(parent.clone(), baggage);
+    if let Some(parent_cx) = parent_cx
+        && span.set_parent(parent_cx).is_err()
+        && !is_flow
+        && let Some(parent) = parent
+    {
+        span.add_link_with_attributes(
+            parent,
+            vec![KeyValue::new("mcp_runtime.link", "client_parent")],
+        );
     }
     if let (Some(_), Some(t)) = (meta, transport) {
         span.add_link_with_attributes(
@@ -625,6 +629,30 @@ pub(crate) fn adopt(
             vec![KeyValue::new("mcp_runtime.link", "flow_root")],
         );
     }
+}
+
+/// The context a request span takes as its parent: the remote `parent` span, with `baggage`
+/// (bounded already; the SDK keeps at most 64 entries); `None` when there is neither.
+fn parent_context(
+    parent: Option<SpanContext>,
+    baggage: Option<&super::Baggage>,
+) -> Option<Context> {
+    use opentelemetry::baggage::BaggageExt as _;
+    if parent.is_none() && baggage.is_none() {
+        return None;
+    }
+    let mut cx = Context::new();
+    if let Some(parent) = parent {
+        cx = cx.with_remote_span_context(parent);
+    }
+    if let Some(baggage) = baggage {
+        cx = cx.with_baggage(
+            baggage
+                .iter()
+                .map(|(name, value)| KeyValue::new(name.to_owned(), value.to_owned())),
+        );
+    }
+    Some(cx)
 }
 
 /// The current request span's ids, to seal into a new flow's state; `None` when it is not
@@ -648,6 +676,28 @@ pub(crate) fn current_flow() -> Option<FlowTrace> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn baggage_joins_the_parent_context_not_the_attributes() {
+        use opentelemetry::baggage::BaggageExt as _;
+        let baggage = super::super::Baggage::parse("tenant=acme,region=eu%2Dwest");
+        let parent = remote([1; 16], [2; 8], 1, None);
+        let cx = parent_context(Some(parent.clone()), Some(&baggage)).unwrap();
+        assert_eq!(cx.span().span_context(), &parent);
+        assert_eq!(
+            cx.baggage().get("tenant").map(|v| v.to_string()),
+            Some("acme".to_owned())
+        );
+        assert_eq!(
+            cx.baggage().get("region").map(|v| v.to_string()),
+            Some("eu-west".to_owned())
+        );
+        // Baggage alone: a context with baggage and no span (the span starts a trace).
+        let cx = parent_context(None, Some(&baggage)).unwrap();
+        assert!(!cx.span().span_context().is_valid());
+        assert_eq!(cx.baggage().len(), 2);
+        assert!(parent_context(None, None).is_none());
+    }
 
     #[test]
     fn the_last_value_of_a_key_wins() {

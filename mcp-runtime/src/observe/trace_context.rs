@@ -66,8 +66,8 @@ impl TraceContext {
     }
 
     /// Reads the SEP-414 keys of a request's `_meta` (`traceparent`, `tracestate`); `None`
-    /// when there is no valid `traceparent`. `baggage` is not read: its entries are
-    /// client-chosen names and values, nothing the server's spans should carry.
+    /// when there is no valid `traceparent`. The third key, `baggage`, is
+    /// [`Baggage::from_meta`](crate::observe::Baggage::from_meta)'s.
     pub fn from_meta(meta: &serde_json::Map<String, serde_json::Value>) -> Option<Self> {
         let traceparent = meta.get("traceparent")?.as_str()?;
         let tracestate = meta.get("tracestate").and_then(serde_json::Value::as_str);

@@ -112,9 +112,9 @@ impl Server {
         // The methods answered from what the server holds (lists, discover, completion)
         // answer here, so the common tree-path request owns no request state at all; the
         // rest (which hold the request's grant, context and parts across awaits) are boxed.
-        if let Some(reply) =
-            observer.in_span(|| self.answer_at_once(&id, &method, &params, rctx.trace_context()))
-        {
+        if let Some(reply) = observer.in_span(|| {
+            self.answer_at_once(&id, &method, &params, rctx.trace_context(), rctx.baggage())
+        }) {
             return Either::Right(Either::Left(
                 observer.run(std::future::ready(reply)).map(Some),
             ));
@@ -140,6 +140,7 @@ impl Server {
         method: &str,
         params: &JsonObject,
         transport_trace: Option<&crate::observe::TraceContext>,
+        transport_baggage: Option<&crate::observe::Baggage>,
     ) -> Option<Reply> {
         let offered = &self.inner.offered;
         let pages = match method {
@@ -157,7 +158,9 @@ impl Server {
         };
         match checked_meta(id, RequestMeta::from_params(params)) {
             Err(reply) => return Some(reply),
-            Ok(meta) => crate::observe::trace_in(&meta.extra, transport_trace, None),
+            Ok(meta) => {
+                crate::observe::trace_in(&meta.extra, transport_trace, transport_baggage, None)
+            }
         }
         Some(match (method, pages) {
             (_, Some(pages)) => paged_reply(id, pages, params),
@@ -208,7 +211,12 @@ impl Server {
                 | mcp_types::METHOD_TASKS_CANCEL
                     if this.inner.offered.tasks =>
                 {
-                    crate::observe::trace_in(&meta.extra, rctx.trace_context(), None);
+                    crate::observe::trace_in(
+                        &meta.extra,
+                        rctx.trace_context(),
+                        rctx.baggage(),
+                        None,
+                    );
                     // `meta` moves into the box: borrowed here, it would stay in this future's
                     // layout (about 1 KiB) for every request.
                     Box::pin(async move {
@@ -218,7 +226,12 @@ impl Server {
                     .await
                 }
                 mcp_types::METHOD_SUBSCRIPTIONS_LISTEN if this.inner.offered.tasks => {
-                    crate::observe::trace_in(&meta.extra, rctx.trace_context(), None);
+                    crate::observe::trace_in(
+                        &meta.extra,
+                        rctx.trace_context(),
+                        rctx.baggage(),
+                        None,
+                    );
                     Box::pin(async move { this.listen(id, &params, &meta, rctx).await }).await
                 }
                 // Methods of capabilities this server does not advertise are not found; so is

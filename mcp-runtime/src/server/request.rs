@@ -146,6 +146,7 @@ impl Server {
         let arg_digest: Option<ArgDigest> =
             (may_ask || retry.request_state.is_some()).then(|| canonical_digest_of_map(args));
         let transport_trace = rctx.trace_context().cloned();
+        let transport_baggage = rctx.baggage().cloned();
         let principal = rctx.grant.principal;
         let mrtr = match (&retry.request_state, arg_digest) {
             (Some(token), Some(digest)) => {
@@ -188,7 +189,12 @@ impl Server {
             }
             _ => Mrtr::first(self.inner.store.clone()),
         };
-        crate::observe::trace_in(&meta.extra, transport_trace.as_ref(), mrtr.flow_trace());
+        crate::observe::trace_in(
+            &meta.extra,
+            transport_trace.as_ref(),
+            transport_baggage.as_ref(),
+            mrtr.flow_trace(),
+        );
         let ctx = RequestContext::new(ContextParts {
             principal,
             meta,

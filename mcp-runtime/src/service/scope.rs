@@ -28,6 +28,9 @@ pub struct RequestScope {
     /// The W3C trace context the transport received beside the body (HTTP headers).
     #[cfg(feature = "otel")]
     trace: Option<Box<crate::observe::TraceContext>>,
+    /// The W3C baggage the transport received beside the body (HTTP header).
+    #[cfg(feature = "otel")]
+    baggage: Option<Box<crate::observe::Baggage>>,
 }
 
 impl RequestScope {
@@ -47,6 +50,8 @@ impl RequestScope {
             mirrors_carried: false,
             #[cfg(feature = "otel")]
             trace: None,
+            #[cfg(feature = "otel")]
+            baggage: None,
         }
     }
 
@@ -60,6 +65,26 @@ impl RequestScope {
     pub fn with_trace_context(mut self, trace: Option<crate::observe::TraceContext>) -> Self {
         self.trace = trace.map(Box::new);
         self
+    }
+
+    /// Records the W3C baggage the transport received beside the body (HTTP's `baggage`
+    /// header, read with [`Baggage::parse`]). The request span's OpenTelemetry context takes
+    /// `_meta`'s baggage (SEP-414) if it carries any, else this one; an empty list is none.
+    ///
+    /// [`Baggage::parse`]: crate::observe::Baggage::parse
+    #[cfg(feature = "otel")]
+    #[must_use]
+    pub fn with_baggage(mut self, baggage: Option<crate::observe::Baggage>) -> Self {
+        self.baggage = baggage.filter(|b| !b.is_empty()).map(Box::new);
+        self
+    }
+
+    /// The baggage the transport recorded ([`RequestScope::with_baggage`]).
+    pub(crate) fn baggage(&self) -> Option<&crate::observe::Baggage> {
+        #[cfg(feature = "otel")]
+        return self.baggage.as_deref();
+        #[cfg(not(feature = "otel"))]
+        None
     }
 
     /// The trace context the transport recorded ([`RequestScope::with_trace_context`]).

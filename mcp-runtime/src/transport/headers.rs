@@ -268,11 +268,52 @@ pub(crate) fn trace_context(headers: &HeaderMap) -> Option<crate::observe::Trace
     crate::observe::TraceContext::parse(parent, state.as_deref())
 }
 
+/// The W3C baggage of a request's `baggage` headers (several are one list, joined with
+/// commas), read with [`Baggage::parse`](crate::observe::Baggage::parse); `None` when absent,
+/// not ASCII, or holding no valid member. The joined list is cut at the parser's byte limit
+/// first, so many headers cost no more than one.
+#[cfg(feature = "otel")]
+pub(crate) fn baggage(headers: &HeaderMap) -> Option<crate::observe::Baggage> {
+    let mut list = String::new();
+    for value in headers.get_all(http::header::HeaderName::from_static("baggage")) {
+        if list.len() > crate::observe::MAX_BAGGAGE_LEN {
+            break;
+        }
+        let value = value.to_str().ok()?;
+        if !list.is_empty() {
+            list.push(',');
+        }
+        list.push_str(value);
+    }
+    Some(crate::observe::Baggage::parse(&list)).filter(|b| !b.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use http::HeaderValue;
     use serde_json::json;
+
+    #[cfg(feature = "otel")]
+    #[test]
+    fn baggage_headers_are_one_list_and_bad_ones_are_none() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(baggage(&headers), None);
+        headers.append("baggage", HeaderValue::from_static("a=1,bad"));
+        headers.append("baggage", HeaderValue::from_static("b=2"));
+        let read = baggage(&headers).unwrap();
+        assert_eq!(read.iter().collect::<Vec<_>>(), [("a", "1"), ("b", "2")]);
+        let mut junk = HeaderMap::new();
+        junk.append("baggage", HeaderValue::from_static("no members here"));
+        assert_eq!(baggage(&junk), None);
+        // Many large headers: read up to the parser's limit, no further.
+        let mut many = HeaderMap::new();
+        let big = format!("k={}", "v".repeat(4000));
+        for _ in 0..100 {
+            many.append("baggage", HeaderValue::from_str(&big).unwrap());
+        }
+        assert_eq!(baggage(&many).unwrap().len(), 1);
+    }
 
     fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();

@@ -475,12 +475,15 @@ fn serve_mcp(
                 .then(|| headers::param_mirrors(&parts.headers));
             let log = RequestLog::open(id, method, principal, started);
             #[cfg(feature = "otel")]
-            let grant = (
-                grant,
-                crate::observe::otel::active()
-                    .then(|| headers::trace_context(&parts.headers))
-                    .flatten(),
-            );
+            let grant = if crate::observe::otel::active() {
+                (
+                    grant,
+                    headers::trace_context(&parts.headers),
+                    headers::baggage(&parts.headers),
+                )
+            } else {
+                (grant, None, None)
+            };
             handle_request(
                 &shared.responder,
                 message,

@@ -103,9 +103,14 @@ impl Drop for RequestLog {
     }
 }
 
-/// The request's grant, with the `otel` feature also the trace context of its headers.
+/// The request's grant, with the `otel` feature also the trace context and baggage of its
+/// headers.
 #[cfg(feature = "otel")]
-pub(super) type TracedGrant = (Grant, Option<crate::observe::TraceContext>);
+pub(super) type TracedGrant = (
+    Grant,
+    Option<crate::observe::TraceContext>,
+    Option<crate::observe::Baggage>,
+);
 /// The request's grant.
 #[cfg(not(feature = "otel"))]
 pub(super) type TracedGrant = Grant;
@@ -166,11 +171,11 @@ pub(super) fn handle_request<'a>(
     // Most requests emit no notification: the channel is created on the first send only.
     let (sink, lazy) = NotificationSink::lazy(shared.notification_buffer, cancel.clone());
     #[cfg(feature = "otel")]
-    let (grant, trace) = grant;
+    let (grant, trace, baggage) = grant;
     let mut ctx = RequestScope::new(grant, sink, cancel).with_span(log.span.handoff());
     #[cfg(feature = "otel")]
     {
-        ctx = ctx.with_trace_context(trace);
+        ctx = ctx.with_trace_context(trace).with_baggage(baggage);
     }
     if let Some(mirrors) = mirrors {
         ctx = ctx.with_param_mirrors(mirrors);
