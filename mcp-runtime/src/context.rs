@@ -896,12 +896,7 @@ impl RequestContext {
     }
 
     /// See `Mrtr::take_issued`.
-    pub(crate) fn take_issued(
-        &mut self,
-    ) -> (
-        Option<(crate::state::Nonce, u64)>,
-        Option<tokio::task::JoinHandle<()>>,
-    ) {
+    pub(crate) fn take_issued(&mut self) -> Option<crate::mrtr::Issued> {
         self.mrtr.take_issued()
     }
 

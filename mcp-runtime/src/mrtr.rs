@@ -70,6 +70,18 @@ pub(crate) struct Mrtr {
     answering: Option<tokio::task::JoinHandle<()>>,
 }
 
+/// A state sealed on this pass, as the ledger of abandoned flows records it.
+pub(crate) struct Issued {
+    /// The state's nonce.
+    pub(crate) nonce: crate::state::Nonce,
+    /// Its expiry, Unix seconds.
+    pub(crate) expires_secs: u64,
+    /// Re-sealed with the nonce of the state this retry brought back (asked again).
+    pub(crate) again: bool,
+    /// The ledger's record of that retry's answer, still running: this record follows it.
+    pub(crate) after: Option<tokio::task::JoinHandle<()>>,
+}
+
 /// An answer taken from this retry on this pass. Its [`AnswerRecord`] is only built when a
 /// later round needs it: most retries end the call.
 #[derive(Debug, Clone, Copy)]
@@ -132,25 +144,27 @@ impl Mrtr {
         self.opened.as_ref().map(|p| p.round)
     }
 
-    /// The nonce of the verified state this retry carries (`None` on a first call).
-    pub(crate) fn opened_nonce(&self) -> Option<crate::state::Nonce> {
-        self.opened.as_ref().map(|p| p.nonce)
+    /// The nonce and expiry (Unix seconds) of the verified state this retry carries (`None`
+    /// on a first call).
+    pub(crate) fn opened_nonce(&self) -> Option<(crate::state::Nonce, u64)> {
+        self.opened.as_ref().map(|p| (p.nonce, p.expires_at))
     }
 
-    /// Keeps the ledger's removal of the opened state, for [`Mrtr::take_issued`] to wait on.
+    /// Keeps the ledger's record of the opened state's answer, for [`Mrtr::take_issued`] to
+    /// wait on.
     pub(crate) fn set_answering(&mut self, answering: tokio::task::JoinHandle<()>) {
         self.answering = Some(answering);
     }
 
-    /// The state sealed on this pass (nonce, expiry in Unix seconds) and the ledger removal
-    /// to wait for before recording it.
-    pub(crate) fn take_issued(
-        &mut self,
-    ) -> (
-        Option<(crate::state::Nonce, u64)>,
-        Option<tokio::task::JoinHandle<()>>,
-    ) {
-        (self.issued.take(), self.answering.take())
+    /// The state sealed on this pass, for the ledger of abandoned flows: `None` when none was.
+    pub(crate) fn take_issued(&mut self) -> Option<Issued> {
+        let (nonce, expires_secs) = self.issued.take()?;
+        Some(Issued {
+            nonce,
+            expires_secs,
+            again: self.opened.as_ref().is_some_and(|p| p.nonce == nonce),
+            after: self.answering.take(),
+        })
     }
 
     /// Where this flow's trace began, as its verified state says (`None` on a first call).

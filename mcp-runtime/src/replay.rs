@@ -109,7 +109,7 @@ pub(crate) use spec::StoreSpec;
 
 use crate::state::Nonce;
 pub use claim::{Claim, ClaimWith};
-pub use ledger::{FlowLedger, SWEEP_BATCH};
+pub use ledger::{FlowLedger, SWEEP_BATCH, Taken};
 pub use memory::MemoryReplayStore;
 pub use outcome::MAX_RECORDED_OUTCOME;
 pub(crate) use outcome::{Fingerprint, RecordedOutcome};

@@ -708,9 +708,10 @@ impl ServerBuilder {
     /// (else on the first input-required reply) and stops when the server is dropped.
     ///
     /// The ledger is written in the background, after the reply is made: a failed write is
-    /// logged and loses that flow's count (never the reply), and a retry that reached the store
-    /// before the record of the state it answers (the record outrun by a whole client round
-    /// trip, as with a store stalled for that long) would leave that flow counted as abandoned.
+    /// logged and loses that flow's count (never the reply). An answer that reaches the store
+    /// before the record of the state it answers leaves a mark the late record does not
+    /// overwrite, so an answered flow is not counted (unless the record comes later than the
+    /// state's expiry).
     #[must_use]
     pub fn count_abandoned_flows(mut self, sweep_every: Duration) -> Self {
         self.abandoned_sweep =

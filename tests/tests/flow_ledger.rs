@@ -10,75 +10,72 @@ use std::time::{Duration, SystemTime};
 use mcp_runtime::backend::postgres::PostgresReplayStore;
 use mcp_runtime::backend::redis::RedisReplayStore;
 use mcp_runtime::backend::sqlite::SqliteReplayStore;
-use mcp_runtime::replay::ReplayStore;
+use mcp_runtime::replay::{FlowLedger, ReplayStore};
 use mcp_runtime::state::Nonce;
 
 const EXPIRED: usize = 300;
 const ANSWERED: usize = 40;
 const LIVE: usize = 25;
 
-/// Fills the ledger through `a` and `b` alternately, has four sweepers (two per handle, small
-/// batches) race until the ledger has no expired entry left, and checks the counts.
+/// The ledger of `store`.
+fn ledger(store: &Arc<dyn ReplayStore>) -> &dyn FlowLedger {
+    store
+        .flow_ledger()
+        .expect("every built-in store has a ledger")
+}
+
+/// Fills the ledger through `a` and `b` alternately (answered flows in both orders: record
+/// then answer, and the answer first, as when the background record is late; a flow answered
+/// and then asked again with the same nonce), has four sweepers (two per handle, small
+/// batches) race until no expired entry is left, and checks the counts.
 async fn sweep_race(a: Arc<dyn ReplayStore>, b: Arc<dyn ReplayStore>) {
     let past = SystemTime::now() - Duration::from_secs(5);
     let future = SystemTime::now() + Duration::from_secs(3600);
     for i in 0..EXPIRED {
         let store = if i % 2 == 0 { &a } else { &b };
-        let ledger = store
-            .flow_ledger()
-            .expect("every built-in store has a ledger");
-        ledger
-            .flow_asked(Nonce::random().unwrap(), past)
+        ledger(store)
+            .flow_asked(Nonce::random().unwrap(), past, false)
             .await
             .unwrap();
     }
     for i in 0..ANSWERED {
         let nonce = Nonce::random().unwrap();
         let (asker, answerer) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
-        asker
-            .flow_ledger()
-            .unwrap()
-            .flow_asked(nonce, past)
-            .await
-            .unwrap();
-        answerer
-            .flow_ledger()
-            .unwrap()
-            .flow_answered(nonce)
-            .await
-            .unwrap();
+        if i % 4 < 2 {
+            ledger(asker).flow_asked(nonce, past, false).await.unwrap();
+            ledger(answerer).flow_answered(nonce, past).await.unwrap();
+        } else {
+            // The answer lands first: the late first record must not revive the flow.
+            ledger(answerer).flow_answered(nonce, past).await.unwrap();
+            ledger(asker).flow_asked(nonce, past, false).await.unwrap();
+        }
     }
+    // Answered, then asked again with the same nonce (a re-ask) and left: abandoned, once.
+    let reasked = Nonce::random().unwrap();
+    ledger(&a).flow_asked(reasked, past, false).await.unwrap();
+    ledger(&b).flow_answered(reasked, past).await.unwrap();
+    ledger(&b).flow_asked(reasked, past, true).await.unwrap();
     let live: Vec<Nonce> = (0..LIVE).map(|_| Nonce::random().unwrap()).collect();
     for nonce in &live {
-        a.flow_ledger()
-            .unwrap()
-            .flow_asked(*nonce, future)
-            .await
-            .unwrap();
+        ledger(&a).flow_asked(*nonce, future, false).await.unwrap();
     }
     // Asking again for the same nonce keeps one entry.
-    b.flow_ledger()
-        .unwrap()
-        .flow_asked(live[0], future)
-        .await
-        .unwrap();
+    ledger(&b).flow_asked(live[0], future, true).await.unwrap();
 
     let mut sweepers = Vec::new();
     for store in [a.clone(), b.clone(), a.clone(), b.clone()] {
         sweepers.push(tokio::spawn(async move {
-            let mut taken = 0u64;
+            let mut abandoned = 0u64;
             loop {
-                let now = SystemTime::now();
-                let got = store
-                    .flow_ledger()
-                    .unwrap()
-                    .take_abandoned(now, 7)
+                let taken = ledger(&store)
+                    .take_abandoned(SystemTime::now(), 7)
                     .await
                     .unwrap();
-                if got == 0 {
-                    return taken;
+                if taken.removed == 0 {
+                    return abandoned;
                 }
-                taken += got;
+                assert!(taken.abandoned <= taken.removed);
+                abandoned += taken.abandoned;
             }
         }));
     }
@@ -93,26 +90,22 @@ async fn sweep_race(a: Arc<dyn ReplayStore>, b: Arc<dyn ReplayStore>) {
         .await
         .expect("the sweep finishes");
     assert_eq!(
-        total, EXPIRED as u64,
-        "each expired entry counted exactly once"
+        total,
+        EXPIRED as u64 + 1,
+        "each expired unanswered entry counted exactly once, no answered one"
     );
     // Nothing expired is left, and the live entries are still there (taken only once they
     // expire: here, by sweeping "an hour later").
-    let ledger = a.flow_ledger().unwrap();
-    assert_eq!(
-        ledger
-            .take_abandoned(SystemTime::now(), 1000)
-            .await
-            .unwrap(),
-        0
-    );
-    assert_eq!(
-        ledger
-            .take_abandoned(future + Duration::from_secs(1), 1000)
-            .await
-            .unwrap(),
-        LIVE as u64
-    );
+    let taken = ledger(&a)
+        .take_abandoned(SystemTime::now(), 1000)
+        .await
+        .unwrap();
+    assert_eq!(taken.abandoned, 0);
+    let later = ledger(&a)
+        .take_abandoned(future + Duration::from_secs(1), 1000)
+        .await
+        .unwrap();
+    assert_eq!(later.abandoned, LIVE as u64);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -161,7 +154,8 @@ async fn postgres_table_shared_by_two_handles_counts_once() {
     let client = a.pool().get().await.unwrap();
     client
         .batch_execute(&format!(
-            "DROP TABLE IF EXISTS \"{table}\"; DROP TABLE IF EXISTS \"{table}_flows\";"
+            "DROP TABLE IF EXISTS \"{table}\"; DROP TABLE IF EXISTS \"{table}_flows\";
+             DROP TABLE IF EXISTS \"{table}_rate_limits\";"
         ))
         .await
         .unwrap();

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 
 use super::{
     Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, Nonce, OutcomeStore,
-    ReplayError, ReplayStore,
+    ReplayError, ReplayStore, Taken,
 };
 use crate::Principal;
 
@@ -52,9 +52,10 @@ struct Inner {
     /// Bytes of all recorded outcomes.
     outcome_bytes: usize,
     next_prune: SystemTime,
-    /// Flows asked and not yet answered ([`FlowLedger`]): nonce → the state's expiry. At most
-    /// `capacity` entries; beyond it a new flow is not tracked (and not counted if abandoned).
-    flows: HashMap<Nonce, SystemTime>,
+    /// Flows asked and not yet taken ([`FlowLedger`]): nonce → the state's expiry and whether
+    /// it was answered. At most `capacity` entries; beyond it a new flow is not tracked (and
+    /// not counted if abandoned).
+    flows: HashMap<Nonce, (SystemTime, bool)>,
 }
 
 #[derive(Debug)]
@@ -280,24 +281,42 @@ impl FlowLedger for MemoryReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
+        again: bool,
     ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let mut inner = self.lock();
-            if inner.flows.len() < self.capacity || inner.flows.contains_key(&nonce) {
-                inner.flows.insert(nonce, expires_at);
-            } else {
-                tracing::warn!(
+            let room = inner.flows.len() < self.capacity;
+            match inner.flows.get_mut(&nonce) {
+                Some(entry) if again => *entry = (expires_at, false),
+                // The answer came first: it stays answered.
+                Some(_) => {}
+                None if room => {
+                    inner.flows.insert(nonce, (expires_at, false));
+                }
+                None => tracing::warn!(
                     capacity = self.capacity,
                     "flow ledger full: this flow will not be counted if abandoned"
-                );
+                ),
             }
             Ok(())
         })
     }
 
-    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+    fn flow_answered(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
-            self.lock().flows.remove(&nonce);
+            let mut inner = self.lock();
+            let room = inner.flows.len() < self.capacity;
+            match inner.flows.get_mut(&nonce) {
+                Some(entry) => entry.1 = true,
+                None if room => {
+                    inner.flows.insert(nonce, (expires_at, true));
+                }
+                None => {}
+            }
             Ok(())
         })
     }
@@ -306,20 +325,24 @@ impl FlowLedger for MemoryReplayStore {
         &self,
         now: SystemTime,
         limit: usize,
-    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+    ) -> BoxFuture<'_, Result<Taken, ReplayError>> {
         Box::pin(async move {
             let mut inner = self.lock();
             let expired: Vec<Nonce> = inner
                 .flows
                 .iter()
-                .filter(|(_, expires_at)| **expires_at < now)
+                .filter(|(_, (expires_at, _))| *expires_at < now)
                 .map(|(nonce, _)| *nonce)
                 .take(limit)
                 .collect();
+            let mut taken = Taken::default();
             for nonce in &expired {
-                inner.flows.remove(nonce);
+                if let Some((_, answered)) = inner.flows.remove(nonce) {
+                    taken.removed += 1;
+                    taken.abandoned += u64::from(!answered);
+                }
             }
-            Ok(u64::try_from(expired.len()).unwrap_or(u64::MAX))
+            Ok(taken)
         })
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::mrtr::Issued;
 use crate::replay::{ReplayError, ReplayStore, SWEEP_BATCH};
 use crate::state::Nonce;
 
@@ -58,42 +59,44 @@ impl AbandonedFlows {
         });
     }
 
-    /// Removes the state `nonce` a retry brought back, in the background; the handle lets a
-    /// state sealed on the same pass be recorded after it.
-    pub(super) fn answered(&self, nonce: Nonce) -> Option<tokio::task::JoinHandle<()>> {
+    /// Marks the state `nonce` (expiring at `expires_secs`, Unix seconds) a retry brought
+    /// back as answered, in the background; the handle lets a state sealed on the same pass be
+    /// recorded after it.
+    pub(super) fn answered(
+        &self,
+        nonce: Nonce,
+        expires_secs: u64,
+    ) -> Option<tokio::task::JoinHandle<()>> {
         tokio::runtime::Handle::try_current().ok()?;
         let store = self.store.clone();
+        let expires_at = UNIX_EPOCH + Duration::from_secs(expires_secs);
         Some(tokio::spawn(async move {
             if let Some(ledger) = store.flow_ledger()
-                && let Err(e) = ledger.flow_answered(nonce).await
+                && let Err(e) = ledger.flow_answered(nonce, expires_at).await
             {
                 tracing::warn!(error = %e, "flow ledger: recording an answered flow failed");
             }
         }))
     }
 
-    /// Records the state `nonce` (expiring at `expires_secs`, Unix seconds) an input-required
-    /// reply carries, in the background, after `after` (the removal of the state this retry
-    /// brought back).
-    pub(super) fn asked(
-        self: &Arc<Self>,
-        nonce: Nonce,
-        expires_secs: u64,
-        after: Option<tokio::task::JoinHandle<()>>,
-    ) {
+    /// Records the state an input-required reply carries, in the background, after the
+    /// record of the answer this retry brought (if any).
+    pub(super) fn asked(self: &Arc<Self>, issued: Issued) {
         if tokio::runtime::Handle::try_current().is_err() {
             return;
         }
         self.start_sweeper();
         let store = self.store.clone();
-        let expires_at = UNIX_EPOCH + Duration::from_secs(expires_secs);
+        let expires_at = UNIX_EPOCH + Duration::from_secs(issued.expires_secs);
         tokio::spawn(async move {
-            if let Some(after) = after {
+            if let Some(after) = issued.after {
                 // Its failure was logged where it happened.
                 let _ = after.await;
             }
             if let Some(ledger) = store.flow_ledger()
-                && let Err(e) = ledger.flow_asked(nonce, expires_at).await
+                && let Err(e) = ledger
+                    .flow_asked(issued.nonce, expires_at, issued.again)
+                    .await
             {
                 tracing::warn!(error = %e, "flow ledger: recording an asked flow failed");
             }
@@ -113,8 +116,8 @@ impl AbandonedFlows {
             let remaining = SWEEP_DEADLINE.saturating_sub(started.elapsed());
             match tokio::time::timeout(remaining, ledger.take_abandoned(now, SWEEP_BATCH)).await {
                 Ok(Ok(taken)) => {
-                    total = total.saturating_add(taken);
-                    if taken < SWEEP_BATCH as u64 || started.elapsed() >= SWEEP_DEADLINE {
+                    total = total.saturating_add(taken.abandoned);
+                    if taken.removed < SWEEP_BATCH as u64 || started.elapsed() >= SWEEP_DEADLINE {
                         break Ok(total);
                     }
                 }

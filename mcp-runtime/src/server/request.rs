@@ -170,8 +170,8 @@ impl Server {
                         }
                         // The flow is answered: off the ledger of abandoned flows.
                         if let Some(flows) = &self.inner.abandoned
-                            && let Some(nonce) = mrtr.opened_nonce()
-                            && let Some(answering) = flows.answered(nonce)
+                            && let Some((nonce, expires)) = mrtr.opened_nonce()
+                            && let Some(answering) = flows.answered(nonce, expires)
                         {
                             mrtr.set_answering(answering);
                         }
@@ -220,9 +220,9 @@ impl Server {
             Ok(result) => {
                 crate::observe::round_issued(target.method);
                 if let Some(flows) = &self.inner.abandoned
-                    && let (Some((nonce, expires)), after) = ctx.take_issued()
+                    && let Some(issued) = ctx.take_issued()
                 {
-                    flows.asked(nonce, expires, after);
+                    flows.asked(issued);
                 }
                 let mut reply = super::reply::input_required_reply_with_meta(
                     id,

@@ -12,7 +12,7 @@ use super::NAME;
 use super::conn::{SCHEMA_SETUP_DEADLINE, TABLE_HINT, open_pool, setup_schema, valid_table};
 use crate::replay::{
     ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore,
-    ReplayError, ReplayStore, TxWork, unix_secs_i64,
+    ReplayError, ReplayStore, Taken, TxWork, unix_secs_i64,
 };
 use crate::state::Nonce;
 
@@ -84,6 +84,7 @@ struct Inner {
     recorded_sql: String,
     /// [`FlowLedger`] statements, on the table `TABLE_flows`.
     flow_asked_sql: String,
+    flow_asked_again_sql: String,
     flow_answered_sql: String,
     flow_take_sql: String,
     last_prune: AtomicI64,
@@ -131,18 +132,27 @@ impl PostgresReplayStore {
                 recorded_sql: format!(
                     "SELECT outcome FROM \"{table}\" WHERE nonce = $1 AND expires_at >= $2"
                 ),
+                // A first record never overwrites an answer that came first.
                 flow_asked_sql: format!(
-                    "INSERT INTO \"{table}_flows\" (nonce, expires_at) VALUES ($1, $2)
-                     ON CONFLICT (nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at"
+                    "INSERT INTO \"{table}_flows\" (nonce, expires_at, answered)
+                     VALUES ($1, $2, false) ON CONFLICT (nonce) DO NOTHING"
                 ),
-                flow_answered_sql: format!("DELETE FROM \"{table}_flows\" WHERE nonce = $1"),
+                flow_asked_again_sql: format!(
+                    "INSERT INTO \"{table}_flows\" (nonce, expires_at, answered)
+                     VALUES ($1, $2, false) ON CONFLICT (nonce)
+                     DO UPDATE SET expires_at = EXCLUDED.expires_at, answered = false"
+                ),
+                flow_answered_sql: format!(
+                    "INSERT INTO \"{table}_flows\" (nonce, expires_at, answered)
+                     VALUES ($1, $2, true) ON CONFLICT (nonce) DO UPDATE SET answered = true"
+                ),
                 // SKIP LOCKED: concurrent sweepers take disjoint rows instead of waiting; a row
                 // deleted by another sweeper first is not returned here.
                 flow_take_sql: format!(
                     "DELETE FROM \"{table}_flows\" WHERE nonce IN (
                          SELECT nonce FROM \"{table}_flows\" WHERE expires_at < $1
                          ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-                     RETURNING 1"
+                     RETURNING answered"
                 ),
                 last_prune: AtomicI64::new(0),
             }),
@@ -210,7 +220,8 @@ impl PostgresReplayStore {
                  ALTER TABLE \"{table}\" ADD COLUMN IF NOT EXISTS outcome BYTEA;
                  CREATE TABLE IF NOT EXISTS \"{table}_flows\" (
                      nonce      BYTEA       NOT NULL PRIMARY KEY CHECK (octet_length(nonce) = 16),
-                     expires_at TIMESTAMPTZ NOT NULL
+                     expires_at TIMESTAMPTZ NOT NULL,
+                     answered   BOOLEAN     NOT NULL
                  );
                  CREATE INDEX IF NOT EXISTS \"{table}_flows_expires_at\"
                      ON \"{table}_flows\" (expires_at);"
@@ -457,25 +468,35 @@ impl FlowLedger for PostgresReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
+        again: bool,
     ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
+            let sql = if again {
+                &self.inner.flow_asked_again_sql
+            } else {
+                &self.inner.flow_asked_sql
+            };
             let client = self.client().await?;
             client
-                .execute(
-                    &self.inner.flow_asked_sql,
-                    &[&&nonce.as_bytes()[..], &expires_at],
-                )
+                .execute(sql, &[&&nonce.as_bytes()[..], &expires_at])
                 .await
                 .map_err(pg("recording an asked flow"))?;
             Ok(())
         })
     }
 
-    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+    fn flow_answered(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let client = self.client().await?;
             client
-                .execute(&self.inner.flow_answered_sql, &[&&nonce.as_bytes()[..]])
+                .execute(
+                    &self.inner.flow_answered_sql,
+                    &[&&nonce.as_bytes()[..], &expires_at],
+                )
                 .await
                 .map_err(pg("recording an answered flow"))?;
             Ok(())
@@ -486,14 +507,21 @@ impl FlowLedger for PostgresReplayStore {
         &self,
         now: SystemTime,
         limit: usize,
-    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+    ) -> BoxFuture<'_, Result<Taken, ReplayError>> {
         Box::pin(async move {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
             let client = self.client().await?;
-            client
-                .execute(&self.inner.flow_take_sql, &[&now, &limit])
+            let rows = client
+                .query(&self.inner.flow_take_sql, &[&now, &limit])
                 .await
-                .map_err(pg("taking abandoned flows"))
+                .map_err(pg("taking abandoned flows"))?;
+            let mut taken = Taken::default();
+            for row in rows {
+                let answered: bool = row.try_get(0).map_err(pg("taking abandoned flows"))?;
+                taken.removed += 1;
+                taken.abandoned += u64::from(!answered);
+            }
+            Ok(taken)
         })
     }
 }

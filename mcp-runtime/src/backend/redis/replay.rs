@@ -11,7 +11,7 @@ use super::conn::{
 };
 use crate::replay::{
     Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore, ReplayError,
-    ReplayStore, redact,
+    ReplayStore, Taken, redact,
 };
 use crate::state::Nonce;
 
@@ -29,12 +29,24 @@ const RECORD_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
      return redis.call('DEL', KEYS[1]) else return 0 end";
 
-/// Takes up to `ARGV[2]` members of the sorted set `KEYS[1]` scored below `ARGV[1]` (Unix
-/// milliseconds) and returns how many it removed. A script runs atomically, so concurrent
-/// sweepers never take the same member.
+/// Records an asked flow: `KEYS[1]` the pending set, `KEYS[2]` the answered set, `ARGV[1]`
+/// the expiry (Unix milliseconds), `ARGV[2]` the member, `ARGV[3]` `1` when asked again. A
+/// first record leaves an answer that came first alone; asking again clears it.
+const ASK_SCRIPT: &str = "if ARGV[3] == '1' then redis.call('ZREM', KEYS[2], ARGV[2]) \
+     elseif redis.call('ZSCORE', KEYS[2], ARGV[2]) then return 0 end \
+     return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])";
+/// Records an answer: moves the member (or adds it) from the pending set `KEYS[1]` to the
+/// answered set `KEYS[2]`, scored by the expiry `ARGV[1]`.
+const ANSWER_SCRIPT: &str = "redis.call('ZREM', KEYS[1], ARGV[2]) \
+     return redis.call('ZADD', KEYS[2], ARGV[1], ARGV[2])";
+/// Takes up to `ARGV[2]` members of the pending set `KEYS[1]` scored below `ARGV[1]` (Unix
+/// milliseconds), drops expired answer marks from `KEYS[2]`, and returns how many pending
+/// members it removed. A script runs atomically, so concurrent sweepers never take the same
+/// member.
 const TAKE_SCRIPT: &str = "local m = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], \
      'LIMIT', 0, tonumber(ARGV[2])) \
-     if #m > 0 then redis.call('ZREM', KEYS[1], unpack(m)) end return #m";
+     if #m > 0 then redis.call('ZREM', KEYS[1], unpack(m)) end \
+     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1]) return #m";
 /// Most members one take script removes (Lua's `unpack` has a bounded stack).
 const TAKE_MAX: usize = 1000;
 
@@ -242,6 +254,11 @@ impl RedisReplayStore {
         format!("{}:flows", self.prefix)
     }
 
+    /// The sorted set of answer marks, each kept until its state's expiry ([`FlowLedger`]).
+    fn answered_key(&self) -> String {
+        format!("{}:flows:answered", self.prefix)
+    }
+
     fn outcome_key(&self, nonce: &Nonce) -> String {
         let mut key = self.key(nonce);
         key.push_str(":outcome");
@@ -411,7 +428,8 @@ impl ReplayStore for RedisReplayStore {
         Some(self)
     }
 
-    /// The sorted set `PREFIX:flows` (members the claims' key names, scored by expiry).
+    /// The sorted sets `PREFIX:flows` and `PREFIX:flows:answered` (members the claims' key
+    /// names, scored by expiry).
     fn flow_ledger(&self) -> Option<&dyn FlowLedger> {
         Some(self)
     }
@@ -469,32 +487,45 @@ impl OutcomeStore for RedisReplayStore {
     }
 }
 
-/// A sorted set scored by expiry; a sweep is one script (`ZRANGEBYSCORE` then `ZREM`), run
+/// Sorted sets scored by expiry; a sweep is one script (`ZRANGEBYSCORE` then `ZREM`), run
 /// atomically by Redis, so each member is taken by exactly one sweeper.
 impl FlowLedger for RedisReplayStore {
     fn flow_asked(
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
+        again: bool,
     ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let mut conn = self.connection().await?;
-            let score = expires_at
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-            let mut cmd = redis::cmd("ZADD");
-            cmd.arg(self.flows_key()).arg(score).arg(self.key(&nonce));
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(ASK_SCRIPT)
+                .arg(2)
+                .arg(self.flows_key())
+                .arg(self.answered_key())
+                .arg(unix_ms(expires_at))
+                .arg(self.key(&nonce))
+                .arg(if again { "1" } else { "0" });
             self.run::<i64>(&mut conn, "recording an asked flow", cmd)
                 .await
                 .map(|_| ())
         })
     }
 
-    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
+    fn flow_answered(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
         Box::pin(async move {
             let mut conn = self.connection().await?;
-            let mut cmd = redis::cmd("ZREM");
-            cmd.arg(self.flows_key()).arg(self.key(&nonce));
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(ANSWER_SCRIPT)
+                .arg(2)
+                .arg(self.flows_key())
+                .arg(self.answered_key())
+                .arg(unix_ms(expires_at))
+                .arg(self.key(&nonce));
             self.run::<i64>(&mut conn, "recording an answered flow", cmd)
                 .await
                 .map(|_| ())
@@ -505,20 +536,28 @@ impl FlowLedger for RedisReplayStore {
         &self,
         now: SystemTime,
         limit: usize,
-    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+    ) -> BoxFuture<'_, Result<Taken, ReplayError>> {
         Box::pin(async move {
             let mut conn = self.connection().await?;
-            let now_ms = now
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             let mut cmd = redis::cmd("EVAL");
             cmd.arg(TAKE_SCRIPT)
-                .arg(1)
+                .arg(2)
                 .arg(self.flows_key())
-                .arg(now_ms)
+                .arg(self.answered_key())
+                .arg(unix_ms(now))
                 .arg(limit.clamp(1, TAKE_MAX));
-            self.run::<u64>(&mut conn, "taking abandoned flows", cmd)
-                .await
+            let taken: u64 = self.run(&mut conn, "taking abandoned flows", cmd).await?;
+            // Answered flows are never in the pending set: every member taken was abandoned.
+            Ok(Taken {
+                removed: taken,
+                abandoned: taken,
+            })
         })
     }
+}
+
+/// Unix milliseconds of `t` (0 before the epoch).
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::{NAME, conn};
 use crate::replay::{
     ActionError, Claim, ClaimOutcome, ClaimState, ClaimWith, DuringWork, FlowLedger, OutcomeStore,
-    ReplayError, ReplayStore, TxWork, unix_secs_i64,
+    ReplayError, ReplayStore, Taken, TxWork, unix_secs_i64,
 };
 use crate::state::Nonce;
 
@@ -110,10 +110,11 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX replay_nonces_expires_at ON replay_nonces (expires_at);",
     // 2: the outcome recorded for identical retries (`OutcomeStore::record_outcome`).
     "ALTER TABLE replay_nonces ADD COLUMN outcome BLOB;",
-    // 3: flows asked and not yet answered (`FlowLedger`), expiry in Unix milliseconds.
+    // 3: flows asked and not yet taken (`FlowLedger`), expiry in Unix milliseconds.
     "CREATE TABLE replay_flows (
          nonce         BLOB    NOT NULL PRIMARY KEY CHECK (length(nonce) = 16),
-         expires_at_ms INTEGER NOT NULL
+         expires_at_ms INTEGER NOT NULL,
+         answered      INTEGER NOT NULL
      ) WITHOUT ROWID;
      CREATE INDEX replay_flows_expires_at ON replay_flows (expires_at_ms);",
 ];
@@ -496,29 +497,40 @@ impl FlowLedger for SqliteReplayStore {
         &self,
         nonce: Nonce,
         expires_at: SystemTime,
+        again: bool,
+    ) -> BoxFuture<'_, Result<(), ReplayError>> {
+        let inner = self.inner.clone();
+        Box::pin(run_blocking(move || {
+            // A first record never overwrites an answer that came first.
+            let sql = if again {
+                "INSERT INTO replay_flows (nonce, expires_at_ms, answered) VALUES (?1, ?2, 0)
+                 ON CONFLICT (nonce) DO UPDATE
+                 SET expires_at_ms = excluded.expires_at_ms, answered = 0"
+            } else {
+                "INSERT INTO replay_flows (nonce, expires_at_ms, answered) VALUES (?1, ?2, 0)
+                 ON CONFLICT (nonce) DO NOTHING"
+            };
+            inner
+                .lock()
+                .execute(sql, params![&nonce.as_bytes()[..], unix_ms_i64(expires_at)])
+                .map_err(sqlite("recording an asked flow"))?;
+            Ok(())
+        }))
+    }
+
+    fn flow_answered(
+        &self,
+        nonce: Nonce,
+        expires_at: SystemTime,
     ) -> BoxFuture<'_, Result<(), ReplayError>> {
         let inner = self.inner.clone();
         Box::pin(run_blocking(move || {
             inner
                 .lock()
                 .execute(
-                    "INSERT INTO replay_flows (nonce, expires_at_ms) VALUES (?1, ?2)
-                     ON CONFLICT (nonce) DO UPDATE SET expires_at_ms = excluded.expires_at_ms",
+                    "INSERT INTO replay_flows (nonce, expires_at_ms, answered) VALUES (?1, ?2, 1)
+                     ON CONFLICT (nonce) DO UPDATE SET answered = 1",
                     params![&nonce.as_bytes()[..], unix_ms_i64(expires_at)],
-                )
-                .map_err(sqlite("recording an asked flow"))?;
-            Ok(())
-        }))
-    }
-
-    fn flow_answered(&self, nonce: Nonce) -> BoxFuture<'_, Result<(), ReplayError>> {
-        let inner = self.inner.clone();
-        Box::pin(run_blocking(move || {
-            inner
-                .lock()
-                .execute(
-                    "DELETE FROM replay_flows WHERE nonce = ?1",
-                    params![&nonce.as_bytes()[..]],
                 )
                 .map_err(sqlite("recording an answered flow"))?;
             Ok(())
@@ -529,20 +541,29 @@ impl FlowLedger for SqliteReplayStore {
         &self,
         now: SystemTime,
         limit: usize,
-    ) -> BoxFuture<'_, Result<u64, ReplayError>> {
+    ) -> BoxFuture<'_, Result<Taken, ReplayError>> {
         let inner = self.inner.clone();
         Box::pin(run_blocking(move || {
             let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-            let taken = inner
-                .lock()
-                .execute(
+            let conn = inner.lock();
+            let mut stmt = conn
+                .prepare_cached(
                     "DELETE FROM replay_flows WHERE nonce IN (
                          SELECT nonce FROM replay_flows WHERE expires_at_ms < ?1
-                         ORDER BY expires_at_ms LIMIT ?2)",
-                    params![unix_ms_i64(now), limit],
+                         ORDER BY expires_at_ms LIMIT ?2)
+                     RETURNING answered",
                 )
                 .map_err(sqlite("taking abandoned flows"))?;
-            Ok(u64::try_from(taken).unwrap_or(u64::MAX))
+            let answers = stmt
+                .query_map(params![unix_ms_i64(now), limit], |row| row.get::<_, i64>(0))
+                .map_err(sqlite("taking abandoned flows"))?;
+            let mut taken = Taken::default();
+            for answered in answers {
+                let answered = answered.map_err(sqlite("taking abandoned flows"))?;
+                taken.removed += 1;
+                taken.abandoned += u64::from(answered == 0);
+            }
+            Ok(taken)
         }))
     }
 }
