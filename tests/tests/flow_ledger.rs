@@ -192,3 +192,53 @@ async fn redis_prefix_shared_by_two_handles_counts_once() {
         .unwrap();
     sweep_race(Arc::new(a), Arc::new(b)).await;
 }
+
+/// A store of one's own without a ledger: the server refuses to build rather than count
+/// nothing silently.
+#[test]
+fn a_store_without_a_ledger_refuses_counting_loudly() {
+    use mcp_runtime::prelude::*;
+    use no_ledger::NoLedger;
+    let built = Server::builder(Implementation::new("s", "1.0"))
+        .replay_store(Arc::new(NoLedger))
+        .count_abandoned_flows(Duration::from_secs(1))
+        .build();
+    let err = built.expect_err("no ledger, no counting");
+    assert!(
+        matches!(err, mcp_runtime::server::BuildError::NoFlowLedger(_)),
+        "{err}"
+    );
+    assert!(err.to_string().contains("flow ledger"), "{err}");
+    // Without counting, the same store builds.
+    Server::builder(Implementation::new("s", "1.0"))
+        .replay_store(Arc::new(NoLedger))
+        .build()
+        .unwrap();
+}
+
+mod no_ledger {
+    use mcp_runtime::replay::{Claim, ClaimOutcome, ReplayError, ReplayStore};
+
+    /// Claims everything, keeps nothing, has no ledger.
+    #[derive(Debug)]
+    pub struct NoLedger;
+
+    impl ReplayStore for NoLedger {
+        fn claim<'a>(
+            &'a self,
+            _claim: Claim<'a>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<ClaimOutcome, ReplayError>> + Send + 'a>,
+        > {
+            Box::pin(async { Ok(ClaimOutcome::Claimed) })
+        }
+
+        fn prune_expired(
+            &self,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<u64, ReplayError>> + Send + '_>,
+        > {
+            Box::pin(async { Ok(0) })
+        }
+    }
+}
