@@ -708,7 +708,9 @@ impl ServerBuilder {
     /// (else on the first input-required reply) and stops when the server is dropped.
     ///
     /// The ledger is written in the background, after the reply is made: a failed write is
-    /// logged and loses that flow's count (never the reply). An answer that reaches the store
+    /// logged and loses that flow's count (never the reply). At most 1,024 writes are in
+    /// flight, each for at most 5 s: past that (a stalled store) writes are skipped and logged
+    /// rather than queued. An answer that reaches the store
     /// before the record of the state it answers leaves a mark the late record does not
     /// overwrite, so an answered flow is not counted (unless the record comes later than the
     /// state's expiry).

@@ -106,6 +106,33 @@ impl NotesFixture {
         StdioServer::spawn(&notes_binary()?, &args)
     }
 
+    /// `serve --http 127.0.0.1:0` for `principal` on this workspace with the shared key and
+    /// store, plus `extra` arguments and `env` variables; returns the server and its address.
+    pub fn spawn_http_with_env(
+        &self,
+        principal: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<(StdioServer, std::net::SocketAddr), Error> {
+        let notes = self.notes.to_string_lossy().into_owned();
+        let key = self.key_file.to_string_lossy().into_owned();
+        let mut args = vec![
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--principal",
+            principal,
+            "--workspace",
+            notes.as_str(),
+            "--store",
+            self.store.as_str(),
+            "--state-key-file",
+            key.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        crate::spawn_notes_http_with_env(&args, env)
+    }
+
     /// `serve --stdio` for `principal` on this workspace (shared key and store, plus `extra`),
     /// behind the typed client (`mcp_runtime::client`) instead of hand-built JSON.
     pub fn client(&self, principal: &str, extra: &[&str]) -> Result<Client, Error> {

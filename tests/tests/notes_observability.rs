@@ -10,37 +10,25 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::client::{Client, HttpTransport};
 use mcp_tests::notes::*;
-use mcp_tests::{RESPONSE_TIMEOUT, StdioServer, http_get, spawn_notes_http};
+use mcp_tests::{RESPONSE_TIMEOUT, StdioServer, http_get};
 use serde_json::Value;
 
 fn start(fx: &NotesFixture) -> (StdioServer, SocketAddr, SocketAddr) {
-    let ws = fx.notes.display().to_string();
-    let args = [
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-        "--principal",
-        "alice",
-        "--workspace",
-        ws.as_str(),
-        "--store",
-        fx.store.as_str(),
-        "--state-key-file",
-        fx.key_file.to_str().unwrap(),
-        "--metrics-listen",
-        "127.0.0.1:0",
-        "--log-format",
-        "json",
-    ];
-    let (server, addr) = spawn_notes_http(&args).unwrap();
-    let metrics = server
+    let extra = ["--metrics-listen", "127.0.0.1:0", "--log-format", "json"];
+    let (server, addr) = fx.spawn_http_with_env("alice", &extra, &[]).unwrap();
+    let metrics = metrics_address(&server);
+    (server, addr, metrics)
+}
+
+/// The `--metrics-listen` address the server printed (before the MCP address).
+fn metrics_address(server: &StdioServer) -> SocketAddr {
+    server
         .stderr()
         .split("metrics on http://")
         .nth(1)
         .and_then(|rest| rest.split('/').next())
         .and_then(|a| a.parse().ok())
-        .expect("the metrics address is printed before the MCP address");
-    (server, addr, metrics)
+        .expect("the metrics address is printed before the MCP address")
 }
 
 fn client(addr: SocketAddr) -> Client {
@@ -263,19 +251,7 @@ async fn health_and_readiness_probes() {
 #[tokio::test]
 async fn an_unanswered_confirmation_is_counted_abandoned_once() {
     let fx = NotesFixture::new().unwrap();
-    let ws = fx.notes.display().to_string();
-    let args = [
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-        "--principal",
-        "alice",
-        "--workspace",
-        ws.as_str(),
-        "--store",
-        fx.store.as_str(),
-        "--state-key-file",
-        fx.key_file.to_str().unwrap(),
+    let extra = [
         "--metrics-listen",
         "127.0.0.1:0",
         "--state-ttl",
@@ -283,14 +259,8 @@ async fn an_unanswered_confirmation_is_counted_abandoned_once() {
         "--abandoned-sweep-secs",
         "1",
     ];
-    let (server, addr) = spawn_notes_http(&args).unwrap();
-    let metrics_addr: SocketAddr = server
-        .stderr()
-        .split("metrics on http://")
-        .nth(1)
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|a| a.parse().ok())
-        .expect("the metrics address is printed before the MCP address");
+    let (server, addr) = fx.spawn_http_with_env("alice", &extra, &[]).unwrap();
+    let metrics_addr = metrics_address(&server);
     let c = client(addr);
 
     // Left unanswered.

@@ -10,10 +10,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use mcp_tests::meta;
 use mcp_tests::notes::*;
 use mcp_tests::otlp::{ReceivedSpan, Receiver};
 use mcp_tests::{StdioServer, call_params, form_caps, http_post_with, retry_params};
-use mcp_tests::{meta, spawn_notes_http_with_env};
 use serde_json::{Value, json};
 
 const EXPORT_WAIT: Duration = Duration::from_secs(20);
@@ -26,22 +26,6 @@ fn start(
     instance: &str,
     env: &[(&str, &str)],
 ) -> (StdioServer, SocketAddr) {
-    let ws = fx.notes.display().to_string();
-    let args = [
-        "serve",
-        "--http",
-        "127.0.0.1:0",
-        "--principal",
-        "alice",
-        "--workspace",
-        ws.as_str(),
-        "--store",
-        fx.store.as_str(),
-        "--state-key-file",
-        fx.key_file.to_str().unwrap(),
-        "--otlp-endpoint",
-        endpoint,
-    ];
     let resource = format!("service.instance.id={instance}");
     let mut vars = vec![
         // Exported within a tenth of a second, so the test need not wait for the default 5 s.
@@ -51,7 +35,8 @@ fn start(
         ("RUST_LOG", "info"),
     ];
     vars.extend_from_slice(env);
-    spawn_notes_http_with_env(&args, &vars).unwrap()
+    fx.spawn_http_with_env("alice", &["--otlp-endpoint", endpoint], &vars)
+        .unwrap()
 }
 
 fn rpc(id: i64, method: &str, params: Value) -> Value {

@@ -42,48 +42,42 @@ pub(crate) fn method_label(method: &str) -> &'static str {
         .unwrap_or("other")
 }
 
-/// A new, empty request span (every field declared, none recorded).
-#[cfg(not(feature = "otel"))]
-fn new_span() -> tracing::Span {
-    tracing::info_span!(
-        target: REQUEST_TARGET,
-        "mcp_request",
-        request_id = Empty,
-        jsonrpc_id = Empty,
-        principal = Empty,
-        method = Empty,
-        target = Empty,
-        outcome = Empty,
-        error_code = Empty,
-        refusal = Empty,
-        mrtr_round = Empty,
-        status = Empty,
-        latency_us = Empty,
-    )
+/// The request span with every field declared and none recorded; `$extra` adds fields.
+macro_rules! request_span {
+    ($($extra:tt)*) => {
+        tracing::info_span!(
+            target: REQUEST_TARGET,
+            "mcp_request",
+            request_id = Empty,
+            jsonrpc_id = Empty,
+            principal = Empty,
+            method = Empty,
+            target = Empty,
+            outcome = Empty,
+            error_code = Empty,
+            refusal = Empty,
+            mrtr_round = Empty,
+            status = Empty,
+            latency_us = Empty,
+            $($extra)*
+        )
+    };
 }
 
-/// A new, empty request span (every field declared, none recorded), with the fields the
-/// OpenTelemetry bridge reads for the exported span's name, kind and status (recorded only
-/// while an [`Otel`](super::otel::Otel) exports).
+/// A new, empty request span.
+#[cfg(not(feature = "otel"))]
+fn new_span() -> tracing::Span {
+    request_span!()
+}
+
+/// A new, empty request span, with the fields the OpenTelemetry bridge reads for the exported
+/// span's name, kind and status (recorded only while an [`Otel`](super::otel::Otel) exports).
 #[cfg(feature = "otel")]
 fn new_span() -> tracing::Span {
-    tracing::info_span!(
-        target: REQUEST_TARGET,
-        "mcp_request",
-        request_id = Empty,
-        jsonrpc_id = Empty,
-        principal = Empty,
-        method = Empty,
-        target = Empty,
-        outcome = Empty,
-        error_code = Empty,
-        refusal = Empty,
-        mrtr_round = Empty,
-        status = Empty,
-        latency_us = Empty,
+    request_span!(
         otel.name = Empty,
         otel.kind = Empty,
-        otel.status_code = Empty,
+        otel.status_code = Empty
     )
 }
 

@@ -14,11 +14,19 @@ use crate::state::Nonce;
 /// sweeps rather than holding one for long.
 const SWEEP_DEADLINE: Duration = Duration::from_secs(5);
 
+/// The most ledger writes in flight at once: a slow or stalled store makes the server skip
+/// (and log) ledger writes rather than pile up background tasks.
+const MAX_PENDING_WRITES: usize = 1024;
+
+/// How long one background ledger write may take before it is abandoned (and its permit freed).
+const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+
 /// The ledger's writer and sweeper for one server.
 pub(super) struct AbandonedFlows {
     store: Arc<dyn ReplayStore>,
     every: Duration,
     sweeping: AtomicBool,
+    writes: WriteGate,
 }
 
 impl AbandonedFlows {
@@ -28,6 +36,7 @@ impl AbandonedFlows {
             store,
             every,
             sweeping: AtomicBool::new(false),
+            writes: WriteGate::new(MAX_PENDING_WRITES, WRITE_DEADLINE),
         });
         // Inside a runtime, sweep from the start: entries another instance left behind are
         // counted even if this one never issues a state. Outside, on first use.
@@ -67,16 +76,14 @@ impl AbandonedFlows {
         nonce: Nonce,
         expires_secs: u64,
     ) -> Option<tokio::task::JoinHandle<()>> {
-        tokio::runtime::Handle::try_current().ok()?;
         let store = self.store.clone();
         let expires_at = UNIX_EPOCH + Duration::from_secs(expires_secs);
-        Some(tokio::spawn(async move {
-            if let Some(ledger) = store.flow_ledger()
-                && let Err(e) = ledger.flow_answered(nonce, expires_at).await
-            {
-                tracing::warn!(error = %e, "flow ledger: recording an answered flow failed");
+        self.writes.spawn("recording an answered flow", async move {
+            match store.flow_ledger() {
+                Some(ledger) => ledger.flow_answered(nonce, expires_at).await,
+                None => Ok(()),
             }
-        }))
+        })
     }
 
     /// Records the state an input-required reply carries, in the background, after the
@@ -88,17 +95,18 @@ impl AbandonedFlows {
         self.start_sweeper();
         let store = self.store.clone();
         let expires_at = UNIX_EPOCH + Duration::from_secs(issued.expires_secs);
-        tokio::spawn(async move {
+        self.writes.spawn("recording an asked flow", async move {
             if let Some(after) = issued.after {
                 // Its failure was logged where it happened.
                 let _ = after.await;
             }
-            if let Some(ledger) = store.flow_ledger()
-                && let Err(e) = ledger
-                    .flow_asked(issued.nonce, expires_at, issued.again)
-                    .await
-            {
-                tracing::warn!(error = %e, "flow ledger: recording an asked flow failed");
+            match store.flow_ledger() {
+                Some(ledger) => {
+                    ledger
+                        .flow_asked(issued.nonce, expires_at, issued.again)
+                        .await
+                }
+                None => Ok(()),
             }
         });
     }
@@ -129,5 +137,69 @@ impl AbandonedFlows {
         };
         crate::observe::flows_abandoned(total);
         result
+    }
+}
+
+/// Runs background ledger writes with a cap on how many are in flight and a deadline on each.
+struct WriteGate {
+    permits: Arc<tokio::sync::Semaphore>,
+    deadline: Duration,
+}
+
+impl WriteGate {
+    fn new(max: usize, deadline: Duration) -> Self {
+        Self {
+            permits: Arc::new(tokio::sync::Semaphore::new(max)),
+            deadline,
+        }
+    }
+
+    /// Spawns `write` (`what` names it in logs) if a runtime is running and a permit is free;
+    /// otherwise skips it with a warning. A failed or late write is logged, never retried.
+    fn spawn<F>(&self, what: &'static str, write: F) -> Option<tokio::task::JoinHandle<()>>
+    where
+        F: std::future::Future<Output = Result<(), ReplayError>> + Send + 'static,
+    {
+        tokio::runtime::Handle::try_current().ok()?;
+        let Ok(permit) = self.permits.clone().try_acquire_owned() else {
+            tracing::warn!(
+                limit = MAX_PENDING_WRITES,
+                "flow ledger: too many writes in flight; skipped {what} (the flow may be miscounted)"
+            );
+            return None;
+        };
+        let deadline = self.deadline;
+        Some(tokio::spawn(async move {
+            match tokio::time::timeout(deadline, write).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!(error = %e, "flow ledger: {what} failed"),
+                Err(_) => tracing::warn!(?deadline, "flow ledger: {what} timed out"),
+            }
+            drop(permit);
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriteGate;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn stalled_writes_are_capped_and_time_out() {
+        let gate = WriteGate::new(3, Duration::from_millis(50));
+        let stalled = || std::future::pending::<Result<(), crate::replay::ReplayError>>();
+        let started: Vec<_> = (0..5)
+            .filter_map(|_| gate.spawn("a test write", stalled()))
+            .collect();
+        // Only three run at once; the rest are skipped, not queued.
+        assert_eq!(started.len(), 3);
+        assert_eq!(gate.permits.available_permits(), 0);
+        // Past the deadline every stalled write gives up and frees its permit.
+        for handle in started {
+            handle.await.unwrap();
+        }
+        assert_eq!(gate.permits.available_permits(), 3);
+        assert!(gate.spawn("a test write", async { Ok(()) }).is_some());
     }
 }

@@ -258,27 +258,14 @@ impl OAuthClient {
             "token_endpoint_auth_method": method.as_str(),
             "application_type": "native",
         });
-        let response = self
+        let request = self
             .inner
             .fetcher
             .http
             .post(url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(|e| network(&url, &e))?;
-        let status = response.status();
-        let bytes = self.inner.fetcher.read_body(&url, response).await?;
-        if !status.is_success() {
-            let error: ErrorResponse = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(AuthError::Endpoint {
-                endpoint: "registration",
-                status: status.as_u16(),
-                error: error.error,
-                description: error.error_description,
-            });
-        }
+            .body(body.to_string());
+        let bytes = self.exchange("registration", &url, request).await?;
         let registered: RegistrationResponse =
             serde_json::from_slice(&bytes).map_err(|e| AuthError::Malformed {
                 url: url.to_string(),
@@ -296,6 +283,29 @@ impl OAuthClient {
             .registered
             .insert(metadata.issuer.clone(), credentials.clone());
         Ok(credentials)
+    }
+
+    /// Sends `request` to an authorization-server endpoint and reads its bounded body; a
+    /// non-success status becomes [`AuthError::Endpoint`] with the server's OAuth error, if any.
+    async fn exchange(
+        &self,
+        endpoint: &'static str,
+        url: &Url,
+        request: reqwest::RequestBuilder,
+    ) -> Result<Vec<u8>, AuthError> {
+        let response = request.send().await.map_err(|e| network(url, &e))?;
+        let status = response.status();
+        let bytes = self.inner.fetcher.read_body(url, response).await?;
+        if !status.is_success() {
+            let error: ErrorResponse = serde_json::from_slice(&bytes).unwrap_or_default();
+            return Err(AuthError::Endpoint {
+                endpoint,
+                status: status.as_u16(),
+                error: error.error,
+                description: error.error_description,
+            });
+        }
+        Ok(bytes)
     }
 
     /// POSTs `form` to the token endpoint with the client's authentication.
@@ -320,22 +330,7 @@ impl OAuthClient {
             }
             _ => form.push(("client_id", client.client_id.clone())),
         }
-        let response = request
-            .form(&*form)
-            .send()
-            .await
-            .map_err(|e| network(&url, &e))?;
-        let status = response.status();
-        let bytes = self.inner.fetcher.read_body(&url, response).await?;
-        if !status.is_success() {
-            let error: ErrorResponse = serde_json::from_slice(&bytes).unwrap_or_default();
-            return Err(AuthError::Endpoint {
-                endpoint: "token",
-                status: status.as_u16(),
-                error: error.error,
-                description: error.error_description,
-            });
-        }
+        let bytes = self.exchange("token", &url, request.form(&*form)).await?;
         let tokens: TokenResponse =
             serde_json::from_slice(&bytes).map_err(|_| AuthError::Malformed {
                 url: url.to_string(),
