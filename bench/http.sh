@@ -381,6 +381,22 @@ if [ -n "$FLOOR" ]; then
     line="Floor req/s over rmcp's at c=$c (median of per-round ratios; the ceiling for any server on this stack here):$(ratios floor rmcp 1 "$c")"
     echo "$line"
     echo "$line  " >>"$MD"
+    # The goals, checked: CPU per request at most 1.5x the floor's for the MRTR legs and 1.1x
+    # for the others; at c=1 also p50 within 10% of the floor's.
+    line="Goals at c=$c:"
+    for k in $CASES; do
+      limit=1.10; case $k in call_*) limit=1.50 ;; esac
+      x=$(ratio ours floor "$k" "$c" 3); x=${x%x}
+      line+=" $k CPU ${x}x (<= ${limit}x $(awk -v x="$x" -v l="$limit" 'BEGIN {print (x <= l ? "met" : "NOT met")}'))"
+      if [ "$c" = 1 ]; then
+        x=$(ratio ours floor "$k" "$c" 7); x=${x%x}
+        line+=" p50 ${x}x ($(awk -v x="$x" 'BEGIN {print (x <= 1.10 ? "met" : "NOT met")}'));"
+      else
+        line+=";"
+      fi
+    done
+    echo "$line"
+    echo "$line  " >>"$MD"
     line="Kernel (system) CPU per request at c=$c, us, $(IFS=/; echo "${SERVERS[*]}")/floor (medians over rounds):"
     for k in $CASES; do
       v=""; for s in "${SERVERS[@]}" floor; do v+="${v:+/}$(col "$s" "$k" "$c" 6)"; done
