@@ -415,13 +415,29 @@ fn asks_confirm(r: &Value) -> String {
         .to_owned()
 }
 
-/// Collects what a `tracing` subscriber writes.
+/// Collects what the test's own thread logs at WARN and above.
+///
+/// One global subscriber for the whole test binary, writing to the buffer of the thread that
+/// logs: a scoped subscriber per test (`set_default`) shares tracing's global callsite and
+/// level caches with the tests running beside it, and a test could miss its own event while
+/// another test's subscriber came and went (seen once in CI).
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<u8>>>);
 
-impl io::Write for Capture {
+thread_local! {
+    static THREAD_CAPTURE: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The global subscriber's writer: the current thread's capture, if any.
+struct ThreadCapture;
+
+impl io::Write for ThreadCapture {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        THREAD_CAPTURE.with(|c| {
+            if let Some(capture) = &*c.borrow() {
+                capture.0.lock().unwrap().extend_from_slice(buf);
+            }
+        });
         Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -429,18 +445,32 @@ impl io::Write for Capture {
     }
 }
 
+/// Stops this thread's capture when dropped.
+struct CaptureGuard;
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        THREAD_CAPTURE.with(|c| *c.borrow_mut() = None);
+    }
+}
+
 impl Capture {
-    /// A plain-text subscriber at WARN writing here, the default for this thread while the
-    /// guard lives.
-    fn install() -> (Self, tracing::subscriber::DefaultGuard) {
+    /// Captures this thread's events at WARN and above while the guard lives. The tests run
+    /// on current-thread runtimes, so a tool's tasks log on the test's thread.
+    fn install() -> (Self, CaptureGuard) {
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .with_writer(|| ThreadCapture)
+                .with_max_level(tracing::Level::WARN)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other global subscriber in this test binary");
+        });
         let capture = Self::default();
-        let writer = capture.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .with_max_level(tracing::Level::WARN)
-            .finish();
-        (capture, tracing::subscriber::set_default(subscriber))
+        THREAD_CAPTURE.with(|c| *c.borrow_mut() = Some(capture.clone()));
+        (capture, CaptureGuard)
     }
 
     fn text(&self) -> String {
