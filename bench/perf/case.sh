@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034 # pid and args are set for the scripts that source this file
 # Sourced by copies.sh, allocs.sh and syscalls.sh: start one benchmark server and name one case's request.
 #
 # server_bin CASE       sets $bin to the binary under $BIN_DIR that serves CASE (bare-axum for

@@ -35,7 +35,7 @@ wait_port() {
 
 for c in $CASES; do
   bin=$BIN_DIR/bench-server; kit_case=$c
-  [ "$c" = floor ] && { bin=$BIN_DIR/bare-axum; kit_case=echo; }
+  [ "$c" = floor ] && { bin=$BIN_DIR/bare-axum; kit_case="echo"; }
   [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
   taskset -c 0 "$bin" "127.0.0.1:$PORT" 2>"$OUT/$c.server.log" &
   pid=$!

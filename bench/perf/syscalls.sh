@@ -28,7 +28,7 @@ trap 'rm -rf "$TMP"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
 # shellcheck source=case.sh
 . "$HERE/case.sh"
 server_bin "$CASE"
-load=$CASE; [ "$CASE" = floor ] && load=echo
+load=$CASE; [ "$CASE" = floor ] && load="echo"
 start_server "$bin"
 
 drive() { # drive SECONDS -> the kit's summary on stderr in $TMP/load.err
