@@ -21,7 +21,7 @@ DRIVE=$ROOT/bench/callgrind/drive.py
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; perf probe -q -d "probe_libc:mcpalloc" 2>/dev/null || true; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
 
-# shellcheck source=case.sh
+# shellcheck source-path=SCRIPTDIR source=case.sh
 . "$HERE/case.sh"
 server_bin "$CASE"
 LIBC=$(ldd "$bin" | awk '/libc\.so/ {print $3}')

@@ -28,7 +28,7 @@ SYM=${MEMMOVE:-$SYM}
 perf probe -q -d 'probe_libc:mcpcopy' 2>/dev/null || true
 perf probe -q -x "$LIBC" -a "mcpcopy=$SYM len=%dx:u64"
 
-# shellcheck source=case.sh
+# shellcheck source-path=SCRIPTDIR source=case.sh
 . "$HERE/case.sh"
 start_server "$BIN_DIR/bench-server"
 case_args "$CASE"

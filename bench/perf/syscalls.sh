@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # System calls and CPU per request under load, split into user and kernel time: whether a
 # server's kernel share comes from calls it could avoid or from the loopback TCP work every
-# server on this stack pays (perf stat counting raw_syscalls:sys_enter of the server process
-# while the kit's wrk load runs; /proc/PID/stat for user and system time).
+# server on this stack pays (perf stat counting raw_syscalls:sys_enter, page faults and context
+# switches of the server process while the kit's wrk load runs; /proc/PID/stat for user and
+# system time).
 #
 # usage: bench/perf/syscalls.sh CASE [BIN_DIR]
 #        CASE: tools_list call_first call_retry echo, or floor (bare-axum on echo)
 # env:   CONNS=32 DURATION=3s PORT=8797
 # Prints: case, req/s, syscalls, page faults and context switches per request, user us and
-#         kernel us per request. The count
-#         itself adds a little kernel time (one tracepoint hit per call): compare cases of
-#         this script with each other, and http.sh's figures with http.sh's.
+#         kernel us per request. The count itself adds a little kernel time (one tracepoint
+#         hit per call): compare cases of this script with each other, and http.sh's figures
+#         with http.sh's.
 # Needs: perf (Debian package linux-perf), wrk, the shared kit's perf-load.sh.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,7 +26,7 @@ command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
 
-# shellcheck source=case.sh
+# shellcheck source-path=SCRIPTDIR source=case.sh
 . "$HERE/case.sh"
 server_bin "$CASE"
 load=$CASE; [ "$CASE" = floor ] && load="echo"
