@@ -25,6 +25,7 @@ mod abandoned;
 mod catalog;
 mod discover;
 mod dispatch;
+mod json_writer;
 pub(crate) mod limits;
 mod listen;
 mod listing;

@@ -15,7 +15,8 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::reply::{
-    cached_reply, error_body, error_reply, result_reply, result_reply_with_meta, serialize_error,
+    cached_reply, call_result_reply_with_meta, error_body, error_reply, result_reply,
+    serialize_error,
 };
 use super::request::{CallParts, Needs, RetryParts, Target};
 use super::{SUPPORTED_VERSIONS, Server};
@@ -614,7 +615,7 @@ impl Server {
         }
         match outcome {
             Ok(result) if result.meta.is_none() && result.extra.is_empty() => {
-                result_reply_with_meta(id, &result, &self.inner.result_meta_json)
+                call_result_reply_with_meta(id, &result, &self.inner.result_meta_json)
             }
             Ok(mut result) => {
                 result

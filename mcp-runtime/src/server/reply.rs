@@ -6,9 +6,12 @@
 //! serialised instead of being cloned into every response.
 
 use bytes::Bytes;
-use mcp_types::{ErrorObject, InputRequiredResult, JsonRpcErrorResponse, RequestId};
+use mcp_types::{
+    CallToolResult, ErrorObject, InputRequiredResult, JsonRpcErrorResponse, RequestId,
+};
 use serde::Serialize;
 
+use super::json_writer::write_str;
 use crate::service::Reply;
 
 const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
@@ -84,6 +87,26 @@ pub(super) fn result_reply_with_meta(
     Reply::result(Bytes::from(buf))
 }
 
+/// [`result_reply_with_meta`] for a `CallToolResult` without `_meta` and without extension
+/// members: the same bytes, with its text content written in place (see `json_writer`).
+pub(super) fn call_result_reply_with_meta(
+    id: &RequestId,
+    result: &CallToolResult,
+    meta_json: &[u8],
+) -> Reply {
+    let mut buf = Vec::with_capacity(256 + meta_json.len());
+    write_head(&mut buf, id);
+    if let Err(e) = super::json_writer::write_call_tool_result(&mut buf, result) {
+        return error_reply(
+            Some(id),
+            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
+        );
+    }
+    splice_meta(&mut buf, meta_json);
+    buf.push(b'}');
+    Reply::result(Bytes::from(buf))
+}
+
 /// [`result_reply_with_meta`] for an `InputRequiredResult` without `_meta` and without
 /// extension members (what the server builds): its members written in place rather than
 /// through serde's map of a struct with flattened members, and the `requestState` copied as is
@@ -104,7 +127,7 @@ pub(super) fn input_required_reply_with_meta(
     buf.extend_from_slice(br#"{"resultType":"input_required""#);
     if let Some(requests) = result.input_requests() {
         buf.extend_from_slice(br#","inputRequests":"#);
-        if let Err(e) = serde_json::to_writer(&mut buf, requests) {
+        if let Err(e) = super::json_writer::write_input_requests(&mut buf, requests) {
             return error_reply(
                 Some(id),
                 ErrorObject::internal_error(format!("result failed to serialise: {e}")),
@@ -119,24 +142,6 @@ pub(super) fn input_required_reply_with_meta(
     splice_meta(&mut buf, meta_json);
     buf.push(b'}');
     Reply::result(Bytes::from(buf))
-}
-
-/// Writes `s` as a JSON string: copied between quotes when no byte needs escaping, else
-/// through serde_json.
-fn write_str(buf: &mut Vec<u8>, s: &str) {
-    // No early exit, so the check runs over whole vectors of bytes.
-    let plain = s
-        .bytes()
-        .fold(true, |ok, b| ok & (b >= 0x20) & (b != b'"') & (b != b'\\'));
-    if plain {
-        buf.reserve(s.len() + 2);
-        buf.push(b'"');
-        buf.extend_from_slice(s.as_bytes());
-        buf.push(b'"');
-    } else {
-        // Serialising a string into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *buf, s);
-    }
 }
 
 /// Appends `"_meta":<meta_json>` as the last member of the JSON object that `buf` ends with.
@@ -199,6 +204,10 @@ mod tests {
             check(
                 result_reply(&id, &with_meta).body,
                 result_reply_with_meta(&id, &plain, &meta_json).body,
+            );
+            check(
+                result_reply(&id, &with_meta).body,
+                call_result_reply_with_meta(&id, &plain, &meta_json).body,
             );
         }
 
