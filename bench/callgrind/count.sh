@@ -7,10 +7,16 @@
 #        CASES="tools_list call_first call_retry echo floor", PORT=8790,
 #        OUT=<dir> to keep the callgrind files (for callgrind_annotate)
 # Prints: case  instructions/request (user space only: the kernel's share is not counted), then
-#   the SHA-256 compression share and the count without it. valgrind hides SHA-NI from CPUID, so
-#   under callgrind `sha2` runs its portable code (~3,500 instructions per 64-byte block, against
-#   ~170 with SHA-NI on the real CPU): the MRTR legs' HMAC and digests weigh ~20x what they
-#   weigh natively. Read the column without SHA-256 when comparing with the floor.
+#   the SHA-256 compression share and the count without it, then the code footprint: the
+#   distinct 64-byte lines of machine code the requests executed (every request of a case takes
+#   the same path, so this is one request's footprint). On an otherwise idle core (c=1) a
+#   request finds little of its code still cached, and its user time follows the footprint
+#   more than the instruction count.
+# valgrind hides SHA-NI from CPUID, so under callgrind `sha2` runs its portable code (~3,500
+#   instructions per 64-byte block, against ~170 with SHA-NI on the real CPU): the MRTR legs'
+#   HMAC and digests weigh ~20x what they weigh natively. Read the column without SHA-256 when
+#   comparing with the floor; the portable code also adds ~170 code lines the real CPU does not
+#   run.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -46,7 +52,7 @@ for c in $CASES; do
   [ "$c" = floor ] && bin=$BIN_DIR/bare-axum
   [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
   file=$OUT/$c.out
-  valgrind --tool=callgrind --callgrind-out-file="$file" "$bin" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
+  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$file" "$bin" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
   pid=$!
   wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/vg.log" >&2; exit 1; }
   if [ "$c" = call_retry ]; then
@@ -63,6 +69,7 @@ for c in $CASES; do
   callgrind_control -d "$pid" >/dev/null
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
   # The dump after zeroing is the highest-numbered part file.
+  # shellcheck disable=SC2010  # ls -v: the part files in numeric order
   part=$(ls -v "$file".* 2>/dev/null | grep -v '\.0*$' | tail -1 || true)
   [ -n "$part" ] || part=$(ls -v "$file"* | tail -1)
   ir=$(grep -m1 '^summary:\|^totals:' "$part" | awk '{print $2}')
@@ -70,6 +77,9 @@ for c in $CASES; do
   # them by the function they were inlined into).
   sha=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$part" 2>/dev/null |
     awk '/:sha2::sha256::compress256/ { gsub(",", "", $1); s += $1 } END { printf "%d", s }')
-  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  (%s)\n' \
-    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$part"
+  # With --dump-instr and absolute positions every cost line starts with the instruction's
+  # address: count the distinct 64-byte lines among them.
+  lines=$(python3 -c 'import sys; print(len({int(l.split()[0], 16) >> 6 for l in open(sys.argv[1]) if l.startswith("0x")}))' "$part")
+  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d  (%s)\n' \
+    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$part"
 done
