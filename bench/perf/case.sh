@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # pid and args are set for the scripts that source this file
-# Sourced by copies.sh, allocs.sh and syscalls.sh: start one benchmark server and name one case's request.
+# Sourced by copies.sh, allocs.sh, syscalls.sh and bench/ab.sh: start one benchmark server and name one case's request.
 #
 # server_bin CASE       sets $bin to the binary under $BIN_DIR that serves CASE (bare-axum for
 #                       floor, bench-server otherwise), or exits if it is not built

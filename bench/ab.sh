@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A/B of server binaries over HTTP: interleaved rounds, each binary pinned to the same core,
+# the kit's wrk load on another, server CPU per request from /proc. For a change whose effect
+# is smaller than the drift of a shared host: compare per-round ratios, not one run's figures.
+#
+# usage: bench/ab.sh NAME=BINARY ...    e.g. old=/tmp/old/release/bench-server new=target/release/bench-server floor=target/release/bare-axum
+#        A binary named `floor` (bare-axum) is run on echo only.
+# env:   ROUNDS=5 CASES="call_first call_retry echo" CONNS="1 32" DURATION=4s PORT=8795
+#        WRK_CPUS=1 KIT=/work/shared/bench (servers run on core 0, as in bench/perf/)
+# Prints one line per round, binary, case and concurrency (round name case_cN req/s p50_ms
+# p99_ms cpu_us_per_request), then each binary's median CPU per request over every other's,
+# from per-round ratios. Needs: wrk, curl, python3, the kit's perf-load.sh.
+set -euo pipefail
+[ $# -ge 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+ROUNDS=${ROUNDS:-5}; CASES=${CASES:-"call_first call_retry echo"}; CONNS=${CONNS:-"1 32"}
+DURATION=${DURATION:-4s}; PORT=${PORT:-8795}; WRK_CPUS=${WRK_CPUS:-1}
+KIT=${KIT:-/work/shared/bench}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"; [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null || true' EXIT
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=perf/case.sh
+. "$HERE/perf/case.sh"
+
+for r in $(seq "$ROUNDS"); do
+  for spec in "$@"; do
+    name=${spec%%=*}; bin=${spec#*=}
+    [ -x "$bin" ] || { echo "not an executable: $bin" >&2; exit 2; }
+    cases=$CASES
+    [ "$name" = floor ] && cases="echo"
+    start_server "$bin"
+    SERVER_PID=$pid CASES="$cases" CONNS="$CONNS" DURATION=$DURATION WRK_CPUS=$WRK_CPUS \
+      bash "$KIT/perf-load.sh" "http://127.0.0.1:$PORT/mcp" >"$TMP/out" 2>"$TMP/err"
+    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+    # perf-load.sh prints "case_cN req/s p50 p99" on stdout and the CPU on stderr, in order.
+    paste -d' ' "$TMP/out" <(grep -o 'srv_cpu_us_per_req=[0-9]*' "$TMP/err" | cut -d= -f2) |
+      sed "s/^/r$r $name /" | tee -a "$TMP/all"
+  done
+done
+
+python3 - "$TMP/all" <<'PY'
+import collections, statistics, sys
+cell = {}
+for line in open(sys.argv[1]):
+    r, name, case, _rps, _p50, _p99, cpu = line.split()
+    cell[(r, name, case)] = float(cpu)
+names = list(dict.fromkeys(k[1] for k in cell))
+cases = list(dict.fromkeys(k[2] for k in cell))
+rounds = list(dict.fromkeys(k[0] for k in cell))
+print()
+# Each later-listed binary over each earlier one (new over old), and every binary over the floor.
+pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i)]
+pairs = [(b, a) if a == "floor" else (a, b) for a, b in pairs]
+for case in cases:
+    for a, b in pairs:
+        if a == "floor":
+            continue
+        # The floor serves echo only: every case is read against its echo at the same concurrency.
+        bc = "echo_" + case.rsplit("_", 1)[-1] if b == "floor" else case
+        ratios = [cell[(r, a, case)] / cell[(r, b, bc)] for r in rounds
+                  if (r, a, case) in cell and (r, b, bc) in cell and cell[(r, b, bc)] > 0]
+        if ratios:
+            print(f"{case:16} {a} over {b}: {statistics.median(ratios):.2f} "
+                  f"(rounds {min(ratios):.2f}-{max(ratios):.2f})")
+PY
