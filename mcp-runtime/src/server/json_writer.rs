@@ -182,10 +182,19 @@ impl<'a> Members<'a> {
         }
     }
 
+    /// The members every field definition starts with: its `"type":…` member (a literal),
+    /// then `title` and `description` when present.
+    fn head(&mut self, kind: &[u8], title: Option<&str>, description: Option<&str>) {
+        self.key(kind);
+        self.opt_str(br#""title":"#, title);
+        self.opt_str(br#""description":"#, description);
+    }
+
     fn opt_u64(&mut self, name: &[u8], value: Option<u64>) {
         if let Some(v) = value {
-            let buf = self.key(name);
-            buf.extend_from_slice(itoa(v, &mut [0u8; 20]));
+            use std::io::Write as _;
+            // Writing into a Vec cannot fail.
+            let _ = write!(self.key(name), "{v}");
         }
     }
 
@@ -199,6 +208,12 @@ impl<'a> Members<'a> {
     fn strings(&mut self, name: &[u8], values: &[String]) {
         let buf = self.key(name);
         write_strings(buf, values);
+    }
+
+    fn opt_strings(&mut self, name: &[u8], values: Option<&[String]>) {
+        if let Some(v) = values {
+            self.strings(name, v);
+        }
     }
 
     fn options(&mut self, name: &[u8], options: &[EnumOption]) {
@@ -233,19 +248,6 @@ fn write_strings(buf: &mut Vec<u8>, values: &[String]) {
     buf.push(b']');
 }
 
-/// Decimal digits of `v` in `scratch`.
-fn itoa(mut v: u64, scratch: &mut [u8; 20]) -> &[u8] {
-    let mut i = scratch.len();
-    loop {
-        i -= 1;
-        scratch[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            return &scratch[i..];
-        }
-    }
-}
-
 fn write_form_params(buf: &mut Vec<u8>, form: &ElicitRequestFormParams) {
     let mut m = Members::open(buf);
     if form.mode.is_some() {
@@ -271,9 +273,7 @@ fn write_schema(buf: &mut Vec<u8>, schema: &RequestedSchema) {
         write_definition(props, definition);
     }
     props.push(b'}');
-    if let Some(required) = &schema.required {
-        m.strings(br#""required":"#, required);
-    }
+    m.opt_strings(br#""required":"#, schema.required.as_deref());
     m.close();
 }
 
@@ -282,9 +282,11 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
     let mut m = Members::open(buf);
     match definition {
         P::String(s) => {
-            m.key(br#""type":"string""#);
-            m.opt_str(br#""title":"#, s.title.as_deref());
-            m.opt_str(br#""description":"#, s.description.as_deref());
+            m.head(
+                br#""type":"string""#,
+                s.title.as_deref(),
+                s.description.as_deref(),
+            );
             m.opt_u64(br#""minLength":"#, s.min_length);
             m.opt_u64(br#""maxLength":"#, s.max_length);
             if let Some(format) = s.format {
@@ -298,20 +300,21 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
             m.opt_str(br#""default":"#, s.default.as_deref());
         }
         P::Number(n) => {
-            m.key(match n.kind {
+            let kind: &[u8] = match n.kind {
                 NumberKind::Number => br#""type":"number""#,
                 NumberKind::Integer => br#""type":"integer""#,
-            });
-            m.opt_str(br#""title":"#, n.title.as_deref());
-            m.opt_str(br#""description":"#, n.description.as_deref());
+            };
+            m.head(kind, n.title.as_deref(), n.description.as_deref());
             m.opt_number(br#""minimum":"#, n.minimum.as_ref());
             m.opt_number(br#""maximum":"#, n.maximum.as_ref());
             m.opt_number(br#""default":"#, n.default.as_ref());
         }
         P::Boolean(b) => {
-            m.key(br#""type":"boolean""#);
-            m.opt_str(br#""title":"#, b.title.as_deref());
-            m.opt_str(br#""description":"#, b.description.as_deref());
+            m.head(
+                br#""type":"boolean""#,
+                b.title.as_deref(),
+                b.description.as_deref(),
+            );
             if let Some(d) = b.default {
                 m.key(if d {
                     br#""default":true"#
@@ -321,53 +324,57 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
             }
         }
         P::UntitledSingleSelect(e) => {
-            m.key(br#""type":"string""#);
-            m.opt_str(br#""title":"#, e.title.as_deref());
-            m.opt_str(br#""description":"#, e.description.as_deref());
+            m.head(
+                br#""type":"string""#,
+                e.title.as_deref(),
+                e.description.as_deref(),
+            );
             m.strings(br#""enum":"#, &e.values);
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
         P::TitledSingleSelect(e) => {
-            m.key(br#""type":"string""#);
-            m.opt_str(br#""title":"#, e.title.as_deref());
-            m.opt_str(br#""description":"#, e.description.as_deref());
+            m.head(
+                br#""type":"string""#,
+                e.title.as_deref(),
+                e.description.as_deref(),
+            );
             m.options(br#""oneOf":"#, &e.one_of);
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
         P::UntitledMultiSelect(e) => {
-            m.key(br#""type":"array""#);
-            m.opt_str(br#""title":"#, e.title.as_deref());
-            m.opt_str(br#""description":"#, e.description.as_deref());
+            m.head(
+                br#""type":"array""#,
+                e.title.as_deref(),
+                e.description.as_deref(),
+            );
             m.opt_u64(br#""minItems":"#, e.min_items);
             m.opt_u64(br#""maxItems":"#, e.max_items);
             let items = m.key(br#""items":{"type":"string","enum":"#);
             write_strings(items, &e.items.values);
             items.push(b'}');
-            if let Some(d) = &e.default {
-                m.strings(br#""default":"#, d);
-            }
+            m.opt_strings(br#""default":"#, e.default.as_deref());
         }
         P::TitledMultiSelect(e) => {
-            m.key(br#""type":"array""#);
-            m.opt_str(br#""title":"#, e.title.as_deref());
-            m.opt_str(br#""description":"#, e.description.as_deref());
+            m.head(
+                br#""type":"array""#,
+                e.title.as_deref(),
+                e.description.as_deref(),
+            );
             m.opt_u64(br#""minItems":"#, e.min_items);
             m.opt_u64(br#""maxItems":"#, e.max_items);
             let mut items = Members::open(m.key(br#""items":"#));
             items.options(br#""anyOf":"#, &e.items.any_of);
             items.close();
-            if let Some(d) = &e.default {
-                m.strings(br#""default":"#, d);
-            }
+            m.opt_strings(br#""default":"#, e.default.as_deref());
         }
         P::LegacyTitledEnum(e) => {
-            m.key(br#""type":"string""#);
-            m.opt_str(br#""title":"#, e.title.as_deref());
-            m.opt_str(br#""description":"#, e.description.as_deref());
+            m.head(
+                br#""type":"string""#,
+                e.title.as_deref(),
+                e.description.as_deref(),
+            );
             m.strings(br#""enum":"#, &e.values);
-            if let Some(names) = &e.enum_names {
-                m.strings(br#""enumNames":"#, names);
-            }
+            m.opt_strings(br#""enumNames":"#, e.enum_names.as_deref());
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
     }

@@ -74,17 +74,7 @@ pub(super) fn result_reply_with_meta(
     result: &impl Serialize,
     meta_json: &[u8],
 ) -> Reply {
-    let mut buf = Vec::with_capacity(256 + meta_json.len());
-    write_head(&mut buf, id);
-    if let Err(e) = serde_json::to_writer(&mut buf, result) {
-        return error_reply(
-            Some(id),
-            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
-        );
-    }
-    splice_meta(&mut buf, meta_json);
-    buf.push(b'}');
-    Reply::result(Bytes::from(buf))
+    reply_with_meta(id, meta_json, |buf| serde_json::to_writer(buf, result))
 }
 
 /// [`result_reply_with_meta`] for a `CallToolResult` without `_meta` and without extension
@@ -94,9 +84,21 @@ pub(super) fn call_result_reply_with_meta(
     result: &CallToolResult,
     meta_json: &[u8],
 ) -> Reply {
+    reply_with_meta(id, meta_json, |buf| {
+        super::json_writer::write_call_tool_result(buf, result)
+    })
+}
+
+/// A result written by `write`, with the server's serialised `_meta` spliced in as its last
+/// member.
+fn reply_with_meta(
+    id: &RequestId,
+    meta_json: &[u8],
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), serde_json::Error>,
+) -> Reply {
     let mut buf = Vec::with_capacity(256 + meta_json.len());
     write_head(&mut buf, id);
-    if let Err(e) = super::json_writer::write_call_tool_result(&mut buf, result) {
+    if let Err(e) = write(&mut buf) {
         return error_reply(
             Some(id),
             ErrorObject::internal_error(format!("result failed to serialise: {e}")),

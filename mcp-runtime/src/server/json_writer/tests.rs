@@ -14,6 +14,17 @@ use serde_json::{Number, json};
 
 use super::{write_call_tool_result, write_input_requests};
 
+/// Runs `test` on its own thread with a larger stack: the nested strategies' values are built in
+/// deep, wide frames in debug builds.
+fn on_a_large_stack(test: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(test)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 fn hand_written(requests: &InputRequests) -> String {
     let mut buf = Vec::new();
     write_input_requests(&mut buf, requests).unwrap();
@@ -271,8 +282,6 @@ fn request() -> impl Strategy<Value = InputRequest> {
 
 #[test]
 fn input_requests_are_written_as_serde_writes_them() {
-    // On its own thread with a larger stack: the nested strategies' values are built in deep,
-    // wide frames in debug builds.
     let run = || {
         let mut runner = proptest::test_runner::TestRunner::default();
         runner
@@ -284,12 +293,7 @@ fn input_requests_are_written_as_serde_writes_them() {
             })
             .unwrap();
     };
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(run)
-        .unwrap()
-        .join()
-        .unwrap();
+    on_a_large_stack(run);
 }
 
 /// The benchmark's form (a titled select and a checkbox), and strings that need escaping.
@@ -423,10 +427,5 @@ fn call_tool_results_are_written_as_serde_writes_them() {
             )
             .unwrap();
     };
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(run)
-        .unwrap()
-        .join()
-        .unwrap();
+    on_a_large_stack(run);
 }
