@@ -8,10 +8,11 @@
 #        OUT=<dir> to keep the callgrind files (for callgrind_annotate)
 # Prints: case  instructions/request (user space only: the kernel's share is not counted), then
 #   the SHA-256 compression share and the count without it, then the code footprint: the
-#   distinct 64-byte lines of machine code the requests executed (every request of a case takes
-#   the same path, so this is one request's footprint). On an otherwise idle core (c=1) a
-#   request finds little of its code still cached, and its user time follows the footprint
-#   more than the instruction count.
+#   distinct 64-byte lines and 4 KiB pages of machine code the requests executed (every
+#   request of a case takes the same path, so this is one request's footprint;
+#   bench/callgrind/footprint.py counts them). On an otherwise idle core (c=1) a request finds
+#   little of its code still cached, and its user time follows the footprint more than the
+#   instruction count.
 # valgrind hides SHA-NI from CPUID, so under callgrind `sha2` runs its portable code (~3,500
 #   instructions per 64-byte block, against ~170 with SHA-NI on the real CPU): the MRTR legs'
 #   HMAC and digests weigh ~20x what they weigh natively. Read the column without SHA-256 when
@@ -78,8 +79,8 @@ for c in $CASES; do
   sha=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$part" 2>/dev/null |
     awk '/:sha2::sha256::compress256/ { gsub(",", "", $1); s += $1 } END { printf "%d", s }')
   # With --dump-instr and absolute positions every cost line starts with the instruction's
-  # address: count the distinct 64-byte lines among them.
-  lines=$(python3 -c 'import sys; print(len({int(l.split()[0], 16) >> 6 for l in open(sys.argv[1]) if l.startswith("0x")}))' "$part")
-  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d  (%s)\n' \
-    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$part"
+  # address: footprint.py counts the distinct lines and pages among them, per object.
+  read -r lines pages < <(python3 "$HERE/footprint.py" "$part")
+  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d  pages %4d  (%s)\n' \
+    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$pages" "$part"
 done
