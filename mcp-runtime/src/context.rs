@@ -1171,7 +1171,7 @@ fn decode_elicit<F: ElicitForm>(
     Ok(Some(match action {
         ElicitAction::Accept => {
             let empty = JsonObject::new();
-            let content = match response.get("content") {
+            let content = match mcp_types::members::member_of(response, "content") {
                 Some(Value::Object(map)) => map,
                 None => &empty,
                 Some(_) => return Ok(None),

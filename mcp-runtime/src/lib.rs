@@ -46,8 +46,6 @@ mod handler_error;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
 pub(crate) mod log_safe;
-#[cfg(feature = "http")]
-mod members;
 mod mrtr;
 pub mod observe;
 pub mod prelude;

@@ -6,6 +6,7 @@ use serde_json::{Number, Value};
 
 use crate::JsonObject;
 use crate::form_schema::RequestedSchema;
+use crate::members::member;
 
 /// `elicitation/create`.
 pub const METHOD_ELICITATION_CREATE: &str = "elicitation/create";
@@ -233,13 +234,13 @@ impl ElicitResult {
     /// ```
     pub fn action_of(value: &Value) -> Option<ElicitAction> {
         let obj = value.as_object()?;
-        let action = match obj.get("action")?.as_str()? {
+        let action = match member(obj, "action")?.as_str()? {
             "accept" => ElicitAction::Accept,
             "decline" => ElicitAction::Decline,
             "cancel" => ElicitAction::Cancel,
             _ => return None,
         };
-        let content_ok = match obj.get("content") {
+        let content_ok = match member(obj, "content") {
             None | Some(Value::Null) => true,
             Some(Value::Object(content)) => content.values().all(|v| match v {
                 Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
@@ -249,7 +250,7 @@ impl ElicitResult {
             Some(_) => false,
         };
         let meta_ok = matches!(
-            obj.get("_meta"),
+            member(obj, "_meta"),
             None | Some(Value::Null | Value::Object(_))
         );
         (content_ok && meta_ok).then_some(action)

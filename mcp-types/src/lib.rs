@@ -6,8 +6,8 @@
 //! and has exactly one path: the crate root, `mcp_types::CallToolRequestParams`. The spec
 //! names are unique across the whole schema, so a reader who knows a name from the spec finds
 //! it here without knowing how the source groups the types (one private module per protocol
-//! concept). The only public module is [`depth`]: nesting checks, which are helpers rather
-//! than wire types.
+//! concept). The only public modules are [`depth`] (nesting checks) and [`members`] (member
+//! lookup in small objects): helpers rather than wire types.
 //!
 //! Conventions that hold for every type:
 //! - Unknown members survive a round trip (a flattened `extra` map); nothing uses
@@ -41,7 +41,7 @@
 //! rule keeps the model usable from any runtime, from a client as well as a server, and from
 //! the fuzz targets. Code that performs I/O, waits or keeps state belongs in `mcp-runtime`. A
 //! helper belongs here when it is a pure function of a message, as `classify_envelope`,
-//! `ToolsCall::read` and the depth checks are.
+//! `ToolsCall::read`, the depth checks and the member lookups are.
 //!
 //! # Example
 //!
@@ -93,6 +93,7 @@ mod elicitation;
 mod errors;
 mod form_schema;
 mod jsonrpc;
+pub mod members;
 mod meta;
 mod mrtr;
 mod notifications;

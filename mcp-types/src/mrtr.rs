@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::JsonObject;
 use crate::elicitation::{ElicitRequest, ElicitResult};
+use crate::members::member;
 use crate::meta::ResultMeta;
 use crate::result::ResultType;
 use crate::roots::{ListRootsRequest, ListRootsResult};
@@ -164,9 +165,12 @@ pub struct InputResponseError {
 /// Key → raw response. Entries stay raw JSON until decoded with the type the
 /// server asked for, because the wire carries no discriminator. Extra keys are
 /// kept (and should be ignored by servers).
+///
+/// The map is a [`JsonObject`], the very map a parsed `inputResponses` member is, so a server
+/// takes the member over as it is: nothing is copied or hashed again.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct InputResponses(pub indexmap::IndexMap<String, Value>);
+pub struct InputResponses(pub JsonObject);
 
 impl InputResponses {
     /// An empty map.
@@ -197,17 +201,17 @@ impl InputResponses {
 
     /// The raw JSON under `key`.
     pub fn get_raw(&self, key: &str) -> Option<&Value> {
-        self.0.get(key)
+        member(&self.0, key)
     }
 
     /// Whether `key` is present.
     pub fn contains_key(&self, key: &str) -> bool {
-        self.0.contains_key(key)
+        self.get_raw(key).is_some()
     }
 
     /// Decodes the entry under `key` as `T` (`Ok(None)` when absent).
     pub fn get_as<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, InputResponseError> {
-        match self.0.get(key) {
+        match self.get_raw(key) {
             None => Ok(None),
             Some(v) => serde_json::from_value(v.clone())
                 .map(Some)

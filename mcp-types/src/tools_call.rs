@@ -247,14 +247,26 @@ fn plain_meta(raw: &str) -> Option<(Arc<RequestMeta>, usize)> {
 impl ToolsCall {
     /// Reads `raw` as a well-formed `tools/call` request, or `None` (parse the whole tree
     /// instead: the message is not a plain `tools/call`, or it is malformed).
+    ///
+    /// A caller that also parses the message another way validates its UTF-8 once and calls
+    /// [`ToolsCall::read_str`].
     pub fn read(raw: &[u8]) -> Option<Self> {
+        Self::read_str(std::str::from_utf8(raw).ok()?)
+    }
+
+    /// [`ToolsCall::read`] of text already known to be UTF-8.
+    ///
+    /// Reading from a `str` rather than bytes, the parser need not validate each string it
+    /// meets one by one (for an MRTR retry, the `requestState` alone is a few hundred bytes):
+    /// one pass over the whole message, made by the caller, does it for all of them.
+    pub fn read_str(raw: &str) -> Option<Self> {
         // `jsonrpc` and `method` were checked while reading.
         let Envelope {
             jsonrpc: (),
             method: (),
             id,
             params: p,
-        } = serde_json::from_slice(raw).ok()?;
+        } = serde_json::from_str(raw).ok()?;
         let id = parse(id)?;
         // A string or an integer that `RequestId` can hold (it has no room for integers above
         // i64::MAX); anything else is for the general path to refuse.

@@ -309,6 +309,32 @@ proptest! {
         let _ = parse_message(&bytes);
     }
 
+    /// `ToolsCall::read` checks UTF-8 once and then reads text: whatever bytes a string member
+    /// holds (valid UTF-8, broken sequences, control bytes), it reads exactly the messages the
+    /// byte parser accepts, with the same values, and `read_str` of the same text agrees.
+    #[test]
+    fn a_tools_call_reads_bytes_like_the_byte_parser(
+        filler in prop_oneof![
+            any::<String>().prop_map(String::into_bytes),
+            prop::collection::vec(any::<u8>(), 0..24),
+        ],
+    ) {
+        let mut raw = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":""#.to_vec();
+        raw.extend(filler.into_iter().filter(|b| *b != b'"' && *b != b'\\'));
+        raw.extend_from_slice(br#""},"requestState":"s"}}"#);
+        let tree = serde_json::from_slice::<Value>(&raw);
+        match ToolsCall::read(&raw) {
+            Some(call) => {
+                let tree = tree.expect("read only what the byte parser accepts");
+                prop_assert_eq!(call.params.arguments.as_ref(), Some(&tree["params"]["arguments"]));
+                prop_assert_eq!(call.params.request_state, Some(json!("s")));
+                let text = std::str::from_utf8(&raw).expect("read only UTF-8");
+                prop_assert!(ToolsCall::read_str(text).is_some());
+            }
+            None => prop_assert!(tree.is_err(), "refused a message the byte parser reads"),
+        }
+    }
+
     /// `ToolsCall::read` remembers the last few `_meta` texts per thread: whether a text is
     /// read fresh, remembered, or was pushed out by others since, the request's `_meta` and
     /// depth are exactly what the general path reads from the parsed tree.

@@ -226,7 +226,7 @@ pub fn check_field(
     spec: &FieldSpec<'_>,
     content: &JsonObject,
 ) -> Result<Option<FieldValue>, FormError> {
-    match content.get(spec.name) {
+    match mcp_types::members::member(content, spec.name) {
         Some(v) => check_value(&spec.kind, v)
             .map(Some)
             .map_err(|p| FormError::new(spec.name, p)),

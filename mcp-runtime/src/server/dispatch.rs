@@ -34,7 +34,11 @@ impl Server {
         if bytes.len() > limits.max_message_bytes {
             return self.check_raw(bytes);
         }
-        if let Some(call) = ToolsCall::read(bytes) {
+        // UTF-8 checked once for both parsers below (see `Message::parse`).
+        let text = std::str::from_utf8(bytes);
+        if let Ok(text) = text
+            && let Some(call) = ToolsCall::read_str(text)
+        {
             return match self.start_call(Box::new(call), ctx) {
                 Ok(job) => self.run_call(job).await,
                 Err(reply) => Some(reply),
@@ -44,7 +48,11 @@ impl Server {
         // limit on the tree: far cheaper than a byte-by-byte prescan of every message. Only a
         // message that fails to parse is scanned, so one nested past the parser's own limit
         // still gets the "too deep" answer rather than a parse error.
-        match serde_json::from_slice::<Value>(bytes) {
+        let parsed = match text {
+            Ok(text) => serde_json::from_str::<Value>(text),
+            Err(_) => serde_json::from_slice::<Value>(bytes),
+        };
+        match parsed {
             Ok(value) if value_depth_exceeds(&value, limits.max_depth) => {
                 Some(too_deep(limits.max_depth))
             }

@@ -43,7 +43,7 @@ impl RetryParts {
     ) -> Result<Self, ErrorObject> {
         let input_responses = match input_responses {
             None => InputResponses::default(),
-            Some(Value::Object(r)) => InputResponses(r.into_iter().collect()),
+            Some(Value::Object(r)) => InputResponses(r),
             Some(_) => {
                 return Err(ErrorObject::invalid_params(
                     "Invalid params: \"inputResponses\" must be an object keyed by the inputRequests keys",

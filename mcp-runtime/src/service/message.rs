@@ -46,13 +46,22 @@ impl Message {
     /// # Errors
     /// The JSON parse error, when `raw` is not valid UTF-8 JSON.
     pub fn parse(raw: Bytes) -> Result<Self, serde_json::Error> {
-        if let Some(call) = ToolsCall::read(&raw) {
+        // UTF-8 is checked once, over the whole message, and the parsers then read text:
+        // reading bytes, serde_json would validate every string again as it meets it.
+        let Ok(text) = std::str::from_utf8(&raw) else {
+            // Not UTF-8, so not JSON: the byte parser words the error.
+            return serde_json::from_slice::<Value>(&raw).map(|value| Self {
+                raw,
+                parsed: Parsed::Tree(value),
+            });
+        };
+        if let Some(call) = ToolsCall::read_str(text) {
             return Ok(Self {
                 raw,
                 parsed: Parsed::Call(Box::new(call), OnceLock::new()),
             });
         }
-        let value = serde_json::from_slice(&raw)?;
+        let value = serde_json::from_str(text)?;
         Ok(Self {
             raw,
             parsed: Parsed::Tree(value),
@@ -139,4 +148,30 @@ impl Message {
 /// with the same parser, so this cannot fail; `Null` is only a defensive fallback.
 fn tree_of(raw: &[u8]) -> Value {
     serde_json::from_slice(raw).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_is_checked_once_and_every_kind_of_message_still_reads() {
+        // Not UTF-8 (inside a string): the byte parser's error, never a message.
+        let bad = Bytes::from_static(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\xff\"}");
+        assert!(Message::parse(bad).is_err());
+        // A plain tools/call is read into its parts...
+        let call = Message::parse(Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t\u00e9"}}"#,
+        ))
+        .unwrap();
+        assert!(matches!(call.parsed, Parsed::Call(..)));
+        assert_eq!(call.value()["params"]["name"], "t\u{e9}");
+        // ...anything else becomes a tree, multi-byte text included.
+        let list = Message::parse(Bytes::from(
+            r#"{"jsonrpc":"2.0","id":"é","method":"tools/list"}"#.as_bytes(),
+        ))
+        .unwrap();
+        assert!(matches!(list.parsed, Parsed::Tree(..)));
+        assert_eq!(list.value()["id"], "é");
+    }
 }

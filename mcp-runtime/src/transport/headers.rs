@@ -11,10 +11,10 @@ use std::fmt;
 use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 
-use crate::members::member_of;
 use crate::service::Message;
 use crate::service::ParamMirrors;
 use mcp_types::ToolsCall;
+use mcp_types::members::member_of;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
