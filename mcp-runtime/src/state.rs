@@ -525,19 +525,18 @@ fn split_token(token: &str) -> Result<[&str; 4], StateError> {
             max: MAX_TOKEN_LEN,
         });
     }
-    // Byte scans rather than `split('.')`: the count is one vectorised pass over the token,
-    // and with exactly three dots, the first two are found from the front and the last from
-    // the back, next to the short parts (version, key id, MAC).
+    // Byte scans rather than `split('.')`: the first two dots are found from the front and the
+    // last from the back, next to the short parts (version, key id, MAC), and only the long
+    // payload between them is scanned in full, by the word-at-a-time search of
+    // `<[u8]>::contains`, for a dot that would make a fifth part.
     let bytes = token.as_bytes();
     let is_dot = |b: &u8| *b == b'.';
-    let dots = (bytes.iter().filter(|b| is_dot(b)).count() == 3)
-        .then(|| {
-            let first = bytes.iter().position(is_dot)?;
-            let second = first + 1 + bytes[first + 1..].iter().position(is_dot)?;
-            let last = bytes.iter().rposition(is_dot)?;
-            Some((first, second, last))
-        })
-        .flatten();
+    let dots = (|| {
+        let first = bytes.iter().position(is_dot)?;
+        let second = first + 1 + bytes[first + 1..].iter().position(is_dot)?;
+        let last = bytes.iter().rposition(is_dot)?;
+        (last > second && !bytes[second + 1..last].contains(&b'.')).then_some((first, second, last))
+    })();
     let Some((first, second, last)) = dots else {
         return Err(StateError::Malformed("expected four dot-separated parts"));
     };
