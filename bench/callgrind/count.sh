@@ -10,7 +10,10 @@
 #   the SHA-256 compression share and the count without it, then the code footprint: the
 #   distinct 64-byte lines and 4 KiB pages of machine code the requests executed (every
 #   request of a case takes the same path, so this is one request's footprint;
-#   bench/callgrind/footprint.py counts them). On an otherwise idle core (c=1) a request finds
+#   bench/callgrind/footprint.py counts them), and among those lines the ones run on every
+#   request (some instruction of the line ran N times or more: this leaves out what runs
+#   now and then, such as the HTTP date renewed once a second). Per symbol, against the
+#   floor: python3 bench/callgrind/footprint.py --by-symbol N OUT/call_retry.out.1 OUT/floor.out.1 On an otherwise idle core (c=1) a request finds
 #   little of its code still cached, and its user time follows the footprint more than the
 #   instruction count.
 # valgrind hides SHA-NI from CPUID, so under callgrind `sha2` runs its portable code (~3,500
@@ -72,6 +75,7 @@ for c in $CASES; do
   # The dump after zeroing is the highest-numbered part file.
   # shellcheck disable=SC2010  # ls -v: the part files in numeric order
   part=$(ls -v "$file".* 2>/dev/null | grep -v '\.0*$' | tail -1 || true)
+  # shellcheck disable=SC2012  # ls -v as above; the names are this script's own
   [ -n "$part" ] || part=$(ls -v "$file"* | tail -1)
   ir=$(grep -m1 '^summary:\|^totals:' "$part" | awk '{print $2}')
   # Exclusive cost of sha2's block function (inlined core intrinsics included: callgrind names
@@ -80,7 +84,7 @@ for c in $CASES; do
     awk '/:sha2::sha256::compress256/ { gsub(",", "", $1); s += $1 } END { printf "%d", s }')
   # With --dump-instr and absolute positions every cost line starts with the instruction's
   # address: footprint.py counts the distinct lines and pages among them, per object.
-  read -r lines pages < <(python3 "$HERE/footprint.py" "$part")
-  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d  pages %4d  (%s)\n' \
-    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$pages" "$part"
+  read -r lines pages every _ < <(python3 "$HERE/footprint.py" "$part" "$N")
+  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d (every request %5d)  pages %4d  (%s)\n' \
+    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$every" "$pages" "$part"
 done

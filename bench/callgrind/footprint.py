@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """The code a callgrind profile (recorded with --dump-instr=yes --compress-pos=no) executed.
 
-usage: footprint.py PROFILE                 prints "LINES PAGES": the distinct 64-byte lines and
+usage: footprint.py PROFILE [N]             prints "LINES PAGES": the distinct 64-byte lines and
                                             4 KiB pages of machine code executed, every object
-                                            (the binary and the shared libraries) together
+                                            (the binary and the shared libraries) together; with
+                                            N (the requests the profile counted) also "EVERY
+                                            EVERY_PAGES": the lines and pages some instruction of
+                                            which ran at least N times, i.e. on every request
+       footprint.py --by-symbol N PROFILE [BASE]  the lines run on every request, per symbol
+                                            (most first), beside those of a BASE profile of N
+                                            requests too (e.g. the floor's), and the totals
        footprint.py --order BINARY PROFILE...  prints BINARY's own symbols that the profiles
                                             executed, the most instructions first: a symbol
                                             ordering file for lld (-Wl,--symbol-ordering-file)
@@ -11,6 +17,10 @@ usage: footprint.py PROFILE                 prints "LINES PAGES": the distinct 6
 Every request of a benchmark case takes the same path, so a profile of N requests of one case
 executes one request's code: its footprint. A core that idles between requests (c=1) finds
 little of it still cached or mapped in its TLBs, and pays per line and per page touched.
+
+All lines executed include work that does not run per request (the HTTP date renewed once a
+second, the accept loop, timers): N separates it out. A line counts as run on every request
+when its most executed instruction ran at least N times.
 """
 import bisect
 import re
@@ -40,10 +50,11 @@ def executed(path):
     return cost
 
 
-def symbols(binary):
+def symbols(binary, demangle=False):
     """The binary's code symbols, by address."""
     out = subprocess.run(
-        ["nm", "-n", "--defined-only", binary], capture_output=True, text=True, check=True
+        ["nm", "-n", "--defined-only"] + (["-C"] if demangle else []) + [binary],
+        capture_output=True, text=True, check=True,
     ).stdout
     syms = []
     for line in out.splitlines():
@@ -53,8 +64,41 @@ def symbols(binary):
     return syms
 
 
+def every_request(cost, n):
+    """The (object, line) pairs some instruction of which ran at least n times."""
+    most = Counter()
+    for (obj, addr), ir in cost.items():
+        key = (obj, addr >> 6)
+        most[key] = max(most[key], ir)
+    return {k for k, v in most.items() if v >= n}
+
+
+def per_symbol(path, n):
+    """Lines run on every request, counted per symbol (demangled; other objects by name)."""
+    cache = {}
+    per = Counter()
+    for obj, line in every_request(executed(path), n):
+        if obj not in cache:
+            try:
+                syms = symbols(obj, demangle=True)
+            except (subprocess.CalledProcessError, FileNotFoundError, TypeError):
+                syms = []
+            cache[obj] = (syms, [a for a, _ in syms])
+        syms, starts = cache[obj]
+        i = bisect.bisect_right(starts, line << 6) - 1
+        per[syms[i][1] if i >= 0 else str(obj)] += 1
+    return per
+
+
 def main(argv):
-    if len(argv) >= 3 and argv[0] == "--order":
+    if len(argv) >= 3 and argv[0] == "--by-symbol":
+        n = int(argv[1])
+        case = per_symbol(argv[2], n)
+        base = per_symbol(argv[3], n) if len(argv) > 3 else Counter()
+        for name in sorted(set(case) | set(base), key=lambda k: (base[k] - case[k], k)):
+            print(f"{case[name]:6d} {base[name]:6d} {case[name] - base[name]:+6d}  {name}")
+        print(f"{sum(case.values()):6d} {sum(base.values()):6d}  lines run on every request")
+    elif len(argv) >= 3 and argv[0] == "--order":
         binary, profiles = argv[1], argv[2:]
         syms = symbols(binary)
         starts = [a for a, _ in syms]
@@ -70,11 +114,15 @@ def main(argv):
             sys.exit(f"no code of {binary} in {profiles} (a profile of another build?)")
         for name, _ in sorted(per.items(), key=lambda kv: (-kv[1], kv[0])):
             print(name)
-    elif len(argv) == 1:
+    elif len(argv) in (1, 2):
         cost = executed(argv[0])
         lines = {(o, a >> 6) for o, a in cost}
         pages = {(o, a >> 12) for o, a in cost}
-        print(len(lines), len(pages))
+        if len(argv) == 1:
+            print(len(lines), len(pages))
+        else:
+            every = every_request(cost, int(argv[1]))
+            print(len(lines), len(pages), len(every), len({(o, l >> 6) for o, l in every}))
     else:
         sys.exit(__doc__)
 
