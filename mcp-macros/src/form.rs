@@ -808,6 +808,12 @@ fn form_impls(
                 ) -> ::std::io::Result<()> {
                     #f::write_fields_binding(&__mcp_form_fields(choices), out)
                 }
+                fn write_requested_schema(
+                    choices: &Self::Choices,
+                    out: &mut ::std::vec::Vec<u8>,
+                ) {
+                    #f::write_fields_schema(&__mcp_form_fields(choices), out)
+                }
                 fn from_content(
                     content: &#f::JsonObject,
                     choices: &Self::Choices,

@@ -425,8 +425,12 @@ impl RequestContext {
             )))
         })?;
         let message = message.into();
-        let request = |message: String| {
-            InputRequest::Elicit(ElicitRequest::form(message, F::requested_schema(choices)))
+        // The schema is written as JSON straight from the form's declaration: it is sent, never
+        // read, so no typed schema is built for it.
+        let ask = |mrtr: &mut Mrtr, message: String| {
+            let mut schema = Vec::with_capacity(512);
+            F::write_requested_schema(choices, &mut schema);
+            mrtr.register_form(key, digest, message, schema);
         };
         match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => match decode_elicit::<F>(&record.response, choices) {
@@ -446,18 +450,17 @@ impl RequestContext {
                 // of the binding, so the state stays retryable against the same form).
                 Err(e) => {
                     let reason = F::explain(&e, choices);
-                    self.mrtr
-                        .register(key, digest, request(format!("{reason}\n\n{message}")));
+                    ask(&mut self.mrtr, format!("{reason}\n\n{message}"));
                     Ok(Resolved::Pending)
                 }
                 // Malformed response: ask again as before.
                 Ok(None) => {
-                    self.mrtr.register(key, digest, request(message));
+                    ask(&mut self.mrtr, message);
                     Ok(Resolved::Pending)
                 }
             },
             Lookup::Missing => {
-                self.mrtr.register(key, digest, request(message));
+                ask(&mut self.mrtr, message);
                 Ok(Resolved::Pending)
             }
         }
@@ -891,7 +894,7 @@ impl RequestContext {
     pub(crate) fn seal_next(
         &mut self,
         sealing: Sealing<'_>,
-    ) -> Result<mcp_types::InputRequiredResult, ErrorObject> {
+    ) -> Result<crate::mrtr::SealedInput, ErrorObject> {
         self.mrtr.seal_next(&self.principal, sealing)
     }
 

@@ -54,6 +54,19 @@ pub trait ElicitForm: Sized + Send + 'static {
     /// supplied choices are rejected.
     fn from_content(content: &JsonObject, choices: &Self::Choices) -> Result<Self, FormError>;
 
+    /// Writes the `requestedSchema` for `choices` as JSON: what the runtime sends on the leg
+    /// that asks.
+    ///
+    /// Contract: exactly the bytes serde_json writes for [`ElicitForm::requested_schema`] of
+    /// the same `choices`. The default serializes that schema; `#[derive(ElicitForm)]` writes
+    /// it from its field declarations with [`write_fields_schema`] instead, which builds no
+    /// schema. A hand-written form overriding it must keep the contract: the runtime sends
+    /// these bytes as they are.
+    fn write_requested_schema(choices: &Self::Choices, out: &mut Vec<u8>) {
+        // Serialising a schema into a Vec cannot fail.
+        let _ = serde_json::to_writer(out, &Self::requested_schema(choices));
+    }
+
     /// Writes a description of the form shown for `choices` that the runtime hashes into the
     /// signed `requestState`, so that an answer is only accepted against the exact form (field
     /// set, constraints and offered choices) the user saw.
@@ -570,6 +583,156 @@ mod tests {
                 if a == b {
                     prop_assert_eq!(bytes(&a), bytes(&b));
                 }
+            }
+        }
+
+        /// Strings that need escaping, and non-ASCII, beside plain ones.
+        fn text() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec![
+                "a",
+                "",
+                "q\"uote",
+                "back\\slash",
+                "line\nbreak",
+                "ctl\u{1}",
+                "é☃",
+            ])
+        }
+
+        fn rich_choice() -> impl Strategy<Value = Choice> {
+            (text(), prop::option::of(text())).prop_map(|(v, t)| Choice {
+                value: v.to_owned(),
+                title: t.map(str::to_owned),
+            })
+        }
+
+        fn float() -> impl Strategy<Value = f64> {
+            prop::sample::select(vec![
+                0.0,
+                -0.0,
+                0.5,
+                -1.0,
+                0.1,
+                -2.5e-7,
+                1e300,
+                9.0e15,
+                f64::NAN,
+                f64::INFINITY,
+            ])
+        }
+
+        fn int() -> impl Strategy<Value = i128> {
+            prop_oneof![
+                -3i128..3,
+                prop::sample::select(vec![
+                    i128::from(i64::MIN),
+                    i128::from(i64::MAX),
+                    i128::from(u64::MAX),
+                    i128::MAX,
+                    i128::MIN,
+                ]),
+            ]
+        }
+
+        fn rich_kind() -> impl Strategy<Value = FieldKind<'static>> {
+            let formats = prop::option::of(prop::sample::select(vec![
+                StringFormat::Email,
+                StringFormat::Uri,
+                StringFormat::Date,
+                StringFormat::DateTime,
+            ]));
+            prop_oneof![
+                (
+                    prop::option::of(any::<u64>()),
+                    prop::option::of(0u64..3),
+                    formats,
+                    prop::option::of(text()),
+                )
+                    .prop_map(|(min_length, max_length, format, d)| {
+                        FieldKind::Text {
+                            min_length,
+                            max_length,
+                            format,
+                            default: d.map(str::to_owned),
+                        }
+                    }),
+                (int(), int(), prop::option::of(int())).prop_map(|(minimum, maximum, default)| {
+                    FieldKind::Integer {
+                        minimum,
+                        maximum,
+                        default,
+                    }
+                }),
+                (
+                    prop::option::of(float()),
+                    prop::option::of(float()),
+                    prop::option::of(float()),
+                )
+                    .prop_map(|(minimum, maximum, default)| FieldKind::Number {
+                        minimum,
+                        maximum,
+                        default,
+                    }),
+                prop::option::of(any::<bool>()).prop_map(|default| FieldKind::Boolean { default }),
+                (
+                    prop::collection::vec(rich_choice(), 0..4),
+                    prop::option::of(text())
+                )
+                    .prop_map(|(options, d)| FieldKind::Select {
+                        options: options.into(),
+                        default: d.map(str::to_owned),
+                    }),
+                (
+                    prop::collection::vec(rich_choice(), 0..4),
+                    prop::option::of(any::<u64>()),
+                    prop::option::of(0u64..2),
+                )
+                    .prop_map(|(options, min_items, max_items)| {
+                        FieldKind::MultiSelect {
+                            options: options.into(),
+                            min_items,
+                            max_items,
+                        }
+                    }),
+            ]
+        }
+
+        fn rich_field() -> impl Strategy<Value = FieldSpec<'static>> {
+            (
+                // Repeated names now and then: a later field replaces an earlier one.
+                prop::sample::select(vec!["x", "y", "n\"ame", "ü"]),
+                prop::option::of(text()),
+                prop::option::of(text()),
+                any::<bool>(),
+                rich_kind(),
+            )
+                .prop_map(|(name, title, description, required, kind)| FieldSpec {
+                    name,
+                    title,
+                    description,
+                    required,
+                    kind,
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            /// The schema written from the declarations is the one built from them, byte for
+            /// byte as serde writes it, and reads back as the same schema.
+            #[test]
+            fn the_written_schema_is_the_built_one(
+                fields in prop::collection::vec(rich_field(), 0..5),
+            ) {
+                let mut written = Vec::new();
+                write_fields_schema(&fields, &mut written);
+                let built = requested_schema(&fields);
+                prop_assert_eq!(
+                    String::from_utf8(written.clone()).unwrap(),
+                    serde_json::to_string(&built).unwrap()
+                );
+                let read: mcp_types::RequestedSchema = serde_json::from_slice(&written).unwrap();
+                prop_assert_eq!(read, built);
             }
         }
 

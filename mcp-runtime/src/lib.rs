@@ -43,6 +43,7 @@ pub mod context;
 pub mod extract;
 pub mod form;
 mod handler_error;
+mod json_bytes;
 #[cfg(feature = "legacy-2025-11-25")]
 pub mod legacy;
 pub(crate) mod log_safe;

@@ -14,7 +14,7 @@ pub mod form {
         CheckedForm, Choice, ChoicesField, ChoicesKind, ElicitChoice, ElicitForm, FieldKind,
         FieldOptions, FieldSpec, FieldValue, FormContent, FormError, FormField, FormKind, FormSlot,
         FormValue, Literal, StaticChoice, check_all, check_offered, explain, fits,
-        requested_schema, write_fields_binding,
+        requested_schema, write_fields_binding, write_fields_schema,
     };
     pub use mcp_types::{JsonObject, RequestedSchema, StringFormat};
 

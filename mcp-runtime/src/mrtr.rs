@@ -6,13 +6,14 @@
 //! ([`crate::context::RequestContext`]) looks answers up and claims them through it, and the
 //! server seals the next state from it ([`Mrtr::seal_next`]). Submodules: `binding` (the
 //! digests binding what was shown under a key), `claim` (claiming, work under a claim, recorded
-//! outcomes), `record` (the typed answer record carried in the state), `token` (opening a
-//! retry's state and sealing the next one).
+//! outcomes), `pending` (this pass's input requests, as they will be sent), `record` (the
+//! typed answer record carried in the state), `token` (opening a retry's state and sealing
+//! the next one).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_types::{ErrorObject, InputRequest, InputRequests, InputResponses};
+use mcp_types::{ErrorObject, InputRequest, InputResponses};
 use serde_json::Value;
 
 use crate::handler_error::HandlerError;
@@ -21,11 +22,13 @@ use crate::state::{ArgDigest, CorrelationId, RandomnessUnavailable, StatePayload
 
 mod binding;
 mod claim;
+mod pending;
 mod record;
 mod token;
 
 pub(crate) use binding::{binding_digest, form_binding_digest};
 pub use claim::REPLAYED_META_KEY;
+pub(crate) use pending::{PendingRequest, PendingRequests, SealedInput};
 pub(crate) use record::AnswerRecord;
 pub(crate) use token::{Sealing, state_refused};
 
@@ -37,7 +40,7 @@ pub(crate) struct Mrtr {
     /// The retry's responses; only read under keys `opened` vouches for.
     responses: InputResponses,
     /// Input requests registered on this pass, in order.
-    pending: InputRequests,
+    pending: PendingRequests,
     /// Digest of what each pending request shows, sealed into the next state.
     pending_bindings: BTreeMap<String, ArgDigest>,
     /// Answers taken from this retry, in the order taken, carried into the next round's
@@ -117,7 +120,7 @@ impl Mrtr {
             store,
             opened,
             responses,
-            pending: InputRequests::default(),
+            pending: PendingRequests::default(),
             pending_bindings: BTreeMap::new(),
             fresh_answers: Vec::new(),
             claimed: false,
@@ -205,7 +208,7 @@ impl Mrtr {
 
     /// The keys of the input requests this pass registered, in order.
     pub(crate) fn pending_keys(&self) -> impl Iterator<Item = &String> {
-        self.pending.0.keys()
+        self.pending.keys()
     }
 
     /// The correlation id of the flow's out-of-band step under `key`: the one the state
@@ -292,13 +295,29 @@ impl Mrtr {
 
     /// Registers an input request of this pass, with the digest of what it shows.
     pub(crate) fn register(&mut self, key: &str, digest: ArgDigest, request: InputRequest) {
-        if self.pending.0.is_empty() {
-            // Most passes ask one thing. Left to itself the map reserves room for four
-            // requests of some 450 bytes each: one allocation of over 1 KiB per first leg,
-            // which misses glibc's per-thread cache and consolidates its fast bins.
-            self.pending.0.reserve_exact(1);
-        }
-        self.pending.insert(key.to_owned(), request);
+        self.register_pending(key, digest, PendingRequest::Typed(Box::new(request)));
+    }
+
+    /// Registers a form-mode elicitation whose `requestedSchema` is already written as JSON
+    /// (see [`PendingRequest::Form`]).
+    pub(crate) fn register_form(
+        &mut self,
+        key: &str,
+        digest: ArgDigest,
+        message: String,
+        schema: Vec<u8>,
+    ) {
+        // Sent as written: a hand-written `write_requested_schema` that is not JSON is a
+        // server bug, caught here in debug builds rather than by a client.
+        debug_assert!(
+            serde_json::from_slice::<serde::de::IgnoredAny>(&schema).is_ok(),
+            "ElicitForm::write_requested_schema wrote something that is not JSON"
+        );
+        self.register_pending(key, digest, PendingRequest::Form { message, schema });
+    }
+
+    fn register_pending(&mut self, key: &str, digest: ArgDigest, request: PendingRequest) {
+        self.pending.insert(key, request);
         self.pending_bindings.insert(key.to_owned(), digest);
     }
 
@@ -517,17 +536,20 @@ mod tests {
     }
 
     #[test]
-    fn one_pending_request_reserves_room_for_one() {
-        // One request per pass is the common case: the map must not reserve room for more
-        // (four requests would take one allocation of over 1 KiB per first leg).
+    fn requests_are_registered_in_order_with_their_bindings() {
         let mut mrtr = Mrtr::first(Arc::new(MemoryReplayStore::new(16)));
         mrtr.register("pick", ArgDigest::from_bytes([7; 32]), request());
-        assert_eq!(mrtr.pending.0.capacity(), 1);
-        // A second request still fits, however the map grows.
-        mrtr.register("confirm", ArgDigest::from_bytes([8; 32]), request());
+        mrtr.register_form(
+            "confirm",
+            ArgDigest::from_bytes([8; 32]),
+            "Sure?".into(),
+            br#"{"type":"object","properties":{}}"#.to_vec(),
+        );
+        assert!(mrtr.has_pending());
+        assert_eq!(mrtr.pending_keys().collect::<Vec<_>>(), ["pick", "confirm"]);
         assert_eq!(
-            mrtr.pending.0.keys().collect::<Vec<_>>(),
-            ["pick", "confirm"]
+            mrtr.pending_bindings.get("confirm"),
+            Some(&ArgDigest::from_bytes([8; 32]))
         );
     }
 }

@@ -2,6 +2,7 @@
 //! encoding of the offered fields that `requestState` binds.
 
 use super::*;
+use crate::json_bytes::{Members, write_str, write_strings};
 
 /// Writes an unambiguous encoding of `fields` (the [`ElicitForm::write_binding`] of derived
 /// forms).
@@ -155,6 +156,140 @@ pub fn requested_schema(fields: &[FieldSpec<'_>]) -> RequestedSchema {
         schema = schema.field(f.name, definition(f), f.required);
     }
     schema
+}
+
+/// Writes the wire `requestedSchema` for a list of fields as JSON: the bytes serde_json writes
+/// for [`requested_schema`] of the same fields, without building that schema (the
+/// [`ElicitForm::write_requested_schema`] of derived forms).
+///
+/// A first leg sends the schema once and never reads it: built as a [`RequestedSchema`], every
+/// name, label and offered choice was copied into a string of its own only to be written out
+/// and freed.
+pub fn write_fields_schema(fields: &[FieldSpec<'_>], out: &mut Vec<u8>) {
+    if repeats_a_name(fields) {
+        // A later field of the same name replaces the earlier one in the schema's property
+        // map; the derive never declares two, so that case is left to the map.
+        let _ = serde_json::to_writer(&mut *out, &requested_schema(fields));
+        return;
+    }
+    let mut m = Members::open(out);
+    m.key(br#""type":"object""#);
+    let properties = m.key(br#""properties":"#);
+    properties.push(b'{');
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            properties.push(b',');
+        }
+        write_str(properties, f.name);
+        properties.push(b':');
+        write_field(properties, f);
+    }
+    properties.push(b'}');
+    if fields.iter().any(|f| f.required) {
+        let required = fields.iter().filter(|f| f.required).map(|f| f.name);
+        m.strings(br#""required":"#, required);
+    }
+    m.close();
+}
+
+fn repeats_a_name(fields: &[FieldSpec<'_>]) -> bool {
+    fields
+        .iter()
+        .enumerate()
+        .any(|(i, f)| fields[..i].iter().any(|g| g.name == f.name))
+}
+
+/// One field's definition, as [`definition`] builds it and serde writes it.
+fn write_field(buf: &mut Vec<u8>, f: &FieldSpec<'_>) {
+    let mut m = Members::open(buf);
+    let (title, description) = (f.title, f.description);
+    match &f.kind {
+        FieldKind::Text {
+            min_length,
+            max_length,
+            format,
+            default,
+        } => {
+            m.head(br#""type":"string""#, title, description);
+            m.opt_u64(br#""minLength":"#, *min_length);
+            m.opt_u64(br#""maxLength":"#, *max_length);
+            if let Some(format) = format {
+                m.key(match format {
+                    StringFormat::Email => br#""format":"email""#,
+                    StringFormat::Uri => br#""format":"uri""#,
+                    StringFormat::Date => br#""format":"date""#,
+                    StringFormat::DateTime => br#""format":"date-time""#,
+                });
+            }
+            m.opt_str(br#""default":"#, default.as_deref());
+        }
+        FieldKind::Integer {
+            minimum,
+            maximum,
+            default,
+        } => {
+            m.head(br#""type":"integer""#, title, description);
+            m.opt_number(br#""minimum":"#, Some(&int_number(*minimum)));
+            m.opt_number(br#""maximum":"#, Some(&int_number(*maximum)));
+            m.opt_number(br#""default":"#, default.map(int_number).as_ref());
+        }
+        FieldKind::Number {
+            minimum,
+            maximum,
+            default,
+        } => {
+            m.head(br#""type":"number""#, title, description);
+            m.opt_number(br#""minimum":"#, minimum.and_then(float_number).as_ref());
+            m.opt_number(br#""maximum":"#, maximum.and_then(float_number).as_ref());
+            m.opt_number(br#""default":"#, default.and_then(float_number).as_ref());
+        }
+        FieldKind::Boolean { default } => {
+            m.head(br#""type":"boolean""#, title, description);
+            if let Some(d) = default {
+                m.key(if *d {
+                    br#""default":true"#
+                } else {
+                    br#""default":false"#
+                });
+            }
+        }
+        FieldKind::Select { options, default } => {
+            m.head(br#""type":"string""#, title, description);
+            if titled(options) {
+                m.options(br#""oneOf":"#, labelled(options));
+            } else {
+                m.strings(br#""enum":"#, options.iter().map(|c| c.value.as_str()));
+            }
+            m.opt_str(br#""default":"#, default.as_deref());
+        }
+        FieldKind::MultiSelect {
+            options,
+            min_items,
+            max_items,
+        } => {
+            m.head(br#""type":"array""#, title, description);
+            m.opt_u64(br#""minItems":"#, *min_items);
+            m.opt_u64(br#""maxItems":"#, *max_items);
+            if titled(options) {
+                let mut items = Members::open(m.key(br#""items":"#));
+                items.options(br#""anyOf":"#, labelled(options));
+                items.close();
+            } else {
+                let items = m.key(br#""items":{"type":"string","enum":"#);
+                write_strings(items, options.iter().map(|c| c.value.as_str()));
+                items.push(b'}');
+            }
+        }
+    }
+    m.close();
+}
+
+/// Options as `(const, title)`, the value standing in for a missing label (as
+/// [`enum_options`] builds them).
+fn labelled(options: &[Choice]) -> impl Iterator<Item = (&str, &str)> {
+    options
+        .iter()
+        .map(|c| (c.value.as_str(), c.title.as_deref().unwrap_or(&c.value)))
 }
 
 pub(super) fn titled(options: &[Choice]) -> bool {

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use mcp_types::{ErrorObject, InputRequiredResult, InputResponses};
+use mcp_types::{ErrorObject, InputResponses};
 
-use super::Mrtr;
+use super::{Mrtr, SealedInput};
 use crate::Principal;
 use crate::replay::ReplayStore;
 use crate::state::{
@@ -57,7 +57,7 @@ impl Mrtr {
     }
 
     /// Seals the next state for the requests the tool registered on this pass, and moves
-    /// them into the `InputRequiredResult` that carries it.
+    /// them into the [`SealedInput`] that carries it.
     ///
     /// - First call: a fresh round-0 state.
     /// - Retry that consumed an answer (nonce claimed): the next round, fresh nonce, with this
@@ -69,7 +69,7 @@ impl Mrtr {
         &mut self,
         principal: &Principal,
         sealing: Sealing<'_>,
-    ) -> Result<InputRequiredResult, ErrorObject> {
+    ) -> Result<SealedInput, ErrorObject> {
         if self.pending.is_empty() {
             return Err(ErrorObject::internal_error(
                 "the tool signalled input required without asking for anything",
@@ -131,26 +131,20 @@ impl Mrtr {
         if crate::observe::otel::active() {
             crate::observe::inputs_asked(&input_kinds(&self.pending), payload.round);
         }
-        // No `_meta` here: the reply appends the server's cached one (`result_reply_with_meta`).
-        InputRequiredResult::new(Some(std::mem::take(&mut self.pending)), Some(token))
-            .map_err(|e| ErrorObject::internal_error(e.to_string()))
+        // No `_meta` here: the reply appends the server's cached one.
+        Ok(SealedInput {
+            requests: std::mem::take(&mut self.pending),
+            request_state: token,
+        })
     }
 }
 
 #[cfg(feature = "otel")]
 /// The kinds of the input requests asked (a bounded set of names), each once, in order.
-fn input_kinds(pending: &mcp_types::InputRequests) -> Vec<&'static str> {
-    use mcp_types::{ElicitRequestParams, InputRequest};
+fn input_kinds(pending: &super::PendingRequests) -> Vec<&'static str> {
     let mut kinds = Vec::with_capacity(2);
-    for request in pending.0.values() {
-        let kind = match request {
-            InputRequest::Elicit(e) => match e.params {
-                ElicitRequestParams::Form(_) => "form",
-                ElicitRequestParams::Url(_) => "url",
-            },
-            InputRequest::CreateMessage(_) => "sampling",
-            InputRequest::ListRoots(_) => "roots",
-        };
+    for (_, request) in pending.iter() {
+        let kind = request.kind();
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }

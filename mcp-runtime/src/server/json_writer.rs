@@ -14,36 +14,51 @@
 
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, EnumOption,
-    InputRequest, InputRequests, NumberKind, PrimitiveSchemaDefinition, RequestedSchema,
-    StringFormat,
+    InputRequest, NumberKind, PrimitiveSchemaDefinition, RequestedSchema, StringFormat,
 };
 
-/// Writes `requests` as the JSON object serde would write.
+pub(super) use crate::json_bytes::write_str;
+use crate::json_bytes::{Members, write_strings};
+use crate::mrtr::{PendingRequest, PendingRequests};
+
+/// Writes `requests` as the JSON object serde writes for the same requests typed
+/// ([`PendingRequests::into_typed`](crate::mrtr::PendingRequests::into_typed)).
 ///
 /// # Errors
 /// What serde returns for a request written through it (a `Value` cannot fail to serialise,
 /// so in practice none).
 pub(super) fn write_input_requests(
     buf: &mut Vec<u8>,
-    requests: &InputRequests,
+    requests: &PendingRequests,
 ) -> Result<(), serde_json::Error> {
     buf.push(b'{');
-    for (i, (key, request)) in requests.0.iter().enumerate() {
+    for (i, (key, request)) in requests.iter().enumerate() {
         if i > 0 {
             buf.push(b',');
         }
         write_str(buf, key);
         buf.push(b':');
         match request {
-            InputRequest::Elicit(elicit) => match &elicit.params {
-                ElicitRequestParams::Form(form) if plain_form(form) => {
-                    buf.extend_from_slice(br#"{"method":"elicitation/create","params":"#);
-                    write_form_params(buf, form);
-                    buf.push(b'}');
-                }
-                _ => serde_json::to_writer(&mut *buf, request)?,
+            PendingRequest::Form { message, schema } => {
+                buf.extend_from_slice(br#"{"method":"elicitation/create","params":"#);
+                let mut m = Members::open(buf);
+                m.key(br#""mode":"form""#);
+                m.str(br#""message":"#, message);
+                m.key(br#""requestedSchema":"#).extend_from_slice(schema);
+                m.close();
+                buf.push(b'}');
+            }
+            PendingRequest::Typed(request) => match &**request {
+                InputRequest::Elicit(elicit) => match &elicit.params {
+                    ElicitRequestParams::Form(form) if plain_form(form) => {
+                        buf.extend_from_slice(br#"{"method":"elicitation/create","params":"#);
+                        write_form_params(buf, form);
+                        buf.push(b'}');
+                    }
+                    _ => serde_json::to_writer(&mut *buf, &**request)?,
+                },
+                _ => serde_json::to_writer(&mut *buf, &**request)?,
             },
-            _ => serde_json::to_writer(&mut *buf, request)?,
         }
     }
     buf.push(b'}');
@@ -96,41 +111,6 @@ pub(super) fn write_call_tool_result(
     Ok(())
 }
 
-/// Writes `s` as a JSON string: copied between quotes when no byte needs escaping, else
-/// through serde_json (which escapes exactly `"`, `\` and the control characters).
-pub(super) fn write_str(buf: &mut Vec<u8>, s: &str) {
-    if plain(s.as_bytes()) {
-        buf.reserve(s.len() + 2);
-        buf.push(b'"');
-        buf.extend_from_slice(s.as_bytes());
-        buf.push(b'"');
-    } else {
-        // Serialising a string into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *buf, s);
-    }
-}
-
-/// Whether no byte of `bytes` needs escaping in a JSON string (`"`, `\\`, or below 0x20).
-fn plain(bytes: &[u8]) -> bool {
-    // Eight bytes per step (SWAR): a byte-at-a-time check was most of the writer's time. Each
-    // test sets a word's high bit in a byte's lane exactly when some byte of the word matches,
-    // so there are no false answers, only false lanes, and only "any" is asked.
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let has_below = |v: u64, n: u8| v.wrapping_sub(ONES * u64::from(n)) & !v & HIGHS;
-    let (words, rest) = bytes.as_chunks::<8>();
-    let mut found = 0u64;
-    for word in words {
-        let v = u64::from_ne_bytes(*word);
-        found |= has_below(v, 0x20)
-            | has_zero(v ^ (ONES * u64::from(b'"')))
-            | has_zero(v ^ (ONES * u64::from(b'\\')));
-    }
-    let escapes = |b: &u8| *b < 0x20 || *b == b'"' || *b == b'\\';
-    found == 0 && !rest.iter().any(escapes)
-}
-
 /// Whether every object in the form has only the members written below (no extension
 /// members): then the output of [`write_form_params`] is serde's.
 fn plain_form(form: &ElicitRequestFormParams) -> bool {
@@ -148,104 +128,6 @@ fn plain_form(form: &ElicitRequestFormParams) -> bool {
             P::TitledMultiSelect(e) => e.extra.is_empty() && e.items.extra.is_empty(),
             P::LegacyTitledEnum(e) => e.extra.is_empty(),
         })
-}
-
-/// Members in declaration order, as serde writes them; `first` tracks the comma.
-struct Members<'a> {
-    buf: &'a mut Vec<u8>,
-    first: bool,
-}
-
-impl<'a> Members<'a> {
-    fn open(buf: &'a mut Vec<u8>) -> Self {
-        buf.push(b'{');
-        Members { buf, first: true }
-    }
-
-    /// Starts a member; `name` is a literal `"name":` that needs no escaping.
-    fn key(&mut self, name: &[u8]) -> &mut Vec<u8> {
-        if !self.first {
-            self.buf.push(b',');
-        }
-        self.first = false;
-        self.buf.extend_from_slice(name);
-        self.buf
-    }
-
-    fn str(&mut self, name: &[u8], value: &str) {
-        write_str(self.key(name), value);
-    }
-
-    fn opt_str(&mut self, name: &[u8], value: Option<&str>) {
-        if let Some(v) = value {
-            self.str(name, v);
-        }
-    }
-
-    /// The members every field definition starts with: its `"type":…` member (a literal),
-    /// then `title` and `description` when present.
-    fn head(&mut self, kind: &[u8], title: Option<&str>, description: Option<&str>) {
-        self.key(kind);
-        self.opt_str(br#""title":"#, title);
-        self.opt_str(br#""description":"#, description);
-    }
-
-    fn opt_u64(&mut self, name: &[u8], value: Option<u64>) {
-        if let Some(v) = value {
-            use std::io::Write as _;
-            // Writing into a Vec cannot fail.
-            let _ = write!(self.key(name), "{v}");
-        }
-    }
-
-    fn opt_number(&mut self, name: &[u8], value: Option<&serde_json::Number>) {
-        if let Some(v) = value {
-            // A Number always serialises.
-            let _ = serde_json::to_writer(&mut *self.key(name), v);
-        }
-    }
-
-    fn strings(&mut self, name: &[u8], values: &[String]) {
-        let buf = self.key(name);
-        write_strings(buf, values);
-    }
-
-    fn opt_strings(&mut self, name: &[u8], values: Option<&[String]>) {
-        if let Some(v) = values {
-            self.strings(name, v);
-        }
-    }
-
-    fn options(&mut self, name: &[u8], options: &[EnumOption]) {
-        let buf = self.key(name);
-        buf.push(b'[');
-        for (i, o) in options.iter().enumerate() {
-            if i > 0 {
-                buf.push(b',');
-            }
-            buf.extend_from_slice(br#"{"const":"#);
-            write_str(buf, &o.value);
-            buf.extend_from_slice(br#","title":"#);
-            write_str(buf, &o.title);
-            buf.push(b'}');
-        }
-        buf.push(b']');
-    }
-
-    fn close(self) {
-        self.buf.push(b'}');
-    }
-}
-
-fn write_strings(buf: &mut Vec<u8>, values: &[String]) {
-    buf.push(b'[');
-    for (i, v) in values.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        write_str(buf, v);
-    }
-    buf.push(b']');
 }
 
 fn write_form_params(buf: &mut Vec<u8>, form: &ElicitRequestFormParams) {
@@ -329,7 +211,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
                 e.title.as_deref(),
                 e.description.as_deref(),
             );
-            m.strings(br#""enum":"#, &e.values);
+            m.strings(br#""enum":"#, e.values.iter().map(String::as_str));
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
         P::TitledSingleSelect(e) => {
@@ -338,7 +220,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
                 e.title.as_deref(),
                 e.description.as_deref(),
             );
-            m.options(br#""oneOf":"#, &e.one_of);
+            m.options(br#""oneOf":"#, titled_options(&e.one_of));
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
         P::UntitledMultiSelect(e) => {
@@ -350,7 +232,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
             m.opt_u64(br#""minItems":"#, e.min_items);
             m.opt_u64(br#""maxItems":"#, e.max_items);
             let items = m.key(br#""items":{"type":"string","enum":"#);
-            write_strings(items, &e.items.values);
+            write_strings(items, e.items.values.iter().map(String::as_str));
             items.push(b'}');
             m.opt_strings(br#""default":"#, e.default.as_deref());
         }
@@ -363,7 +245,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
             m.opt_u64(br#""minItems":"#, e.min_items);
             m.opt_u64(br#""maxItems":"#, e.max_items);
             let mut items = Members::open(m.key(br#""items":"#));
-            items.options(br#""anyOf":"#, &e.items.any_of);
+            items.options(br#""anyOf":"#, titled_options(&e.items.any_of));
             items.close();
             m.opt_strings(br#""default":"#, e.default.as_deref());
         }
@@ -373,12 +255,17 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
                 e.title.as_deref(),
                 e.description.as_deref(),
             );
-            m.strings(br#""enum":"#, &e.values);
+            m.strings(br#""enum":"#, e.values.iter().map(String::as_str));
             m.opt_strings(br#""enumNames":"#, e.enum_names.as_deref());
             m.opt_str(br#""default":"#, e.default.as_deref());
         }
     }
     m.close();
+}
+
+/// A titled select's options as `(const, title)` pairs.
+fn titled_options(options: &[EnumOption]) -> impl Iterator<Item = (&str, &str)> {
+    options.iter().map(|o| (o.value.as_str(), o.title.as_str()))
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
-//! Turning a tool's input-required signal into an `InputRequiredResult` with sealed state: the
-//! server's keys and limits handed to the request's MRTR ledger (`crate::mrtr`), which seals.
+//! Turning a tool's input-required signal into the requests and sealed state of an
+//! `InputRequiredResult`: the server's keys and limits handed to the request's MRTR ledger
+//! (`crate::mrtr`), which seals.
 
-use mcp_types::{ErrorObject, InputRequiredResult};
+use mcp_types::ErrorObject;
 
 use super::Inner;
 use crate::context::RequestContext;
-use crate::mrtr::Sealing;
 pub(super) use crate::mrtr::state_refused;
+use crate::mrtr::{SealedInput, Sealing};
 use crate::state::ArgDigest;
 
 /// Seals the next state for the requests the tool registered on this pass (see
@@ -17,7 +18,7 @@ pub(super) fn input_required(
     method: &'static str,
     target: &str,
     arg_digest: Option<ArgDigest>,
-) -> Result<InputRequiredResult, ErrorObject> {
+) -> Result<SealedInput, ErrorObject> {
     ctx.seal_next(Sealing {
         keyring: &inner.keyring,
         ttl: inner.state_ttl,

@@ -6,12 +6,11 @@
 //! serialised instead of being cloned into every response.
 
 use bytes::Bytes;
-use mcp_types::{
-    CallToolResult, ErrorObject, InputRequiredResult, JsonRpcErrorResponse, RequestId,
-};
+use mcp_types::{CallToolResult, ErrorObject, JsonRpcErrorResponse, RequestId};
 use serde::Serialize;
 
 use super::json_writer::write_str;
+use crate::mrtr::SealedInput;
 use crate::service::Reply;
 
 const PREFIX: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
@@ -109,37 +108,29 @@ fn reply_with_meta(
     Reply::result(Bytes::from(buf))
 }
 
-/// [`result_reply_with_meta`] for an `InputRequiredResult` without `_meta` and without
-/// extension members (what the server builds): its members written in place rather than
-/// through serde's map of a struct with flattened members, and the `requestState` copied as is
-/// when it needs no JSON escaping (the server's own tokens never do: a key id and base64url).
-/// The same bytes as the serde path, which anything else falls back to.
+/// The `InputRequiredResult` of a pass that asked (its requests and sealed state, with the
+/// server's serialised `_meta` as the last member): the bytes serde writes for the same result
+/// built as [`mcp_types::InputRequiredResult`] with `_meta` set, written in place. The `requestState` is
+/// copied as is when it needs no JSON escaping (the server's own tokens never do: a key id and
+/// base64url), and a derived form's `requestedSchema` is copied as written.
 pub(super) fn input_required_reply_with_meta(
     id: &RequestId,
-    result: &InputRequiredResult,
+    sealed: &SealedInput,
     meta_json: &[u8],
 ) -> Reply {
-    if result.meta.is_some() || !result.extra.is_empty() {
-        return result_reply_with_meta(id, result, meta_json);
-    }
-    let state = result.request_state().unwrap_or_default();
+    let state = &sealed.request_state;
     // The form's schema is most of the rest; sized so a typical reply does not regrow.
     let mut buf = Vec::with_capacity(1024 + state.len() + meta_json.len());
     write_head(&mut buf, id);
-    buf.extend_from_slice(br#"{"resultType":"input_required""#);
-    if let Some(requests) = result.input_requests() {
-        buf.extend_from_slice(br#","inputRequests":"#);
-        if let Err(e) = super::json_writer::write_input_requests(&mut buf, requests) {
-            return error_reply(
-                Some(id),
-                ErrorObject::internal_error(format!("result failed to serialise: {e}")),
-            );
-        }
+    buf.extend_from_slice(br#"{"resultType":"input_required","inputRequests":"#);
+    if let Err(e) = super::json_writer::write_input_requests(&mut buf, &sealed.requests) {
+        return error_reply(
+            Some(id),
+            ErrorObject::internal_error(format!("result failed to serialise: {e}")),
+        );
     }
-    if let Some(state) = result.request_state() {
-        buf.extend_from_slice(br#","requestState":"#);
-        write_str(&mut buf, state);
-    }
+    buf.extend_from_slice(br#","requestState":"#);
+    write_str(&mut buf, state);
     buf.push(b'}');
     splice_meta(&mut buf, meta_json);
     buf.push(b'}');
@@ -171,9 +162,10 @@ fn write_head(buf: &mut Vec<u8>, id: &RequestId) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mrtr::{PendingRequest, PendingRequests};
     use mcp_types::{
         CallToolResult, ContentBlock, ElicitRequest, Implementation, InputRequests,
-        RequestedSchema, ResultMeta, StringSchema,
+        InputRequiredResult, RequestedSchema, ResultMeta, StringSchema,
     };
     use serde_json::Value;
     use serde_json::json;
@@ -223,32 +215,47 @@ mod tests {
         );
 
         // The in-place writer of an InputRequiredResult: the same bytes as the serde path,
-        // for every shape it takes (a state that needs escaping included).
-        let requests = InputRequests::default().with(
-            "pick",
-            ElicitRequest::form(
-                "Which \"one\"?\n",
-                RequestedSchema::new().field("id", StringSchema::new(), true),
-            ),
-        );
-        for (requests, state) in [
-            (Some(requests.clone()), Some("v2.k.AAAA-_.BBBB")),
-            (Some(requests.clone()), Some("a \"quoted\"\\ state\u{1}é")),
-            (Some(requests), None),
-            (None, Some("v2.k.x.y")),
-        ] {
-            let plain = InputRequiredResult::new(requests, state.map(str::to_owned)).unwrap();
-            check(
-                result_reply_with_meta(&id, &plain, &meta_json).body,
-                input_required_reply_with_meta(&id, &plain, &meta_json).body,
+        // for every shape it takes (a state that needs escaping, a form whose schema was
+        // written as JSON, and a typed one).
+        let schema = RequestedSchema::new().field("id", StringSchema::new(), true);
+        let typed = InputRequests::default()
+            .with(
+                "pick",
+                ElicitRequest::form("Which \"one\"?\n", schema.clone()),
+            )
+            .with(
+                "url",
+                ElicitRequest::url("Open it", "https://example.com/x"),
             );
-        }
-        let mut extended = InputRequiredResult::new(None, Some("s".into())).unwrap();
-        extended.extra.insert("x-ext".into(), json!(1));
-        check(
-            result_reply_with_meta(&id, &extended, &meta_json).body,
-            input_required_reply_with_meta(&id, &extended, &meta_json).body,
+        let mut written = PendingRequests::default();
+        written.insert(
+            "pick",
+            PendingRequest::Form {
+                message: "Which \"one\"?\n".into(),
+                schema: serde_json::to_vec(&schema).unwrap(),
+            },
         );
+        written.insert(
+            "url",
+            PendingRequest::Typed(Box::new(
+                ElicitRequest::url("Open it", "https://example.com/x").into(),
+            )),
+        );
+        for requests in [PendingRequests::from(typed.clone()), written] {
+            for state in ["v2.k.AAAA-_.BBBB", "a \"quoted\"\\ state\u{1}é"] {
+                let mut expected =
+                    InputRequiredResult::new(Some(typed.clone()), Some(state.into())).unwrap();
+                expected.meta = Some(meta.clone());
+                let sealed = SealedInput {
+                    requests: requests.clone(),
+                    request_state: state.into(),
+                };
+                check(
+                    result_reply(&id, &expected).body,
+                    input_required_reply_with_meta(&id, &sealed, &meta_json).body,
+                );
+            }
+        }
 
         // An empty object gets `_meta` without a stray comma.
         let spliced = result_reply_with_meta(&id, &json!({}), &meta_json).body;

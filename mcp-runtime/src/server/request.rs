@@ -217,7 +217,7 @@ impl Server {
         arg_digest: Option<ArgDigest>,
     ) -> Reply {
         match mrtr::input_required(&self.inner, ctx, target.method, target.name, arg_digest) {
-            Ok(result) => {
+            Ok(sealed) => {
                 crate::observe::round_issued(target.method);
                 if let Some(flows) = &self.inner.abandoned
                     && let Some(issued) = ctx.take_issued()
@@ -226,7 +226,7 @@ impl Server {
                 }
                 let mut reply = super::reply::input_required_reply_with_meta(
                     id,
-                    &result,
+                    &sealed,
                     &self.inner.result_meta_json,
                 );
                 reply.input_required = true;

@@ -365,7 +365,9 @@ impl Server {
                         mcp_types::METHOD_TOOLS_CALL,
                         &target_name,
                         arg_digest,
-                    ) {
+                    )
+                    .and_then(crate::mrtr::SealedInput::into_result)
+                    {
                         Ok(asked) => {
                             record.input_requests = asked.input_requests().cloned();
                             record.resume_state = asked.request_state().map(str::to_owned);
