@@ -477,15 +477,22 @@ mod tests {
         }
 
         // Small alphabets, so that equal and nearly equal forms are generated often.
-        fn word() -> impl Strategy<Value = &'static str> {
+        fn word() -> impl Strategy<Value = &'static str> + Clone {
             prop::sample::select(vec!["a", "b", "ab", ""])
         }
 
-        fn choice() -> impl Strategy<Value = Choice> {
-            (word(), prop::option::of(word())).prop_map(|(v, t)| Choice {
+        /// A choice whose value and label are drawn from `text`.
+        fn choice_of(
+            text: impl Strategy<Value = &'static str> + Clone,
+        ) -> impl Strategy<Value = Choice> {
+            (text.clone(), prop::option::of(text)).prop_map(|(v, t)| Choice {
                 value: v.to_owned(),
                 title: t.map(str::to_owned),
             })
+        }
+
+        fn choice() -> impl Strategy<Value = Choice> {
+            choice_of(word())
         }
 
         fn kind() -> impl Strategy<Value = FieldKind<'static>> {
@@ -549,13 +556,18 @@ mod tests {
             ]
         }
 
-        fn field() -> impl Strategy<Value = FieldSpec<'static>> {
+        /// A field named from `names`, labelled from `text`, of a kind from `kind`.
+        fn field_of(
+            names: Vec<&'static str>,
+            text: impl Strategy<Value = &'static str> + Clone,
+            kind: impl Strategy<Value = FieldKind<'static>>,
+        ) -> impl Strategy<Value = FieldSpec<'static>> {
             (
-                prop::sample::select(vec!["x", "y"]),
-                prop::option::of(word()),
-                prop::option::of(word()),
+                prop::sample::select(names),
+                prop::option::of(text.clone()),
+                prop::option::of(text),
                 any::<bool>(),
-                kind(),
+                kind,
             )
                 .prop_map(|(name, title, description, required, kind)| FieldSpec {
                     name,
@@ -564,6 +576,10 @@ mod tests {
                     required,
                     kind,
                 })
+        }
+
+        fn field() -> impl Strategy<Value = FieldSpec<'static>> {
+            field_of(vec!["x", "y"], word(), kind())
         }
 
         proptest! {
@@ -587,7 +603,7 @@ mod tests {
         }
 
         /// Strings that need escaping, and non-ASCII, beside plain ones.
-        fn text() -> impl Strategy<Value = &'static str> {
+        fn text() -> impl Strategy<Value = &'static str> + Clone {
             prop::sample::select(vec![
                 "a",
                 "",
@@ -600,10 +616,7 @@ mod tests {
         }
 
         fn rich_choice() -> impl Strategy<Value = Choice> {
-            (text(), prop::option::of(text())).prop_map(|(v, t)| Choice {
-                value: v.to_owned(),
-                title: t.map(str::to_owned),
-            })
+            choice_of(text())
         }
 
         fn float() -> impl Strategy<Value = f64> {
@@ -698,21 +711,8 @@ mod tests {
         }
 
         fn rich_field() -> impl Strategy<Value = FieldSpec<'static>> {
-            (
-                // Repeated names now and then: a later field replaces an earlier one.
-                prop::sample::select(vec!["x", "y", "n\"ame", "ü"]),
-                prop::option::of(text()),
-                prop::option::of(text()),
-                any::<bool>(),
-                rich_kind(),
-            )
-                .prop_map(|(name, title, description, required, kind)| FieldSpec {
-                    name,
-                    title,
-                    description,
-                    required,
-                    kind,
-                })
+            // Repeated names now and then: a later field replaces an earlier one.
+            field_of(vec!["x", "y", "n\"ame", "ü"], text(), rich_kind())
         }
 
         proptest! {

@@ -97,6 +97,27 @@ impl<'a> Members<'a> {
         }
     }
 
+    /// `"format":"…"` of a string field, when it has one.
+    pub(crate) fn opt_format(&mut self, format: Option<mcp_types::StringFormat>) {
+        use mcp_types::StringFormat;
+        if let Some(format) = format {
+            self.key(match format {
+                StringFormat::Email => br#""format":"email""#,
+                StringFormat::Uri => br#""format":"uri""#,
+                StringFormat::Date => br#""format":"date""#,
+                StringFormat::DateTime => br#""format":"date-time""#,
+            });
+        }
+    }
+
+    /// `name` and `true` or `false`, when there is a value.
+    pub(crate) fn opt_bool(&mut self, name: &[u8], value: Option<bool>) {
+        if let Some(v) = value {
+            self.key(name)
+                .extend_from_slice(if v { b"true" } else { b"false" });
+        }
+    }
+
     /// `[string,...]`.
     pub(crate) fn strings<'s>(&mut self, name: &[u8], values: impl IntoIterator<Item = &'s str>) {
         let buf = self.key(name);

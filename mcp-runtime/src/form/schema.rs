@@ -213,14 +213,7 @@ fn write_field(buf: &mut Vec<u8>, f: &FieldSpec<'_>) {
             m.head(br#""type":"string""#, title, description);
             m.opt_u64(br#""minLength":"#, *min_length);
             m.opt_u64(br#""maxLength":"#, *max_length);
-            if let Some(format) = format {
-                m.key(match format {
-                    StringFormat::Email => br#""format":"email""#,
-                    StringFormat::Uri => br#""format":"uri""#,
-                    StringFormat::Date => br#""format":"date""#,
-                    StringFormat::DateTime => br#""format":"date-time""#,
-                });
-            }
+            m.opt_format(*format);
             m.opt_str(br#""default":"#, default.as_deref());
         }
         FieldKind::Integer {
@@ -245,13 +238,7 @@ fn write_field(buf: &mut Vec<u8>, f: &FieldSpec<'_>) {
         }
         FieldKind::Boolean { default } => {
             m.head(br#""type":"boolean""#, title, description);
-            if let Some(d) = default {
-                m.key(if *d {
-                    br#""default":true"#
-                } else {
-                    br#""default":false"#
-                });
-            }
+            m.opt_bool(br#""default":"#, *default);
         }
         FieldKind::Select { options, default } => {
             m.head(br#""type":"string""#, title, description);

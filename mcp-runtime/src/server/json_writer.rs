@@ -14,7 +14,7 @@
 
 use mcp_types::{
     CallToolResult, ContentBlock, ElicitRequestFormParams, ElicitRequestParams, EnumOption,
-    InputRequest, NumberKind, PrimitiveSchemaDefinition, RequestedSchema, StringFormat,
+    InputRequest, NumberKind, PrimitiveSchemaDefinition, RequestedSchema,
 };
 
 pub(super) use crate::json_bytes::write_str;
@@ -171,14 +171,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
             );
             m.opt_u64(br#""minLength":"#, s.min_length);
             m.opt_u64(br#""maxLength":"#, s.max_length);
-            if let Some(format) = s.format {
-                m.key(match format {
-                    StringFormat::Email => br#""format":"email""#,
-                    StringFormat::Uri => br#""format":"uri""#,
-                    StringFormat::Date => br#""format":"date""#,
-                    StringFormat::DateTime => br#""format":"date-time""#,
-                });
-            }
+            m.opt_format(s.format);
             m.opt_str(br#""default":"#, s.default.as_deref());
         }
         P::Number(n) => {
@@ -197,13 +190,7 @@ fn write_definition(buf: &mut Vec<u8>, definition: &PrimitiveSchemaDefinition) {
                 b.title.as_deref(),
                 b.description.as_deref(),
             );
-            if let Some(d) = b.default {
-                m.key(if d {
-                    br#""default":true"#
-                } else {
-                    br#""default":false"#
-                });
-            }
+            m.opt_bool(br#""default":"#, b.default);
         }
         P::UntitledSingleSelect(e) => {
             m.head(
