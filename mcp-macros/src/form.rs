@@ -814,6 +814,7 @@ fn form_impls(
                 ) {
                     #f::write_fields_schema(&__mcp_form_fields(choices), out)
                 }
+                const SCHEMA_WRITER_IS_DERIVED: bool = true;
                 fn from_content(
                     content: &#f::JsonObject,
                     choices: &Self::Choices,

@@ -430,7 +430,21 @@ impl RequestContext {
         let ask = |mrtr: &mut Mrtr, message: String| {
             let mut schema = Vec::with_capacity(512);
             F::write_requested_schema(choices, &mut schema);
+            // A hand-written writer is read back before its bytes go out: one that breaks its
+            // contract fails here, loudly, in every build, not in the client.
+            if !F::SCHEMA_WRITER_IS_DERIVED
+                && let Err(e) = serde_json::from_slice::<mcp_types::RequestedSchema>(&schema)
+            {
+                return Err(HandlerError::protocol(ErrorObject::internal_error(
+                    format!(
+                        "the form `{}` asked under `{key}` wrote a requestedSchema that is not one \
+                     ({e}): its ElicitForm::write_requested_schema breaks the contract (server bug)",
+                        std::any::type_name::<F>()
+                    ),
+                )));
+            }
             mrtr.register_form(key, digest, message, schema);
+            Ok(())
         };
         match self.mrtr.lookup(key, digest)? {
             Lookup::Earlier(record) => match decode_elicit::<F>(&record.response, choices) {
@@ -450,17 +464,17 @@ impl RequestContext {
                 // of the binding, so the state stays retryable against the same form).
                 Err(e) => {
                     let reason = F::explain(&e, choices);
-                    ask(&mut self.mrtr, format!("{reason}\n\n{message}"));
+                    ask(&mut self.mrtr, format!("{reason}\n\n{message}"))?;
                     Ok(Resolved::Pending)
                 }
                 // Malformed response: ask again as before.
                 Ok(None) => {
-                    ask(&mut self.mrtr, message);
+                    ask(&mut self.mrtr, message)?;
                     Ok(Resolved::Pending)
                 }
             },
             Lookup::Missing => {
-                ask(&mut self.mrtr, message);
+                ask(&mut self.mrtr, message)?;
                 Ok(Resolved::Pending)
             }
         }

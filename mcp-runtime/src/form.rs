@@ -60,12 +60,20 @@ pub trait ElicitForm: Sized + Send + 'static {
     /// Contract: exactly the bytes serde_json writes for [`ElicitForm::requested_schema`] of
     /// the same `choices`. The default serializes that schema; `#[derive(ElicitForm)]` writes
     /// it from its field declarations with [`write_fields_schema`] instead, which builds no
-    /// schema. A hand-written form overriding it must keep the contract: the runtime sends
-    /// these bytes as they are.
+    /// schema. A hand-written form overriding it must keep the contract: the runtime reads
+    /// back what any form but a derived one writes before sending it, and fails the call with
+    /// `-32603` naming the form when it is not a `requestedSchema` (a server bug).
     fn write_requested_schema(choices: &Self::Choices, out: &mut Vec<u8>) {
         // Serialising a schema into a Vec cannot fail.
         let _ = serde_json::to_writer(out, &Self::requested_schema(choices));
     }
+
+    /// Whether [`ElicitForm::write_requested_schema`] is the derive's writer, whose bytes a
+    /// property test holds to serde's for every field list: the runtime then sends them
+    /// without reading them back. `#[derive(ElicitForm)]` sets it; a hand-written form leaves
+    /// it `false`, so what it writes is checked on every ask.
+    #[doc(hidden)]
+    const SCHEMA_WRITER_IS_DERIVED: bool = false;
 
     /// Writes a description of the form shown for `choices` that the runtime hashes into the
     /// signed `requestState`, so that an answer is only accepted against the exact form (field

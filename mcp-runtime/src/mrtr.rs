@@ -307,8 +307,9 @@ impl Mrtr {
         message: String,
         schema: Vec<u8>,
     ) {
-        // Sent as written: a hand-written `write_requested_schema` that is not JSON is a
-        // server bug, caught here in debug builds rather than by a client.
+        // Sent as written: a hand-written writer's bytes were read back before they got here
+        // (`RequestContext::elicit`); the derive's, held to serde's by a property test, are
+        // asserted in debug builds.
         debug_assert!(
             serde_json::from_slice::<serde::de::IgnoredAny>(&schema).is_ok(),
             "ElicitForm::write_requested_schema wrote something that is not JSON"

@@ -274,6 +274,33 @@ impl Default for Undeclared {
     }
 }
 
+/// A hand-written form whose `write_requested_schema` breaks its contract: it writes half a
+/// schema.
+struct HalfWritten;
+
+impl ElicitForm for HalfWritten {
+    type Choices = ();
+    fn choices() {}
+    fn requested_schema(_: &()) -> mcp_types::RequestedSchema {
+        Confirm::requested_schema(&())
+    }
+    fn from_content(_: &JsonObject, _: &()) -> Result<Self, mcp_runtime::form::FormError> {
+        Ok(Self)
+    }
+    fn write_requested_schema(_: &(), out: &mut Vec<u8>) {
+        out.extend_from_slice(br#"{"type":"object","properties":"#);
+    }
+}
+
+/// Asks the half-written form.
+#[tool(requires(form_elicitation))]
+async fn ask_half_written(ctx: &mut RequestContext) -> Result<String, HandlerError> {
+    match ctx.elicit::<HalfWritten>("half", "Sure?", ()).await? {
+        Elicitation::Accepted(_) => Ok("answered".into()),
+        Elicitation::Declined | Elicitation::Cancelled => Ok("not answered".into()),
+    }
+}
+
 /// A helper that asks: a call `#[tool]` would not see.
 async fn confirm_in_helper(ctx: &mut RequestContext) -> Result<bool, HandlerError> {
     Ok(matches!(
@@ -343,6 +370,7 @@ fn server_with(candidates: Candidates) -> (Server, Counts) {
             one_key_two_rounds,
             one_key_form_and_sampling,
             pick_then_confirm,
+            ask_half_written,
             Undeclared
         ])
         .prompts(prompts![confirm_prompt])
@@ -825,4 +853,17 @@ async fn changed_candidates_are_asked_again_not_a_server_bug() {
         done["result"]["content"][0]["text"], "deleted ideas",
         "{done}"
     );
+}
+
+/// A hand-written form whose schema writer breaks its contract fails the call with -32603
+/// naming the form, in every build (not a debug assertion), and nothing broken is sent.
+#[tokio::test]
+async fn a_hand_written_schema_that_is_not_json_fails_loudly() {
+    let (server, _) = server();
+    let r = call(&server, "ask_half_written", form(), json!({})).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(message.contains("HalfWritten"), "{message}");
+    assert!(message.contains("write_requested_schema"), "{message}");
+    assert!(r.get("result").is_none(), "{r}");
 }
