@@ -126,12 +126,15 @@ pub async fn notes_delete(
         hits.iter()
             .map(|n| (n.id.clone(), format!("{} ({}): {}", n.title, n.id, n.body))),
     );
-    let message = format!(
-        "{} notes match {:?} in {}. Which one should be deleted?",
-        hits.len(),
-        args.title,
-        args.workspace_uri
-    );
+    // Built only on the pass that sends the question (see `AskMessage`).
+    let message = || {
+        format!(
+            "{} notes match {:?} in {}. Which one should be deleted?",
+            hits.len(),
+            args.title,
+            args.workspace_uri
+        )
+    };
     match ctx
         .elicit::<DeleteChoice>(INPUT_KEY, message, choices)
         .await?

@@ -88,7 +88,10 @@ use crate::service::{CancellationToken, NotificationSink};
 use crate::state::{ArgDigest, CorrelationId};
 use crate::url_elicitation::{LinkCompletion, LinkStage, UrlLinks, UrlTarget};
 
+mod ask_message;
 mod cancellation;
+
+pub use ask_message::AskMessage;
 
 /// The user's answer to an elicitation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,6 +274,9 @@ impl RequestContext {
     /// }
     /// ```
     ///
+    /// `message` is text, or a closure that builds it only on a pass that sends the question
+    /// (never on the retry that brings the answer): see [`AskMessage`].
+    ///
     /// Handling the signal instead of propagating it does not lose the question: when a
     /// pass registered an input request and the handler returns anything but the signal (a
     /// result, or a tool-level error), the runtime still answers with the input request and
@@ -293,7 +299,7 @@ impl RequestContext {
     pub fn elicit<F: ElicitForm>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         choices: F::Choices,
     ) -> impl Future<Output = Result<Elicitation<F>, HandlerError>> {
         // Not an `async fn` (nor is `try_elicit`): this future sits inside every asking tool's,
@@ -312,7 +318,7 @@ impl RequestContext {
     pub fn try_elicit<F: ElicitForm>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         choices: F::Choices,
     ) -> impl Future<Output = Result<Option<Elicitation<F>>, HandlerError>> {
         async move {
@@ -339,7 +345,7 @@ impl RequestContext {
     pub async fn elicit_with_commit<F, R, M>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         choices: F::Choices,
         mutation: M,
     ) -> Result<Elicitation<R>, HandlerError>
@@ -368,7 +374,7 @@ impl RequestContext {
     pub async fn elicit_with_mutation<F, R, M>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         choices: F::Choices,
         mutation: M,
     ) -> Result<Elicitation<R>, HandlerError>
@@ -402,7 +408,7 @@ impl RequestContext {
     fn resolve_elicit<F: ElicitForm>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         choices: &F::Choices,
     ) -> Result<Resolved<Elicitation<F>>, HandlerError> {
         self.asks_in(AskMode::Form)?;
@@ -424,7 +430,6 @@ impl RequestContext {
                 "form description failed to serialise: {e}"
             )))
         })?;
-        let message = message.into();
         // The schema is written as JSON straight from the form's declaration: it is sent, never
         // read, so no typed schema is built for it.
         let ask = |mrtr: &mut Mrtr, message: String| {
@@ -464,17 +469,20 @@ impl RequestContext {
                 // of the binding, so the state stays retryable against the same form).
                 Err(e) => {
                     let reason = F::explain(&e, choices);
+                    let message = message.into_text();
                     ask(&mut self.mrtr, format!("{reason}\n\n{message}"))?;
                     Ok(Resolved::Pending)
                 }
                 // Malformed response: ask again as before.
                 Ok(None) => {
-                    ask(&mut self.mrtr, message)?;
+                    ask(&mut self.mrtr, message.into_text())?;
                     Ok(Resolved::Pending)
                 }
             },
+            // The message is only built here, when the question is sent: a pass that reads
+            // its answer never builds it (see `AskMessage`).
             Lookup::Missing => {
-                ask(&mut self.mrtr, message)?;
+                ask(&mut self.mrtr, message.into_text())?;
                 Ok(Resolved::Pending)
             }
         }
@@ -539,10 +547,10 @@ impl RequestContext {
     pub async fn elicit_url<U: UrlTarget>(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         target: U,
     ) -> Result<Elicitation<U::Done>, HandlerError> {
-        target.ask(self, key, message.into()).await
+        target.ask(self, key, message.into_text()).await
     }
 
     /// [`RequestContext::elicit_url`] with a plain URL.
@@ -647,10 +655,10 @@ impl RequestContext {
     pub fn elicit_url_again(
         &mut self,
         key: &str,
-        message: impl Into<String>,
+        message: impl AskMessage,
         url: impl Into<String>,
     ) -> Result<HandlerError, HandlerError> {
-        let (digest, request) = self.url_request(key, message, url)?;
+        let (digest, request) = self.url_request(key, message.into_text(), url)?;
         self.mrtr.register(key, digest, request);
         Ok(HandlerError::input_required())
     }

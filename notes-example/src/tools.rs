@@ -103,14 +103,18 @@ pub async fn notes_delete(
             args.title
         )));
     }
-    let message = if hits.len() == 1 {
-        format!("Delete the note {:?}?", hits[0].title)
-    } else {
-        format!(
-            "{} notes have a title containing {:?}. Which one should I delete?",
-            hits.len(),
-            args.title
-        )
+    // A closure: the message is built only on a pass that sends the question, not on the
+    // retry that brings the answer.
+    let message = || {
+        if hits.len() == 1 {
+            format!("Delete the note {:?}?", hits[0].title)
+        } else {
+            format!(
+                "{} notes have a title containing {:?}. Which one should I delete?",
+                hits.len(),
+                args.title
+            )
+        }
     };
     let choices =
         DeleteChoice::choices().note_id(hits.iter().map(|n| (n.id.clone(), n.title.clone())));
