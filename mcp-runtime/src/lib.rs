@@ -60,6 +60,7 @@ pub mod router;
 pub mod sandbox;
 #[cfg(feature = "scope")]
 pub mod scope;
+mod scratch;
 pub mod server;
 pub mod service;
 pub mod state;

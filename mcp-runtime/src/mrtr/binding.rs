@@ -36,11 +36,12 @@ pub(crate) fn form_binding_digest<F: ElicitForm>(
     use sha2::Digest as _;
     // Buffered: the description is written in many small pieces, and one hash update over
     // the whole buffer is much cheaper than one per piece.
-    let mut buf = Vec::with_capacity(512);
-    F::write_binding(choices, &mut buf)?;
-    let mut hasher = binding_hasher(mcp_types::METHOD_ELICITATION_CREATE, key);
-    hasher.0.update(&buf);
-    Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+    crate::scratch::with_buffer(|buf| {
+        F::write_binding(choices, buf)?;
+        let mut hasher = binding_hasher(mcp_types::METHOD_ELICITATION_CREATE, key);
+        hasher.0.update(&buf);
+        Ok(ArgDigest::from_bytes(hasher.0.finalize().into()))
+    })
 }
 
 fn binding_hasher(method: &str, key: &str) -> HashWriter {

@@ -131,12 +131,13 @@ impl<'de> Deserialize<'de> for ArgDigest {
 /// Stable under key reordering, whitespace and number spelling (`1` = `1.0`); any change of
 /// value changes it.
 pub fn canonical_digest(value: &Value) -> ArgDigest {
-    let mut out = Vec::with_capacity(256);
-    write_value(value, &mut out);
-    let mut hasher = Sha256::new();
-    hasher.update(DIGEST_DOMAIN);
-    hasher.update(&out);
-    ArgDigest(hasher.finalize().into())
+    crate::scratch::with_buffer(|out| {
+        write_value(value, out);
+        let mut hasher = Sha256::new();
+        hasher.update(DIGEST_DOMAIN);
+        hasher.update(&out);
+        ArgDigest(hasher.finalize().into())
+    })
 }
 
 /// `value` written in the canonical form described in the docs of [`ArgDigest`].
@@ -169,21 +170,42 @@ fn write_value(value: &Value, out: &mut Vec<u8>) {
             out.push(b']');
         }
         Value::Object(map) => {
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            // `str` ordering is byte-wise on UTF-8, i.e. code point order.
-            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push(b'{');
-            for (i, (key, item)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
+            // Sorted on the stack when small (nearly every `arguments` object), else on the heap.
+            if map.len() <= INLINE_MEMBERS {
+                let mut members = [("", &NULL); INLINE_MEMBERS];
+                for (slot, (key, item)) in members.iter_mut().zip(map) {
+                    *slot = (key.as_str(), item);
                 }
-                write_string(key, out);
-                out.push(b':');
-                write_value(item, out);
+                write_members(&mut members[..map.len()], out);
+            } else {
+                let mut members: Vec<(&str, &Value)> =
+                    map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                write_members(&mut members, out);
             }
-            out.push(b'}');
         }
     }
+}
+
+/// Objects with at most this many members are sorted in a stack array.
+const INLINE_MEMBERS: usize = 16;
+
+/// Filler for the unused slots of that array.
+static NULL: Value = Value::Null;
+
+/// An object's members in key order: `str` ordering is byte-wise on UTF-8, i.e. code point
+/// order.
+fn write_members(members: &mut [(&str, &Value)], out: &mut Vec<u8>) {
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (key, item)) in members.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_string(key, out);
+        out.push(b':');
+        write_value(item, out);
+    }
+    out.push(b'}');
 }
 
 fn write_string(s: &str, out: &mut Vec<u8>) {
@@ -285,6 +307,31 @@ mod tests {
         );
         assert_ne!(canonical_digest(&json!(1)), canonical_digest(&json!(1.5)));
         assert_ne!(canonical_digest(&json!(1)), canonical_digest(&json!("1")));
+    }
+
+    #[test]
+    fn objects_sort_alike_on_either_side_of_the_inline_size() {
+        // Small objects are sorted in a stack array, larger ones in a Vec: same order.
+        for n in [
+            0,
+            1,
+            INLINE_MEMBERS - 1,
+            INLINE_MEMBERS,
+            INLINE_MEMBERS + 1,
+            40,
+        ] {
+            let reversed: serde_json::Map<String, Value> = (0..n)
+                .rev()
+                .map(|i| (format!("k{i:02}"), json!(i)))
+                .collect();
+            let members: Vec<String> = (0..n).map(|i| format!("\"k{i:02}\":{i}")).collect();
+            let expected = format!("{{{}}}", members.join(","));
+            assert_eq!(
+                canonical_json(&Value::Object(reversed)),
+                expected,
+                "{n} members"
+            );
+        }
     }
 
     #[test]
