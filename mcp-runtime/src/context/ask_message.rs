@@ -3,8 +3,10 @@
 use std::borrow::Cow;
 
 /// The message shown to the user with an elicitation: plain text (`&str`, `String`,
-/// `Cow<str>`, `Box<str>`), or a closure returning a `String` that the runtime calls only
-/// when the question is actually sent.
+/// `Cow<str>`, `Box<str>`), or a closure returning a `String` that the form-mode asks
+/// (`elicit`, `try_elicit`, `elicit_with_commit`, `elicit_with_mutation`) call only when the
+/// question is actually sent. The URL-mode asks (`elicit_url`, `elicit_url_again`) take the
+/// same kinds of message and build it on every pass.
 ///
 /// A tool runs from the top on every pass of a flow, and on the retry that brings the answer
 /// the question is not sent again: a message built with `format!` is built for nothing on
@@ -31,6 +33,13 @@ use std::borrow::Cow;
 ///
 /// The message is not part of what the sealed state binds (the form, its choices and their
 /// labels are), so a message that reads differently on a later pass changes nothing.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the message of an elicitation",
+    label = "not text, nor a closure returning a `String`",
+    note = "pass text (`&str`, `String`, `Cow<str>`, `Box<str>`), or a closure building it only \
+            when the question is sent: `|| format!(\"...\")`; a closure must return a `String` \
+            (add `.to_owned()` or `.into()` to one returning `&str`)"
+)]
 pub trait AskMessage {
     /// The message text.
     fn into_text(self) -> String;
