@@ -2,9 +2,12 @@
 //! the question: the first call and every re-ask, never the retry that reads the answer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod core_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use core_support::{call, caps_form, parse, retry};
 use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -55,23 +58,20 @@ fn server() -> (Server, Built) {
     (server, built)
 }
 
-async fn call(server: &Server, params: Value) -> Value {
-    let mut params = params;
-    params["name"] = json!("clear_list");
-    params["arguments"] = json!({});
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let body = serde_json::to_vec(
-        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}),
-    )
-    .unwrap();
-    let out = server
-        .handle_bytes(&body, &Principal::new("alice"))
-        .await
-        .expect("a response");
-    serde_json::from_slice(&out).unwrap()
+/// Sends `bytes` as alice and returns the parsed reply.
+async fn send(server: &Server, bytes: Vec<u8>) -> Value {
+    parse(server.handle_bytes(&bytes, &Principal::new("alice")).await)
+}
+
+async fn first_call(server: &Server) -> Value {
+    send(server, call(1, "clear_list", json!({}), caps_form())).await
+}
+
+/// The retry answering the form with `content`.
+async fn answer(server: &Server, state: &str, content: Value) -> Value {
+    let responses = json!({"pick": {"action": "accept", "content": content}});
+    let bytes = retry(2, "clear_list", json!({}), caps_form(), state, responses);
+    send(server, bytes).await
 }
 
 /// The message the input-required result `r` asks with, and its state.
@@ -86,27 +86,16 @@ fn asked(r: &Value) -> (String, String) {
     (message, state)
 }
 
-fn retry(state: &str, content: Value) -> Value {
-    json!({
-        "requestState": state,
-        "inputResponses": {"pick": {"action": "accept", "content": content}},
-    })
-}
-
 #[tokio::test]
 async fn the_message_is_built_when_asking_and_not_when_reading_the_answer() {
     let (server, built) = server();
 
-    let first = call(&server, json!({})).await;
+    let first = first_call(&server).await;
     let (message, state) = asked(&first);
     assert_eq!(message, "2 lists can be cleared. Which one?");
     assert_eq!(built.count(), 1, "the first call sends the question");
 
-    let done = call(
-        &server,
-        retry(&state, json!({"list": "todo", "confirm": true})),
-    )
-    .await;
+    let done = answer(&server, &state, json!({"list": "todo", "confirm": true})).await;
     assert_eq!(done["result"]["resultType"], "complete", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "cleared todo");
     assert_eq!(
@@ -119,14 +108,10 @@ async fn the_message_is_built_when_asking_and_not_when_reading_the_answer() {
 #[tokio::test]
 async fn a_re_ask_builds_the_message_again_after_the_reason() {
     let (server, built) = server();
-    let (_, state) = asked(&call(&server, json!({})).await);
+    let (_, state) = asked(&first_call(&server).await);
 
     // Not one of the offered lists: asked again, the reason in front of the message.
-    let again = call(
-        &server,
-        retry(&state, json!({"list": "photos", "confirm": true})),
-    )
-    .await;
+    let again = answer(&server, &state, json!({"list": "photos", "confirm": true})).await;
     let (message, state) = asked(&again);
     assert!(
         message.ends_with("\n\n2 lists can be cleared. Which one?") && message.len() > 40,
@@ -134,9 +119,10 @@ async fn a_re_ask_builds_the_message_again_after_the_reason() {
     );
     assert_eq!(built.count(), 2, "a re-ask sends the question again");
 
-    let done = call(
+    let done = answer(
         &server,
-        retry(&state, json!({"list": "groceries", "confirm": false})),
+        &state,
+        json!({"list": "groceries", "confirm": false}),
     )
     .await;
     assert_eq!(
