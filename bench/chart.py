@@ -8,9 +8,10 @@ concurrency:  server  case  conc  rps  p99_ms  cpu_us  non2xx  sockerr  sys_us  
 (files from before p50_ms and rss_mb were added still draw, without those panels).
 Per concurrency, four panels: requests per second (higher is better), server CPU per request,
 p50 and p99 latency (lower is better); in each panel one group of bars per case, one bar per
-server (ours, rmcp, the TypeScript and Python SDKs, and the bare-axum floor on echo where they
-ran). A panel whose values span more than 30x is drawn on a log scale (said in its title), so
-the fastest servers stay readable next to the slowest. Last, each server's peak RSS.
+server (ours, rmcp, the TypeScript and Python SDKs, the bare-axum floor on echo and the same
+floor on each other case's own bytes, where they ran). A panel whose values span more than 30x
+is drawn on a log scale (said in its title), so the fastest servers stay readable next to the
+slowest. Last, each server's peak RSS.
 """
 
 import csv
@@ -18,10 +19,11 @@ import math
 import sys
 from html import escape
 
-ORDER = ("ours", "rmcp", "ts", "py", "floor")
-COLORS = {"ours": "#2b6cb0", "rmcp": "#dd6b20", "ts": "#2f855a", "py": "#b7791f", "floor": "#8a8a8a"}
+ORDER = ("ours", "rmcp", "ts", "py", "floor", "bytes")
+COLORS = {"ours": "#2b6cb0", "rmcp": "#dd6b20", "ts": "#2f855a", "py": "#b7791f", "floor": "#8a8a8a",
+          "bytes": "#c4c4c4"}
 LABELS = {"ours": "ours (mcp-runtime)", "rmcp": "rmcp 3.11 (Rust SDK)", "ts": "TypeScript SDK (Node)",
-          "py": "Python SDK (uvicorn)", "floor": "floor: bare axum"}
+          "py": "Python SDK (uvicorn)", "floor": "floor: bare axum", "bytes": "floor on the case's bytes"}
 PANEL_W, PANEL_H, GAP, ROW_GAP = 470, 170, 70, 62
 LEFT, TOP = 60, 70
 LOG_SPAN = 30.0

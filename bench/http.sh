@@ -235,6 +235,22 @@ grep -q "allocator: $OUR_ALLOC" "$TMP/ours.log" || {
   echo "bench-server was not built with OUR_ALLOC=$OUR_ALLOC: $(head -1 "$TMP/ours.log")" >&2; exit 2; }
 if [ -n "$FLOOR" ]; then
   [ -x "$FLOOR_BIN" ] || { echo "missing $FLOOR_BIN (build: cargo build --release -p mcp-bench --bin bare-axum)" >&2; exit 2; }
+  # The floor on each case's own bytes: ours' replies, captured now, for bare-axum to send back
+  # (the retry's from a requestState just issued, as perf-load.sh builds its request).
+  mkdir -p "$TMP/replies"
+  capture() { # capture CASE METHOD NAME BODYFILE: ours' reply, checked, into $TMP/replies
+    local hdr=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
+               -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2")
+    [ -n "$3" ] && hdr+=(-H "Mcp-Name: $3")
+    curl -sS --max-time 5 "${hdr[@]}" --data-binary @"$4" "http://127.0.0.1:$OUR_PORT/mcp" >"$TMP/replies/$1.json"
+    grep -q '"result"' "$TMP/replies/$1.json" || { echo "capturing ours' $1 reply failed: $(head -c 300 "$TMP/replies/$1.json")" >&2; exit 1; }
+  }
+  capture tools_list tools/list "" "$KIT/perf-bodies/tools_list.json"
+  capture call_first tools/call notes_delete "$KIT/perf-bodies/call_first.json"
+  state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$TMP/replies/call_first.json")
+  sed "s|__REQUEST_STATE__|$state|" "$KIT/perf-bodies/call_retry_template.json" >"$TMP/call_retry.json"
+  capture call_retry tools/call notes_delete "$TMP/call_retry.json"
+  CMD[floor]="$FLOOR_BIN --replies $TMP/replies"
   start floor
 fi
 declare -A BANNER
@@ -279,7 +295,6 @@ if [ "$WARMUP" != 0 ]; then
   echo "warming up every server: $WARMUP per case at c=$warm_conns, not measured ..." >&2
   for s in "${SERVERS[@]}" ${FLOOR:+floor}; do
     for k in $CASES; do
-      [ "$s" = floor ] && [ "$k" != echo ] && continue
       DURATION=$WARMUP CONNS=$warm_conns CASES=$k bash "$KIT/perf-load.sh" "http://127.0.0.1:${PORT[$s]}/mcp" \
         >/dev/null 2>"$TMP/err" || { echo "warm-up failed for $s $k:" >&2; cat "$TMP/err" >&2; exit 1; }
     done
@@ -288,7 +303,7 @@ fi
 
 # Order of a round: the floor next to ours (its ratio is taken against ours' round), the rest
 # after; reversed every other round so drift on a shared machine hits every server alike.
-FORWARD=(${FLOOR:+floor} "${SERVERS[@]}")
+FORWARD=(${FLOOR:+floor} ${FLOOR:+bytes} "${SERVERS[@]}")
 round=0
 declare -A RES
 for c in $CONNS; do
@@ -297,11 +312,18 @@ for c in $CONNS; do
       round=$((round + 1))
       if [ $((round % 2)) -eq 1 ]; then order="${FORWARD[*]}"; else order=$(printf '%s\n' "${FORWARD[@]}" | tac | tr '\n' ' '); fi
       for s in $order; do
-        # The floor answers only echo: its figure for case k, round r is RES[floor,k,c,r].
-        load=$k; [ "$s" = floor ] && load="echo"
-        RES[$s,$k,$c,$r]=$(run_one "$s" "$load" "$c")
+        # The floor is bare-axum on echo whatever the case: its figure for case k, round r is
+        # RES[floor,k,c,r]. "bytes" is the same process on case k's own request and reply;
+        # on echo the two are one run.
+        load=$k; proc=$s
+        case $s in
+          floor) load="echo" ;;
+          bytes) proc=floor; [ "$k" = echo ] && continue ;;
+        esac
+        RES[$s,$k,$c,$r]=$(run_one "$proc" "$load" "$c")
         echo "  $s $load c=$c round $r: ${RES[$s,$k,$c,$r]}" >&2
       done
+      if [ -n "$FLOOR" ] && [ "$k" = echo ]; then RES[bytes,$k,$c,$r]=${RES[floor,$k,$c,$r]}; fi
     done
   done
 done
@@ -331,6 +353,7 @@ ratios() { # ratios A B FIELD CONC -> " case 1.23x ..." per case
   echo "$out"
 }
 declare -A NAME=([ours]="ours (mcp-runtime)" [rmcp]="rmcp 3.11.0" [floor]="floor: bare axum, echo"
+                 [bytes]="floor on this case's bytes"
                  [ts]="TypeScript SDK" [py]="Python SDK")
 mkdir -p "$RESULTS"
 TSV=$RESULTS/http.tsv MD=$RESULTS/http.md
@@ -345,19 +368,22 @@ ERRORS=()
 for c in $CONNS; do
   for k in $CASES; do
     rows=("${SERVERS[@]}")
-    # The floor's row sits under echo, the one request it answers (from the echo rounds).
-    [ -n "$FLOOR" ] && [ "$k" = echo ] && rows+=(floor)
+    # The floor's row sits under echo (from the echo rounds); under every other case, the
+    # floor carrying that case's own request and reply.
+    if [ -n "$FLOOR" ]; then if [ "$k" = echo ]; then rows+=(floor); else rows+=(bytes); fi; fi
     for s in "${rows[@]}"; do
       rps=$(col "$s" "$k" "$c" 1); p99=$(col "$s" "$k" "$c" 2); cpu=$(col "$s" "$k" "$c" 3)
       p50=$(col "$s" "$k" "$c" 7); e=$(errs "$s" "$k" "$c")
       [ "$e" = 0/0 ] || ERRORS+=("$s $k c=$c: $e")
       if [ "$s" = ours ]; then vcpu=-; vrps=-; else vcpu=$(ratio "$s" ours "$k" "$c" 3); vrps=$(ratio ours "$s" "$k" "$c" 1); fi
+      # bytes is the floor's process: its peak RSS is the floor's, shown once.
+      rss=${RSS[$s]:-}
       printf '%-11s %4s %-6s %9s %6sms %6sms %8s %9s %9s %7s %7sMB\n' \
-        "$k" "$c" "$s" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${RSS[$s]}"
+        "$k" "$c" "$s" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${rss:--}"
       printf '| %s | %s | %s | %s | %s ms | %s ms | %s us | %s | %s | %s | %s MB |\n' \
-        "$k" "$c" "${NAME[$s]}" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${RSS[$s]}" >>"$MD"
+        "$k" "$c" "${NAME[$s]}" "$rps" "$p50" "$p99" "$cpu" "$vcpu" "$vrps" "$e" "${rss:--}" >>"$MD"
       printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$k" "$c" "$rps" "$p99" "$cpu" \
-        "$(tr '/' '\t' <<<"$e")" "$(col "$s" "$k" "$c" 6)" "$p50" "${RSS[$s]}" >>"$TSV"
+        "$(tr '/' '\t' <<<"$e")" "$(col "$s" "$k" "$c" 6)" "$p50" "$rss" >>"$TSV"
     done
   done
 done
@@ -397,9 +423,27 @@ if [ -n "$FLOOR" ]; then
     done
     echo "$line"
     echo "$line  " >>"$MD"
-    line="Kernel (system) CPU per request at c=$c, us, $(IFS=/; echo "${SERVERS[*]}")/floor (medians over rounds):"
+    # Where ours' CPU above the floor goes: the floor on the case's own bytes costs what the
+    # HTTP stack and a generic JSON round trip cost for that request and reply; the rest of
+    # ours is the MCP work (checks, state, digests, the tool). Medians over rounds, us.
+    line="Ours' CPU per request over the floor on the same bytes at c=$c (median of per-round ratios):$(ratios ours bytes 3 "$c")"
+    echo "$line"
+    echo "$line  " >>"$MD"
+    line="Ours' CPU per request above the floor at c=$c, us, split into the case's bytes through the stack + the MCP work (medians over rounds):"
     for k in $CASES; do
-      v=""; for s in "${SERVERS[@]}" floor; do v+="${v:+/}$(col "$s" "$k" "$c" 6)"; done
+      line+=" $k $(awk -v o="$(col ours "$k" "$c" 3)" -v f="$(col floor "$k" "$c" 3)" -v b="$(col bytes "$k" "$c" 3)" \
+        'BEGIN {printf "%.1f = %.1f + %.1f;", o - f, b - f, o - b}')"
+    done
+    echo "$line"
+    echo "$line  " >>"$MD"
+    if [ "$c" = 1 ]; then
+      line="Ours' p50 over the floor on the same bytes at c=1 (median of per-round ratios):$(ratios ours bytes 7 1)"
+      echo "$line"
+      echo "$line  " >>"$MD"
+    fi
+    line="Kernel (system) CPU per request at c=$c, us, $(IFS=/; echo "${SERVERS[*]}")/floor/floor on the case's bytes (medians over rounds):"
+    for k in $CASES; do
+      v=""; for s in "${SERVERS[@]}" floor bytes; do v+="${v:+/}$(col "$s" "$k" "$c" 6)"; done
       line+=" $k $v"
     done
     echo "$line"
@@ -409,7 +453,8 @@ fi
 {
   echo
   echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
-  [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks, on the echo request"
+  [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks, on the echo request;" \
+    "bytes = the same bare-axum on each case's own request, answering with ours' reply captured before the run"
   echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE)"
   [ -n "${BANNER[ts]:-}" ] && echo "ts = bench/peers/typescript: ${BANNER[ts]#*(}" | sed 's/)$//'
   [ -n "${BANNER[py]:-}" ] && echo "py = bench/peers/python: ${BANNER[py]#*(}" | sed 's/)$//'

@@ -5,6 +5,8 @@
 # usage: bench/callgrind/count.sh [BIN_DIR]    (default: $CARGO_TARGET_DIR/release or target/release)
 # env:   N=2000 requests per case (after WARM=200 uncounted ones), K=4 keep-alive connections,
 #        CASES="tools_list call_first call_retry echo floor", PORT=8790,
+#        (also bytes_tools_list, bytes_call_first, bytes_call_retry: bare-axum on that case's
+#        own request, answering with bench-server's reply captured first; see bench/http.sh),
 #        OUT=<dir> to keep the callgrind files (for callgrind_annotate)
 # Prints: case  instructions/request (user space only: the kernel's share is not counted), then
 #   the SHA-256 compression share and the count without it, then the code footprint: the
@@ -42,8 +44,29 @@ wait_port() {
   echo "server did not come up on $PORT" >&2; return 1
 }
 
+# The floor on a case's own bytes answers with bench-server's replies: capture them first.
+if [[ " $CASES " == *" bytes_"* ]]; then
+  mkdir -p "$TMP/replies"
+  "$BIN_DIR/bench-server" "127.0.0.1:$PORT" 2>"$TMP/capture.log" &
+  pid=$!
+  wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/capture.log" >&2; exit 1; }
+  capture() { # capture CASE METHOD NAME BODYFILE
+    local hdr=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
+               -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2")
+    [ -n "$3" ] && hdr+=(-H "Mcp-Name: $3")
+    curl -sS --max-time 30 "${hdr[@]}" --data-binary @"$4" "http://127.0.0.1:$PORT/mcp" >"$TMP/replies/$1.json"
+  }
+  capture tools_list tools/list "" "$BODIES/tools_list.json"
+  capture call_first tools/call notes_delete "$BODIES/call_first.json"
+  state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$TMP/replies/call_first.json")
+  sed "s|__REQUEST_STATE__|$state|" "$BODIES/call_retry_template.json" > "$TMP/call_retry.json"
+  capture call_retry tools/call notes_delete "$TMP/call_retry.json"
+  kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  grep -q '"complete"' "$TMP/replies/call_retry.json" || { echo "capturing bench-server's replies failed" >&2; exit 1; }
+fi
+
 drive() { # case count
-  case "$1" in
+  case "${1#bytes_}" in
     tools_list) python3 "$HERE/drive.py" "$PORT" tools/list - "$BODIES/tools_list.json" '"tools"' "$2" "$K" ;;
     call_first) python3 "$HERE/drive.py" "$PORT" tools/call notes_delete "$BODIES/call_first.json" input_required "$2" "$K" ;;
     call_retry) python3 "$HERE/drive.py" "$PORT" tools/call notes_delete "$TMP/call_retry.json" '"complete"' "$2" "$K" ;;
@@ -52,14 +75,15 @@ drive() { # case count
 }
 
 for c in $CASES; do
-  bin=$BIN_DIR/bench-server
+  bin=$BIN_DIR/bench-server; args=()
   [ "$c" = floor ] && bin=$BIN_DIR/bare-axum
+  [[ "$c" == bytes_* ]] && { bin=$BIN_DIR/bare-axum; args=(--replies "$TMP/replies"); }
   [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
   file=$OUT/$c.out
-  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$file" "$bin" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
+  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$file" "$bin" "${args[@]}" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
   pid=$!
   wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/vg.log" >&2; exit 1; }
-  if [ "$c" = call_retry ]; then
+  if [ "${c#bytes_}" = call_retry ]; then
     state=$(curl -sS --max-time 30 -H 'Content-Type: application/json' \
       -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
       -H 'Mcp-Method: tools/call' -H 'Mcp-Name: notes_delete' --data-binary @"$BODIES/call_first.json" \
