@@ -49,7 +49,12 @@
 #                             between one case's minutes and another's does not skew it. Two
 #                             more lines read the machine itself: the floor's req/s over
 #                             rmcp's (the most any server on this HTTP stack can reach over
-#                             rmcp here) and each server's kernel CPU per request
+#                             rmcp here) and each server's kernel CPU per request.
+#                             The same bare-axum also runs every other case on that case's own
+#                             request, answering with ours' reply captured before the rounds
+#                             (row "bytes"): the HTTP stack and a generic JSON round trip for
+#                             those bytes. Ours' CPU above the floor is then split into the
+#                             case's bytes (bytes - floor) and the MCP work (ours - bytes)
 #        FLOOR_PORT=8789
 #        PEERS="ts py"        the official-SDK peers to run besides rmcp (ts: TypeScript SDK on
 #                             Node >= 20; py: Python SDK on Python >= 3.10). A peer whose

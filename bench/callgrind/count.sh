@@ -7,7 +7,13 @@
 #        CASES="tools_list call_first call_retry echo floor", PORT=8790,
 #        (also bytes_tools_list, bytes_call_first, bytes_call_retry: bare-axum on that case's
 #        own request, answering with bench-server's reply captured first; see bench/http.sh),
-#        OUT=<dir> to keep the callgrind files (for callgrind_annotate)
+#        OUT=<dir> to keep the callgrind files (for callgrind_annotate),
+#        CACHE_SIM=1 to simulate the caches instead of counting the footprint: per request, the
+#        instruction fetches that miss a 32 KiB L1 and those that miss a 512 KiB last level
+#        (CACHES="--I1=32768,8,64 --D1=32768,8,64 --LL=524288,8,64": one core's L1 and L2 on
+#        a Zen 3 or a Xeon, set it for another machine), and the data misses likewise. Only
+#        user space is simulated, one request after another: the kernel's own use of the
+#        caches between requests is not, so these are lower bounds
 # Prints: case  instructions/request (user space only: the kernel's share is not counted), then
 #   the SHA-256 compression share and the count without it, then the code footprint: the
 #   distinct 64-byte lines and 4 KiB pages of machine code the requests executed (every
@@ -80,7 +86,10 @@ for c in $CASES; do
   [[ "$c" == bytes_* ]] && { bin=$BIN_DIR/bare-axum; args=(--replies "$TMP/replies"); }
   [ -x "$bin" ] || { echo "no $bin (build: cargo build --release -p mcp-bench --bins --no-default-features)" >&2; exit 2; }
   file=$OUT/$c.out
-  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no --callgrind-out-file="$file" "$bin" "${args[@]}" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
+  sim=()
+  # shellcheck disable=SC2206 # CACHES is a list of valgrind options
+  [ -n "${CACHE_SIM:-}" ] && sim=(--cache-sim=yes ${CACHES:---I1=32768,8,64 --D1=32768,8,64 --LL=524288,8,64})
+  valgrind --tool=callgrind --dump-instr=yes --compress-pos=no "${sim[@]}" --callgrind-out-file="$file" "$bin" "${args[@]}" "127.0.0.1:$PORT" 2>"$TMP/vg.log" &
   pid=$!
   wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/vg.log" >&2; exit 1; }
   if [ "${c#bytes_}" = call_retry ]; then
@@ -102,6 +111,13 @@ for c in $CASES; do
   # shellcheck disable=SC2012  # ls -v as above; the names are this script's own
   [ -n "$part" ] || part=$(ls -v "$file"* | tail -1)
   ir=$(grep -m1 '^summary:\|^totals:' "$part" | awk '{print $2}')
+  if [ -n "${CACHE_SIM:-}" ]; then
+    # The summary's counts in the order of the events line (Ir Dr Dw I1mr D1mr D1mw ILmr ...).
+    awk -v c="$c" -v n="$N" '/^events:/ { for (i = 2; i <= NF; i++) ev[$i] = i }
+      /^(summary|totals):/ { printf "%-16s %8d instructions/request  I1 misses %6.0f  LL instruction misses %5.0f  D1 misses %6.0f  LL data misses %5.0f\n",
+        c, $2 / n, $(ev["I1mr"]) / n, $(ev["ILmr"]) / n, ($(ev["D1mr"]) + $(ev["D1mw"])) / n, ($(ev["DLmr"]) + $(ev["DLmw"])) / n; exit }' "$part"
+    continue
+  fi
   # Exclusive cost of sha2's block function (inlined core intrinsics included: callgrind names
   # them by the function they were inlined into).
   sha=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$part" 2>/dev/null |
