@@ -10,6 +10,9 @@ usage: footprint.py PROFILE [N]             prints "LINES PAGES": the distinct 6
        footprint.py --by-symbol N PROFILE [BASE]  the lines run on every request, per symbol
                                             (most first), beside those of a BASE profile of N
                                             requests too (e.g. the floor's), and the totals
+       footprint.py --by-file N PROFILE [BASE]  the same per source file: the innermost file each
+                                            line's most run instruction was written in (an
+                                            inlined function's own file), paths shortened
        footprint.py --order BINARY PROFILE...  prints BINARY's own symbols that the profiles
                                             executed, the most instructions first: a symbol
                                             ordering file for lld (-Wl,--symbol-ordering-file)
@@ -48,6 +51,67 @@ def executed(path):
                 # call site's address, which executed too.
                 cost[(cur, int(fields[0], 16))] += int(fields[-1]) if len(fields) > 2 else 0
     return cost
+
+
+FILE = re.compile(r"(fl|fi|fe)=\((\d+)\)(?: (.*))?")
+NAMED = re.compile(r"c(?:fl|fi)=\((\d+)\) (.*)")
+
+
+def source_files(path):
+    """(object, address) -> the source file its instruction came from, inlined code by the
+    file it was inlined from (callgrind's fi=/fe= records), else its function's (fl=)."""
+    names, obj, fl, inlined, where = {}, None, None, None, {}
+    objs = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("ob=", "cob=")):
+                m = OBJ.match(line.strip())
+                if m.group(2):
+                    objs[m.group(1)] = m.group(2)
+                if line.startswith("ob="):
+                    obj = objs.get(m.group(1))
+            elif line.startswith(("fl=", "fi=", "fe=")):
+                m = FILE.match(line.strip())
+                if m.group(3):
+                    names[m.group(2)] = m.group(3)
+                name = names.get(m.group(2))
+                if m.group(1) == "fl":
+                    fl, inlined = name, None
+                else:
+                    inlined = None if name == fl else name
+            elif line.startswith(("cfl=", "cfi=")):
+                # A callee's file, named here first: only its name is recorded.
+                m = NAMED.match(line.strip())
+                if m:
+                    names[m.group(1)] = m.group(2)
+            elif line.startswith("fn="):
+                inlined = None
+            elif line.startswith("0x"):
+                where.setdefault((obj, int(line.split()[0], 16)), inlined or fl or "?")
+    return where
+
+
+def short_path(path):
+    """A source path without the registry's, the toolchain's or the checkout's prefix."""
+    path = re.sub(r".*/registry/src/[^/]+/", "", path)
+    path = re.sub(r".*/rustc/[0-9a-f]+/library/", "std: ", path)
+    return re.sub(r"^.*?/(mcp-runtime|mcp-types|mcp-macros|bench|notes-example)/", r"\1/", path)
+
+
+def per_file(path, n):
+    """Lines run on every request, counted per source file (see source_files)."""
+    cost = executed(path)
+    where = source_files(path)
+    top = {}
+    for (obj, addr), ir in cost.items():
+        key = (obj, addr >> 6)
+        if ir >= top.get(key, (-1, None))[0]:
+            top[key] = (ir, where.get((obj, addr), "?"))
+    per = Counter()
+    for ir, name in top.values():
+        if ir >= n:
+            per[short_path(name)] += 1
+    return per
 
 
 def symbols(binary, demangle=False):
@@ -91,10 +155,11 @@ def per_symbol(path, n):
 
 
 def main(argv):
-    if len(argv) >= 3 and argv[0] == "--by-symbol":
+    if len(argv) >= 3 and argv[0] in ("--by-symbol", "--by-file"):
         n = int(argv[1])
-        case = per_symbol(argv[2], n)
-        base = per_symbol(argv[3], n) if len(argv) > 3 else Counter()
+        count = per_symbol if argv[0] == "--by-symbol" else per_file
+        case = count(argv[2], n)
+        base = count(argv[3], n) if len(argv) > 3 else Counter()
         for name in sorted(set(case) | set(base), key=lambda k: (base[k] - case[k], k)):
             print(f"{case[name]:6d} {base[name]:6d} {case[name] - base[name]:+6d}  {name}")
         print(f"{sum(case.values()):6d} {sum(base.values()):6d}  lines run on every request")
