@@ -4,7 +4,6 @@
 //! the handler's code runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,6 +18,9 @@ use mcp_types::{
     SamplingMessage, Tool,
 };
 use serde_json::{Value, json};
+
+mod log_capture;
+use log_capture::{Capture, CaptureGuard, Format};
 
 #[derive(ElicitForm)]
 struct Confirm {
@@ -443,74 +445,16 @@ fn asks_confirm(r: &Value) -> String {
         .to_owned()
 }
 
-/// Collects what the test's own thread logs at WARN and above.
-///
-/// One global subscriber for the whole test binary, writing to the buffer of the thread that
-/// logs: a scoped subscriber per test (`set_default`) shares tracing's global callsite and
-/// level caches with the tests running beside it, and a test could miss its own event while
-/// another test's subscriber came and went (11 of 40 runs of this binary failed that way).
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-thread_local! {
-    static THREAD_CAPTURE: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The global subscriber's writer: the current thread's capture, if any.
-struct ThreadCapture;
-
-impl io::Write for ThreadCapture {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        THREAD_CAPTURE.with(|c| {
-            if let Some(capture) = &*c.borrow() {
-                capture.0.lock().unwrap().extend_from_slice(buf);
-            }
-        });
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Stops this thread's capture when dropped.
-struct CaptureGuard;
-
-impl Drop for CaptureGuard {
-    fn drop(&mut self) {
-        THREAD_CAPTURE.with(|c| *c.borrow_mut() = None);
-    }
-}
-
-impl Capture {
-    /// Captures this thread's events at WARN and above while the guard lives. The tests run
-    /// on current-thread runtimes, so a tool's tasks log on the test's thread.
-    fn install() -> (Self, CaptureGuard) {
-        static GLOBAL: std::sync::Once = std::sync::Once::new();
-        GLOBAL.call_once(|| {
-            let subscriber = tracing_subscriber::fmt()
-                .with_ansi(false)
-                .with_writer(|| ThreadCapture)
-                .with_max_level(tracing::Level::WARN)
-                .finish();
-            tracing::subscriber::set_global_default(subscriber)
-                .expect("no other global subscriber in this test binary");
-        });
-        let capture = Self::default();
-        THREAD_CAPTURE.with(|c| *c.borrow_mut() = Some(capture.clone()));
-        (capture, CaptureGuard)
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
+/// Captures this test's own events at WARN and above (one subscriber for the whole binary).
+fn capture() -> (Capture, CaptureGuard) {
+    Capture::install(Format::Text, tracing::Level::WARN)
 }
 
 /// The first call asks although the tool swallowed the signal; the retry that accepts gets
 /// the tool's real action.
 async fn swallowed_then_acted(tool: &str) {
     let (server, counts) = server();
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
     let first = call(&server, tool, form(), json!({})).await;
     let state = asks_confirm(&first);
     assert_eq!(counts.done(), 0);
@@ -659,7 +603,7 @@ async fn a_swallowing_prompt_or_resource_still_asks() {
 #[tokio::test]
 async fn an_undeclared_ask_is_a_server_bug_even_for_a_fully_capable_client() {
     let (server, counts) = server();
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
     for (mode, declare) in [
         ("form", "requires(form_elicitation)"),
         ("swallow", "requires(form_elicitation)"),
@@ -739,7 +683,7 @@ fn key_reuse_error(r: &Value, tool: &str, key: &str) -> String {
 #[tokio::test]
 async fn two_forms_under_one_key_in_one_pass_are_a_server_bug_on_the_first_call() {
     let (server, _) = server();
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
     let r = call(&server, "one_key_one_pass", form(), json!({})).await;
     let message = key_reuse_error(&r, "one_key_one_pass", "choice");
     assert!(
@@ -760,7 +704,7 @@ async fn two_forms_under_one_key_in_one_pass_are_a_server_bug_on_the_first_call(
 #[tokio::test]
 async fn a_key_reused_in_a_later_round_is_a_server_bug_not_a_restart() {
     let (server, _) = server();
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
     let first = call(&server, "one_key_two_rounds", form(), json!({})).await;
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
     let state = first["result"]["requestState"].as_str().unwrap();

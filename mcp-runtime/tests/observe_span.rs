@@ -2,11 +2,13 @@
 //! round, client-chosen values escaped, captured from a real `tracing` subscriber.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
+
+mod log_capture;
+use log_capture::{Capture, CaptureGuard, Format};
 
 #[args]
 struct TitleArgs {
@@ -29,45 +31,20 @@ async fn delete(ctx: &mut RequestContext, args: TitleArgs) -> Result<String, Han
     }
 }
 
-/// Collects what the subscriber writes.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl io::Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Captures this test's JSON records at INFO (one subscriber for the whole binary).
+fn capture() -> (Capture, CaptureGuard) {
+    Capture::install(Format::Json, tracing::Level::INFO)
 }
 
-impl Capture {
-    /// A JSON subscriber at INFO writing here, the default for this thread while the guard
-    /// lives.
-    fn install() -> (Self, tracing::subscriber::DefaultGuard) {
-        let capture = Self::default();
-        let writer = capture.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .with_writer(move || writer.clone())
-            .with_max_level(tracing::Level::INFO)
-            .finish();
-        (capture, tracing::subscriber::set_default(subscriber))
-    }
-
-    /// The `span` object of every `mcp request finished` event, in order.
-    fn finished(&self) -> Vec<Value> {
-        let text = String::from_utf8(self.0.lock().unwrap().clone()).unwrap();
-        text.lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .filter(|v| v["fields"]["message"] == "mcp request finished")
-            .map(|v| v["span"].clone())
-            .collect()
-    }
+/// The `span` object of every `mcp request finished` event, in order.
+fn finished(capture: &Capture) -> Vec<Value> {
+    capture
+        .text()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["fields"]["message"] == "mcp request finished")
+        .map(|v| v["span"].clone())
+        .collect()
 }
 
 fn call(id: Value, name: &str, title: &str, retry: Value) -> Vec<u8> {
@@ -88,7 +65,7 @@ fn call(id: Value, name: &str, title: &str, retry: Value) -> Vec<u8> {
 
 #[tokio::test]
 async fn every_request_gets_one_span_with_its_outcome() {
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
@@ -128,7 +105,7 @@ async fn every_request_gets_one_span_with_its_outcome() {
     .await;
     assert!(r["error"].is_object(), "{r}");
 
-    let spans = capture.finished();
+    let spans = finished(&capture);
     assert_eq!(spans.len(), 5, "{spans:#?}");
     for span in &spans {
         assert_eq!(span["name"], "mcp_request");
@@ -154,7 +131,7 @@ async fn every_request_gets_one_span_with_its_outcome() {
     let id = spans[4]["jsonrpc_id"].as_str().unwrap();
     assert!(id.contains("2J") && !id.contains(['\n', '\u{1b}']), "{id}");
     // No raw control character reached the output.
-    let raw = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let raw = capture.text();
     assert!(!raw.contains('\u{1b}'), "{raw}");
     let ids: std::collections::HashSet<u64> = spans
         .iter()
@@ -173,9 +150,7 @@ mod transport_support;
 async fn an_http_request_makes_exactly_one_info_record() {
     use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
 
-    let (capture, _guard) = Capture::install();
-    // Callsites first hit by another test's thread (no subscriber) may be cached as "never".
-    tracing::callsite::rebuild_interest_cache();
+    let (capture, _guard) = capture();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
@@ -207,7 +182,7 @@ async fn an_http_request_makes_exactly_one_info_record() {
     let reply = response.json();
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
 
-    let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let text = capture.text();
     let records: Vec<Value> = text
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -245,7 +220,7 @@ async fn the_legacy_adapters_own_answers_get_the_request_span() {
     use mcp_runtime::legacy::session::LegacySession;
     use mcp_runtime::service::{CancellationToken, McpService};
 
-    let (capture, _guard) = Capture::install();
+    let (capture, _guard) = capture();
 
     let server = Server::builder(Implementation::new("spans", "0"))
         .tools(tools![delete])
@@ -275,7 +250,7 @@ async fn the_legacy_adapters_own_answers_get_the_request_span() {
     let r = ask(5, "tools/list", json!({})).await;
     assert!(r["result"]["tools"].is_array(), "{r}");
 
-    let spans = capture.finished();
+    let spans = finished(&capture);
     let seen: Vec<(&str, &str)> = spans
         .iter()
         .map(|s| {

@@ -1,12 +1,14 @@
 //! Streamable HTTP transport over real sockets.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers outside #[test] fns: panics are failures
 
+mod log_capture;
 mod transport_support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use log_capture::{Capture, Format};
 use mcp_runtime::Principal;
 use mcp_runtime::service::McpService;
 use mcp_runtime::transport::{AllowAnonymous, Authenticator, BearerTokens, HttpConfig, HttpServer};
@@ -666,37 +668,32 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     );
 }
 
-/// Collects formatted log output in memory.
-#[derive(Clone, Default)]
-struct LogBuffer(Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for LogBuffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// What a test running beside ours does: a server on its own thread, not capturing, refuses
+/// a wrong token, so the refusal's log callsite is first reached there.
+fn refuse_on_another_thread() {
+    std::thread::spawn(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let tokens = BearerTokens::parse(&format!("alice {TOKEN}\n")).unwrap();
+            let server = start_with(HttpConfig::default(), Arc::new(tokens)).await;
+            let mut headers = mcp_headers("echo", None);
+            headers.push(("Authorization", "Bearer WRONGTOKENWRONGTOKENWRONGTOKEN00"));
+            let body = request(json!(1), "echo", Value::Null);
+            assert_eq!(post(&server, &headers, &body).await.status, 401);
+        });
+    })
+    .join()
+    .unwrap();
 }
 
 #[tokio::test]
 async fn logs_name_the_request_but_never_secrets() {
-    let logs = LogBuffer::default();
-    let writer = logs.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    // Current-thread test runtime: the server's tasks log on this thread.
-    let _default = tracing::subscriber::set_default(subscriber);
-    // Other tests in this binary run on other threads with no subscriber. A callsite they
-    // register while `set_default` is still registering ours can be cached as "never"
-    // (tracing-core's interest cache), which once dropped this test's first log line under
-    // load. Rebuilding the cache now, with our subscriber in place, closes that window.
-    tracing::callsite::rebuild_interest_cache();
-
+    let (logs, _capturing) = Capture::install(Format::Text, tracing::Level::TRACE);
+    // Holds however the tests beside this one touched the log callsites first.
+    refuse_on_another_thread();
     let tokens = BearerTokens::parse(&format!("alice {TOKEN}\n")).unwrap();
     let server = start_with(HttpConfig::default(), Arc::new(tokens)).await;
     let auth = format!("Bearer {TOKEN}");
@@ -718,7 +715,7 @@ async fn logs_name_the_request_but_never_secrets() {
         401
     );
 
-    let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let text = logs.text();
     assert!(
         text.contains("req-77") && text.contains("tools/call") && text.contains("alice"),
         "{text}"
