@@ -240,21 +240,10 @@ grep -q "allocator: $OUR_ALLOC" "$TMP/ours.log" || {
   echo "bench-server was not built with OUR_ALLOC=$OUR_ALLOC: $(head -1 "$TMP/ours.log")" >&2; exit 2; }
 if [ -n "$FLOOR" ]; then
   [ -x "$FLOOR_BIN" ] || { echo "missing $FLOOR_BIN (build: cargo build --release -p mcp-bench --bin bare-axum)" >&2; exit 2; }
-  # The floor on each case's own bytes: ours' replies, captured now, for bare-axum to send back
-  # (the retry's from a requestState just issued, as perf-load.sh builds its request).
-  mkdir -p "$TMP/replies"
-  capture() { # capture CASE METHOD NAME BODYFILE: ours' reply, checked, into $TMP/replies
-    local hdr=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
-               -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2")
-    [ -n "$3" ] && hdr+=(-H "Mcp-Name: $3")
-    curl -sS --max-time 5 "${hdr[@]}" --data-binary @"$4" "http://127.0.0.1:$OUR_PORT/mcp" >"$TMP/replies/$1.json"
-    grep -q '"result"' "$TMP/replies/$1.json" || { echo "capturing ours' $1 reply failed: $(head -c 300 "$TMP/replies/$1.json")" >&2; exit 1; }
-  }
-  capture tools_list tools/list "" "$KIT/perf-bodies/tools_list.json"
-  capture call_first tools/call notes_delete "$KIT/perf-bodies/call_first.json"
-  state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$TMP/replies/call_first.json")
-  sed "s|__REQUEST_STATE__|$state|" "$KIT/perf-bodies/call_retry_template.json" >"$TMP/call_retry.json"
-  capture call_retry tools/call notes_delete "$TMP/call_retry.json"
+  # The floor on each case's own bytes: ours' replies, captured now, for bare-axum to send back.
+  # shellcheck source-path=SCRIPTDIR source=replies.sh
+  . "$ROOT/bench/replies.sh"
+  capture_replies "http://127.0.0.1:$OUR_PORT/mcp" "$KIT/perf-bodies" "$TMP/replies" || exit 1
   CMD[floor]="$FLOOR_BIN --replies $TMP/replies"
   start floor
 fi

@@ -52,23 +52,13 @@ wait_port() {
 
 # The floor on a case's own bytes answers with bench-server's replies: capture them first.
 if [[ " $CASES " == *" bytes_"* ]]; then
-  mkdir -p "$TMP/replies"
+  # shellcheck source-path=SCRIPTDIR source=../replies.sh
+  . "$ROOT/bench/replies.sh"
   "$BIN_DIR/bench-server" "127.0.0.1:$PORT" 2>"$TMP/capture.log" &
   pid=$!
   wait_port || { kill "$pid" 2>/dev/null; cat "$TMP/capture.log" >&2; exit 1; }
-  capture() { # capture CASE METHOD NAME BODYFILE
-    local hdr=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
-               -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $2")
-    [ -n "$3" ] && hdr+=(-H "Mcp-Name: $3")
-    curl -sS --max-time 30 "${hdr[@]}" --data-binary @"$4" "http://127.0.0.1:$PORT/mcp" >"$TMP/replies/$1.json"
-  }
-  capture tools_list tools/list "" "$BODIES/tools_list.json"
-  capture call_first tools/call notes_delete "$BODIES/call_first.json"
-  state=$(sed -n 's/.*"requestState":"\([^"]*\)".*/\1/p' "$TMP/replies/call_first.json")
-  sed "s|__REQUEST_STATE__|$state|" "$BODIES/call_retry_template.json" > "$TMP/call_retry.json"
-  capture call_retry tools/call notes_delete "$TMP/call_retry.json"
+  capture_replies "http://127.0.0.1:$PORT/mcp" "$BODIES" "$TMP/replies" || { kill "$pid"; exit 1; }
   kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
-  grep -q '"complete"' "$TMP/replies/call_retry.json" || { echo "capturing bench-server's replies failed" >&2; exit 1; }
 fi
 
 drive() { # case count

@@ -34,34 +34,17 @@ from collections import Counter
 OBJ = re.compile(r"c?ob=\((\d+)\)(?: (.*))?")
 
 
-def executed(path):
-    """(object, address) -> instructions, for every instruction the profile executed."""
-    names, cur, cost = {}, None, Counter()
-    with open(path) as f:
-        for line in f:
-            if line.startswith(("ob=", "cob=")):
-                m = OBJ.match(line.strip())
-                if m.group(2):
-                    names[m.group(1)] = m.group(2)
-                if line.startswith("ob="):
-                    cur = names.get(m.group(1))
-            elif line.startswith("0x"):
-                fields = line.split()
-                # A cost line is "address line instructions"; a call's cost line repeats the
-                # call site's address, which executed too.
-                cost[(cur, int(fields[0], 16))] += int(fields[-1]) if len(fields) > 2 else 0
-    return cost
-
-
 FILE = re.compile(r"(fl|fi|fe)=\((\d+)\)(?: (.*))?")
 NAMED = re.compile(r"c(?:fl|fi)=\((\d+)\) (.*)")
 
 
-def source_files(path):
-    """(object, address) -> the source file its instruction came from, inlined code by the
-    file it was inlined from (callgrind's fi=/fe= records), else its function's (fl=)."""
-    names, obj, fl, inlined, where = {}, None, None, None, {}
-    objs = {}
+def read_profile(path):
+    """One pass over a profile: (object, address) -> instructions, for every instruction it
+    executed, and (object, address) -> the source file the instruction came from (inlined
+    code by the file it was inlined from, callgrind's fi=/fe= records; else its function's,
+    fl=)."""
+    objs, files, obj, fl, inlined = {}, {}, None, None, None
+    cost, where = Counter(), {}
     with open(path) as f:
         for line in f:
             if line.startswith(("ob=", "cob=")):
@@ -73,8 +56,8 @@ def source_files(path):
             elif line.startswith(("fl=", "fi=", "fe=")):
                 m = FILE.match(line.strip())
                 if m.group(3):
-                    names[m.group(2)] = m.group(3)
-                name = names.get(m.group(2))
+                    files[m.group(2)] = m.group(3)
+                name = files.get(m.group(2))
                 if m.group(1) == "fl":
                     fl, inlined = name, None
                 else:
@@ -83,12 +66,22 @@ def source_files(path):
                 # A callee's file, named here first: only its name is recorded.
                 m = NAMED.match(line.strip())
                 if m:
-                    names[m.group(1)] = m.group(2)
+                    files[m.group(1)] = m.group(2)
             elif line.startswith("fn="):
                 inlined = None
             elif line.startswith("0x"):
-                where.setdefault((obj, int(line.split()[0], 16)), inlined or fl or "?")
-    return where
+                fields = line.split()
+                key = (obj, int(fields[0], 16))
+                # A cost line is "address line instructions"; a call's cost line repeats the
+                # call site's address, which executed too.
+                cost[key] += int(fields[-1]) if len(fields) > 2 else 0
+                where.setdefault(key, inlined or fl or "?")
+    return cost, where
+
+
+def executed(path):
+    """(object, address) -> instructions, for every instruction the profile executed."""
+    return read_profile(path)[0]
 
 
 def short_path(path):
@@ -99,9 +92,8 @@ def short_path(path):
 
 
 def per_file(path, n):
-    """Lines run on every request, counted per source file (see source_files)."""
-    cost = executed(path)
-    where = source_files(path)
+    """Lines run on every request, counted per source file (see read_profile)."""
+    cost, where = read_profile(path)
     top = {}
     for (obj, addr), ir in cost.items():
         key = (obj, addr >> 6)

@@ -37,17 +37,15 @@ struct Replies {
 
 impl Replies {
     fn load(dir: &Path) -> Result<Self, Box<dyn std::error::Error>> {
-        let read = |case: &str| -> Result<Option<Value>, Box<dyn std::error::Error>> {
+        let read = |case: &str| -> Result<Value, Box<dyn std::error::Error>> {
             let path = dir.join(format!("{case}.json"));
             let text = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let reply: Value =
-                serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok(Some(reply))
+            Ok(serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?)
         };
         Ok(Self {
-            tools_list: read("tools_list")?,
-            call_first: read("call_first")?,
-            call_retry: read("call_retry")?,
+            tools_list: Some(read("tools_list")?),
+            call_first: Some(read("call_first")?),
+            call_retry: Some(read("call_retry")?),
         })
     }
 
