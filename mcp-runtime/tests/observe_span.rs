@@ -2,8 +2,6 @@
 //! round, client-chosen values escaped, captured from a real `tracing` subscriber.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use mcp_runtime::prelude::*;
 use serde_json::{Value, json};
 
@@ -149,6 +147,7 @@ mod transport_support;
 #[tokio::test]
 async fn an_http_request_makes_exactly_one_info_record() {
     use mcp_runtime::transport::{BearerTokens, HttpConfig, HttpServer};
+    use std::sync::Arc;
 
     let (capture, _guard) = capture();
 
@@ -219,6 +218,7 @@ async fn an_http_request_makes_exactly_one_info_record() {
 async fn the_legacy_adapters_own_answers_get_the_request_span() {
     use mcp_runtime::legacy::session::LegacySession;
     use mcp_runtime::service::{CancellationToken, McpService};
+    use std::sync::Arc;
 
     let (capture, _guard) = capture();
 
