@@ -32,6 +32,8 @@ pub(crate) mod health;
 pub(crate) mod http;
 #[cfg(feature = "http")]
 pub(crate) mod http_config;
+#[cfg(feature = "http")]
+mod listener;
 #[cfg(all(feature = "http", feature = "metrics"))]
 mod metrics;
 #[cfg(feature = "oauth")]
@@ -53,3 +55,5 @@ pub use health::{HEALTHZ_PATH, READINESS_TIMEOUT, READYZ_PATH};
 pub use http::{BodyError, read_body, serve_router};
 #[cfg(feature = "http")]
 pub use http::{BoundHttpServer, HttpConfig, HttpServer, SetupError, shutdown_signal};
+#[cfg(feature = "http")]
+pub use listener::listen;

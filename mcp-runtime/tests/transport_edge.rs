@@ -418,4 +418,51 @@ fn zero_limits_are_refused_when_set() {
         .expect_err("a zero connection cap is refused");
     assert!(matches!(err, InvalidLimit::Zero("max_connections")));
     assert!(err.to_string().contains("max_connections"), "{err}");
+    let err = config()
+        .with_listen_backlog(0)
+        .expect_err("a zero accept queue is refused");
+    assert!(matches!(err, InvalidLimit::Zero("listen_backlog")));
+    assert_eq!(HttpConfig::default().listen_backlog(), 1024);
+}
+
+/// How many of `clients` new connections to a bound server that is not accepting yet complete
+/// their handshake within half a second. The kernel queues them up to the listen backlog; past
+/// it, it drops their handshakes, and a client retries only after a second.
+#[cfg(target_os = "linux")]
+async fn handshakes_held(backlog: u32, clients: usize) -> usize {
+    let bound = HttpServer::new(
+        TestService::new() as Arc<dyn McpService>,
+        Arc::new(AllowAnonymous(Principal::new("dev"))),
+    )
+    .with_config(config().with_listen_backlog(backlog).unwrap())
+    .bind()
+    .await
+    .unwrap();
+    let addr = bound.local_addr().unwrap();
+    let connects = (0..clients)
+        .map(|_| tokio::time::timeout(Duration::from_millis(500), TcpStream::connect(addr)));
+    let streams = futures::future::join_all(connects).await;
+    streams.iter().filter(|c| matches!(c, Ok(Ok(_)))).count()
+}
+
+/// A burst of clients connecting at once, more than tokio's own listen backlog (128), waits
+/// in the server's accept queue (`HttpConfig::listen_backlog`) instead of losing handshakes;
+/// the same burst against a short queue does lose some, so the queue's length is what holds it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_burst_of_new_connections_waits_for_accept() {
+    // The kernel caps every backlog at net.core.somaxconn (128 by default before Linux 5.4).
+    let cap = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok());
+    if cap.is_none_or(|cap| cap < 256) {
+        eprintln!("skipped: net.core.somaxconn is {cap:?}, below the 256 this test listens with");
+        return;
+    }
+    assert_eq!(handshakes_held(256, 200).await, 200);
+    let held = handshakes_held(16, 40).await;
+    assert!(
+        (16..40).contains(&held),
+        "{held} of 40 held by a queue of 16"
+    );
 }

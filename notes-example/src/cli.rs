@@ -148,6 +148,11 @@ pub struct ServeArgs {
     /// to make room. Default 1024.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub max_connections: Option<u64>,
+    /// HTTP only: new connections the kernel queues until the server accepts them; beyond it
+    /// their handshakes are dropped and retried a second later. The system caps it
+    /// (net.core.somaxconn on Linux). Default 1024.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    pub listen_backlog: Option<u32>,
     /// HTTP only: seconds a client has to send a request's headers. Default 10.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout_secs: Option<u64>,
@@ -279,7 +284,8 @@ the subject SUBJECT. Clients discover the issuer at /.well-known/oauth-protected
 
 HTTP limits: headers within --header-timeout-secs (10), bodies within --body-timeout-secs (30), \
 idle keep-alive connections closed after --idle-timeout-secs (60), at most --max-connections \
-(1024) connections (the longest-stalled one is closed to make room) and \
+(1024) connections (the longest-stalled one is closed to make room, new ones queued up to \
+--listen-backlog (1024) until accepted) and \
 --max-buffered-body-bytes (64 MiB) of request bodies buffered at once. A quiet SSE response gets a \
 keep-alive comment every --sse-keep-alive seconds (15): keep it below the idle timeout of any \
 proxy in front. Requests naming a Host \
@@ -370,6 +376,7 @@ impl ServeArgs {
             let http_only = [
                 (!self.allowed_hosts.is_empty(), "--allowed-host"),
                 (self.max_connections.is_some(), "--max-connections"),
+                (self.listen_backlog.is_some(), "--listen-backlog"),
                 (self.header_timeout_secs.is_some(), "--header-timeout-secs"),
                 (self.idle_timeout_secs.is_some(), "--idle-timeout-secs"),
                 (self.body_timeout_secs.is_some(), "--body-timeout-secs"),
@@ -411,6 +418,11 @@ impl ServeArgs {
             config = config
                 .with_max_connections(size(n))
                 .map_err(flag("--max-connections"))?;
+        }
+        if let Some(n) = self.listen_backlog {
+            config = config
+                .with_listen_backlog(n)
+                .map_err(flag("--listen-backlog"))?;
         }
         if let Some(secs) = self.header_timeout_secs {
             config = config

@@ -434,7 +434,7 @@ async fn serve(prepared: Prepared) -> i32 {
         } => {
             let config = *config;
             let addr = config.bind();
-            let listener = match tokio::net::TcpListener::bind(addr).await {
+            let listener = match mcp_runtime::transport::listen(&config).await {
                 Ok(listener) => listener,
                 Err(e) => {
                     eprintln!("notes-example: cannot listen on {addr}: {e}");

@@ -341,6 +341,7 @@ fn http_limit_flags_need_http_and_sane_values() {
     assert_usage_error(&out, "--max-connections");
     for (flag, value) in [
         ("--max-connections", "0"),
+        ("--listen-backlog", "0"),
         ("--header-timeout-secs", "0"),
         ("--idle-timeout-secs", "0"),
         ("--body-timeout-secs", "0"),

@@ -591,6 +591,7 @@ impl Future for Respond {
 /// | a request body must arrive within | `body_timeout` | 30 s | reading fails: `/mcp` answers 408 |
 /// | request header bytes | `max_header_bytes` | 64 KiB | 431, connection closed |
 /// | concurrent connections | `max_connections` | 1024 | the longest-stalled connection is closed (see below) |
+/// | new connections queued until accepted | `listen_backlog` (used by [`listen`](super::listen), which binds such a listener) | 1024 | the kernel drops the handshake; the client retries a second later |
 /// | request body bytes buffered, all connections together | `max_buffered_body_bytes` | 64 MiB | reading fails: `/mcp` answers 503 with `Retry-After` |
 /// | `Host` | `allowed_hosts` | loopback names on a loopback bind, else any | 421 with a JSON-RPC error |
 /// | `Authorization` headers | — | one | 400 with a JSON-RPC error |

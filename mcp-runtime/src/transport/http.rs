@@ -207,7 +207,8 @@ impl HttpServer {
         Ok((shared, router))
     }
 
-    /// Binds [`HttpConfig::bind`].
+    /// Binds [`HttpConfig::bind`], listening with [`HttpConfig::listen_backlog`] (see
+    /// [`listen`](super::listen)).
     ///
     /// # Errors
     /// The bind error, or `InvalidInput` for a [`SetupError`] or invalid limits.
@@ -218,7 +219,7 @@ impl HttpServer {
         self.config
             .check_limits()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let listener = TcpListener::bind(self.config.bind).await?;
+        let listener = super::listen(&self.config).await?;
         // The MCP endpoint is called directly; the router answers every other path.
         let routes = Routes::direct(&self.config.path, endpoint, router);
         Ok(BoundHttpServer {

@@ -50,6 +50,7 @@ pub struct HttpConfig {
     pub(crate) idle_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) listen_backlog: u32,
     pub(crate) max_header_bytes: usize,
     pub(crate) max_buffered_body_bytes: usize,
     pub(crate) public_url: Option<String>,
@@ -71,6 +72,7 @@ impl Default for HttpConfig {
             idle_timeout: Duration::from_secs(60),
             body_timeout: Duration::from_secs(30),
             max_connections: 1024,
+            listen_backlog: 1024,
             max_header_bytes: 64 * 1024,
             max_buffered_body_bytes: 64 * 1024 * 1024,
             public_url: None,
@@ -288,6 +290,24 @@ impl HttpConfig {
         Ok(self)
     }
 
+    /// Length of the kernel's queue of new connections not yet accepted (the `listen`
+    /// backlog; the system caps it, at `net.core.somaxconn` on Linux). Connections arriving
+    /// while it is full have their handshake dropped and retried by the client only after a
+    /// second, so it should hold a burst of clients connecting at once. Default 1024.
+    pub fn listen_backlog(&self) -> u32 {
+        self.listen_backlog
+    }
+
+    /// Sets [`HttpConfig::listen_backlog`] (default 1024); used by
+    /// [`HttpServer::bind`](super::HttpServer::bind) and [`listen`](super::listen).
+    ///
+    /// # Errors
+    /// [`InvalidLimit::Zero`] for 0.
+    pub fn with_listen_backlog(mut self, connections: u32) -> Result<Self, InvalidLimit> {
+        self.listen_backlog = nonzero("listen_backlog", connections)?;
+        Ok(self)
+    }
+
     /// Largest request head (request line plus headers), in bytes; 431 beyond. Default 64 KiB.
     pub fn max_header_bytes(&self) -> usize {
         self.max_header_bytes
@@ -362,6 +382,7 @@ impl HttpConfig {
             (self.listen_timeout.is_zero(), "listen_timeout"),
             (self.sse_keep_alive.is_zero(), "sse_keep_alive"),
             (self.max_connections == 0, "max_connections"),
+            (self.listen_backlog == 0, "listen_backlog"),
             (self.max_header_bytes == 0, "max_header_bytes"),
             (self.max_buffered_body_bytes == 0, "max_buffered_body_bytes"),
             (self.max_body_bytes == 0, "max_body_bytes"),
