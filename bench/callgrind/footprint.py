@@ -92,17 +92,12 @@ def short_path(path):
 
 
 def per_file(path, n):
-    """Lines run on every request, counted per source file (see read_profile)."""
+    """Lines run on every request, counted per source file (see read_profile): each line under
+    the file of its most run instruction."""
     cost, where = read_profile(path)
-    top = {}
-    for (obj, addr), ir in cost.items():
-        key = (obj, addr >> 6)
-        if ir >= top.get(key, (-1, None))[0]:
-            top[key] = (ir, where.get((obj, addr), "?"))
     per = Counter()
-    for ir, name in top.values():
-        if ir >= n:
-            per[short_path(name)] += 1
+    for addr in hottest(cost, n).values():
+        per[short_path(where.get(addr, "?"))] += 1
     return per
 
 
@@ -120,13 +115,20 @@ def symbols(binary, demangle=False):
     return syms
 
 
-def every_request(cost, n):
-    """The (object, line) pairs some instruction of which ran at least n times."""
-    most = Counter()
+def hottest(cost, n):
+    """(object, line) -> the (object, address) of its most run instruction, for the lines some
+    instruction of which ran at least n times (the last such address on a tie)."""
+    top = {}
     for (obj, addr), ir in cost.items():
         key = (obj, addr >> 6)
-        most[key] = max(most[key], ir)
-    return {k for k, v in most.items() if v >= n}
+        if ir >= top.get(key, (-1, None))[0]:
+            top[key] = (ir, (obj, addr))
+    return {k: at for k, (ir, at) in top.items() if ir >= n}
+
+
+def every_request(cost, n):
+    """The (object, line) pairs some instruction of which ran at least n times."""
+    return set(hottest(cost, n))
 
 
 def per_symbol(path, n):
