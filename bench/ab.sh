@@ -4,12 +4,12 @@
 # is smaller than the drift of a shared host: compare per-round ratios, not one run's figures.
 #
 # usage: bench/ab.sh NAME=BINARY ...    e.g. old=/tmp/old/release/bench-server new=target/release/bench-server floor=target/release/bare-axum
-#        A binary named `floor` (bare-axum) is run on echo only.
+#        A binary whose name starts with `floor` (bare-axum: floor, floor_pgo) is run on echo only.
 # env:   ROUNDS=5 CASES="call_first call_retry echo" CONNS="1 32" DURATION=4s PORT=8795
 #        WRK_CPUS=1 KIT=/work/shared/bench (servers run on core 0, as in bench/perf/)
 # Prints one line per round, binary, case and concurrency (round name case_cN req/s p50_ms
-# p99_ms cpu_us_per_request), then each binary's median CPU per request over every other's,
-# from per-round ratios. Needs: wrk, curl, python3, the kit's perf-load.sh.
+# p99_ms cpu_us_per_request), then each binary's median CPU per request and p50 over every
+# other's, from per-round ratios (a case over a floor is read against the floor's echo). Needs: wrk, curl, python3, the kit's perf-load.sh.
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-5}; CASES=${CASES:-"call_first call_retry echo"}; CONNS=${CONNS:-"1 32"}
@@ -27,7 +27,7 @@ for r in $(seq "$ROUNDS"); do
     name=${spec%%=*}; bin=${spec#*=}
     [ -x "$bin" ] || { echo "not an executable: $bin" >&2; exit 2; }
     cases=$CASES
-    [ "$name" = floor ] && cases="echo"
+    [[ "$name" == floor* ]] && cases="echo"
     start_server "$bin"
     SERVER_PID=$pid CASES="$cases" CONNS="$CONNS" DURATION=$DURATION WRK_CPUS=$WRK_CPUS \
       bash "$KIT/perf-load.sh" "http://127.0.0.1:$PORT/mcp" >"$TMP/out" 2>"$TMP/err"
@@ -39,27 +39,32 @@ for r in $(seq "$ROUNDS"); do
 done
 
 python3 - "$TMP/all" <<'PY'
-import collections, statistics, sys
+import statistics, sys
 cell = {}
 for line in open(sys.argv[1]):
-    r, name, case, _rps, _p50, _p99, cpu = line.split()
-    cell[(r, name, case)] = float(cpu)
+    r, name, case, _rps, p50, _p99, cpu = line.split()
+    cell[(r, name, case)] = (float(cpu), float(p50))
 names = list(dict.fromkeys(k[1] for k in cell))
 cases = list(dict.fromkeys(k[2] for k in cell))
 rounds = list(dict.fromkeys(k[0] for k in cell))
+floor = lambda name: name.startswith("floor")
 print()
-# Each later-listed binary over each earlier one (new over old), and every binary over the floor.
+# Each later-listed binary over each earlier one (new over old), and every binary over each floor.
 pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i)]
-pairs = [(b, a) if a == "floor" else (a, b) for a, b in pairs]
+pairs = [(b, a) if floor(a) and not floor(b) else (a, b) for a, b in pairs]
 for case in cases:
     for a, b in pairs:
-        if a == "floor":
+        if floor(a) and not case.startswith("echo"):
             continue
-        # The floor serves echo only: every case is read against its echo at the same concurrency.
-        bc = "echo_" + case.rsplit("_", 1)[-1] if b == "floor" else case
-        ratios = [cell[(r, a, case)] / cell[(r, b, bc)] for r in rounds
-                  if (r, a, case) in cell and (r, b, bc) in cell and cell[(r, b, bc)] > 0]
-        if ratios:
-            print(f"{case:16} {a} over {b}: {statistics.median(ratios):.2f} "
-                  f"(rounds {min(ratios):.2f}-{max(ratios):.2f})")
+        # A floor serves echo only: every case is read against its echo at the same concurrency.
+        bc = "echo_" + case.rsplit("_", 1)[-1] if floor(b) else case
+        line = []
+        for i, what in ((0, "CPU"), (1, "p50")):
+            ratios = [cell[(r, a, case)][i] / cell[(r, b, bc)][i] for r in rounds
+                      if (r, a, case) in cell and (r, b, bc) in cell and cell[(r, b, bc)][i] > 0]
+            if ratios:
+                line.append(f"{what} {statistics.median(ratios):.2f} "
+                            f"(rounds {min(ratios):.2f}-{max(ratios):.2f})")
+        if line:
+            print(f"{case:16} {a} over {b}: " + ", ".join(line))
 PY

@@ -132,6 +132,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 listener.local_addr()?,
                 std::process::id()
             );
+            // SIGTERM ends the process through `exit`, so that a profiling build
+            // (bench/pgo.sh) writes its profile; a task apart, so requests never see it.
+            #[cfg(unix)]
+            tokio::spawn(async {
+                if let Ok(mut term) =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                {
+                    term.recv().await;
+                    std::process::exit(0);
+                }
+            });
             axum::serve(listener, app).await
         })?;
     Ok(())

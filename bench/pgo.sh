@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Profile-guided builds of bench-server and bare-axum (the floor), each trained on its own load,
+# to compare the two under the same build (bench/ab.sh) and to show what a PGO build of a server
+# on this framework gains.
+#
+# usage: bench/pgo.sh
+# env:   TRAIN=3s per case and concurrency, CONNS="1 32" (the training load, the kit's cases),
+#        PORT=8796, KIT=/work/shared/bench, CARGO_TARGET_DIR (default target/)
+# Output: $TARGET/pgo/release/bench-server and $TARGET/pgo/release/bare-axum (each built in its own
+#   target directory under $TARGET/pgo/), then the bench/ab.sh command that compares them with
+#   the ordinary release builds.
+# Steps: one instrumented release build of both (-Cprofile-generate); each binary serves the
+#   four cases (tools_list, call_first, call_retry, echo; bare-axum answers the first three with
+#   bench-server's replies, as the floor on a case's own bytes in bench/http.sh) and is stopped
+#   with SIGTERM, which writes its profile; llvm-profdata merges each binary's profile alone; one
+#   release build per binary uses its own profile (-Cprofile-use), so neither is laid out by the
+#   other's traffic. Same release profile (thin LTO, one codegen unit) and allocator as http.sh.
+# Needs: llvm-profdata of the toolchain's LLVM (`rustup component add llvm-tools`), wrk, curl.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+KIT=${KIT:-/work/shared/bench}
+TRAIN=${TRAIN:-3s}; CONNS=${CONNS:-"1 32"}; PORT=${PORT:-8796}
+OUT=$TARGET/pgo
+BUILD=(cargo build --release -q -p mcp-bench --no-default-features --manifest-path "$ROOT/Cargo.toml")
+
+SYSROOT=$(rustc --print sysroot)
+PROFDATA=
+for candidate in "$SYSROOT"/lib/rustlib/*/bin/llvm-profdata; do
+  [ -x "$candidate" ] && PROFDATA=$candidate && break
+done
+[ -n "$PROFDATA" ] || {
+  echo "bench/pgo.sh: no llvm-profdata in $SYSROOT; install it with: rustup component add llvm-tools" >&2
+  exit 2
+}
+command -v wrk >/dev/null || { echo "bench/pgo.sh: needs wrk (Debian package 'wrk')" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+pid=
+trap 'rm -rf "$TMP"; [ -n "$pid" ] && kill "$pid" 2>/dev/null || true' EXIT
+
+echo "instrumented build (-Cprofile-generate) ..." >&2
+RUSTFLAGS="-Cprofile-generate=$TMP/unused" CARGO_TARGET_DIR="$OUT/gen" \
+  "${BUILD[@]}" --bin bench-server --bin bare-axum
+
+wait_port() {
+  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0; sleep 0.1; done
+  echo "bench/pgo.sh: $1 did not come up on $PORT" >&2; return 1
+}
+
+# train NAME ARGS...: serve the four cases with the instrumented NAME, then stop it with SIGTERM.
+train() {
+  local name=$1; shift
+  mkdir -p "$TMP/raw/$name"
+  LLVM_PROFILE_FILE="$TMP/raw/$name/%p.profraw" taskset -c 0 "$OUT/gen/release/$name" "$@" \
+    "127.0.0.1:$PORT" 2>"$TMP/$name.log" &
+  pid=$!
+  wait_port "$name"
+  if [ "$name" = bench-server ]; then
+    # shellcheck source-path=SCRIPTDIR source=replies.sh
+    . "$HERE/replies.sh"
+    capture_replies "http://127.0.0.1:$PORT/mcp" "$KIT/perf-bodies" "$TMP/replies"
+  fi
+  echo "training $name: $TRAIN per case at c=$CONNS ..." >&2
+  DURATION=$TRAIN CONNS=$CONNS WRK_CPUS=1 bash "$KIT/perf-load.sh" "http://127.0.0.1:$PORT/mcp" \
+    >"$TMP/$name.load" 2>>"$TMP/$name.log"
+  kill -TERM "$pid"
+  wait "$pid" || true
+  pid=
+  ls "$TMP/raw/$name"/*.profraw >/dev/null 2>&1 || {
+    echo "bench/pgo.sh: $name wrote no profile; its log:" >&2; cat "$TMP/$name.log" >&2; exit 1; }
+  "$PROFDATA" merge -o "$TMP/$name.profdata" "$TMP/raw/$name"/*.profraw
+}
+train bench-server
+train bare-axum --replies "$TMP/replies"
+
+for name in bench-server bare-axum; do
+  echo "optimised build of $name with its own profile (-Cprofile-use) ..." >&2
+  RUSTFLAGS="-Cprofile-use=$TMP/$name.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
+    CARGO_TARGET_DIR="$OUT/$name" "${BUILD[@]}" --bin "$name"
+done
+
+# Both in one directory, as the tools that take a BIN_DIR expect (bench/callgrind/count.sh).
+mkdir -p "$OUT/release"
+cp "$OUT/bench-server/release/bench-server" "$OUT/bare-axum/release/bare-axum" "$OUT/release/"
+echo "$OUT/release/bench-server"
+echo "$OUT/release/bare-axum"
+echo "compare: ROUNDS=5 CONNS=\"1 32\" bash bench/ab.sh ours=$TARGET/release/bench-server floor=$TARGET/release/bare-axum pgo=$OUT/release/bench-server floor_pgo=$OUT/release/bare-axum" >&2
