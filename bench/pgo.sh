@@ -41,7 +41,8 @@ pid=
 trap 'rm -rf "$TMP"; [ -n "$pid" ] && kill "$pid" 2>/dev/null || true' EXIT
 
 echo "instrumented build (-Cprofile-generate) ..." >&2
-RUSTFLAGS="-Cprofile-generate=$TMP/unused" CARGO_TARGET_DIR="$OUT/gen" \
+# A fixed path (the runs below set LLVM_PROFILE_FILE): the same flags keep this build cached.
+RUSTFLAGS="-Cprofile-generate=$OUT/gen/profiles" CARGO_TARGET_DIR="$OUT/gen" \
   "${BUILD[@]}" --bin bench-server --bin bare-axum
 
 wait_port() {
