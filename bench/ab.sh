@@ -9,9 +9,10 @@
 #        WRK_CPUS=1 KIT=/work/shared/bench (servers run on core 0, as in bench/perf/)
 # Prints one line per round, binary, case and concurrency (round name case_cN req/s p50_ms
 # p99_ms cpu_us_per_request), then each binary's median CPU per request and p50 over every
-# other's, from per-round ratios (a case over a floor is read against the floor's echo). Needs: wrk, curl, python3, the kit's perf-load.sh.
+# other's, from per-round ratios (a case over a floor is read against the floor's echo).
+# Needs: wrk, curl, python3, the kit's perf-load.sh.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-5}; CASES=${CASES:-"call_first call_retry echo"}; CONNS=${CONNS:-"1 32"}
 DURATION=${DURATION:-4s}; PORT=${PORT:-8795}; WRK_CPUS=${WRK_CPUS:-1}
 KIT=${KIT:-/work/shared/bench}
