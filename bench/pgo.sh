@@ -45,19 +45,16 @@ echo "instrumented build (-Cprofile-generate) ..." >&2
 RUSTFLAGS="-Cprofile-generate=$OUT/gen/profiles" CARGO_TARGET_DIR="$OUT/gen" \
   "${BUILD[@]}" --bin bench-server --bin bare-axum
 
-wait_port() {
-  for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0; sleep 0.1; done
-  echo "bench/pgo.sh: $1 did not come up on $PORT" >&2; return 1
-}
+# shellcheck source-path=SCRIPTDIR source=perf/case.sh
+. "$HERE/perf/case.sh"
 
 # train NAME ARGS...: serve the four cases with the instrumented NAME, then stop it with SIGTERM.
 train() {
   local name=$1; shift
   mkdir -p "$TMP/raw/$name"
-  LLVM_PROFILE_FILE="$TMP/raw/$name/%p.profraw" taskset -c 0 "$OUT/gen/release/$name" "$@" \
-    "127.0.0.1:$PORT" 2>"$TMP/$name.log" &
-  pid=$!
-  wait_port "$name"
+  export LLVM_PROFILE_FILE="$TMP/raw/$name/%p.profraw" SERVER_LOG="$TMP/$name.log"
+  start_server "$OUT/gen/release/$name" "$@" ||
+    { echo "bench/pgo.sh: $name did not start; its log:" >&2; cat "$SERVER_LOG" >&2; exit 1; }
   if [ "$name" = bench-server ]; then
     # shellcheck source-path=SCRIPTDIR source=replies.sh
     . "$HERE/replies.sh"
@@ -69,6 +66,7 @@ train() {
   kill -TERM "$pid"
   wait "$pid" || true
   pid=
+  unset LLVM_PROFILE_FILE SERVER_LOG
   ls "$TMP/raw/$name"/*.profraw >/dev/null 2>&1 || {
     echo "bench/pgo.sh: $name wrote no profile; its log:" >&2; cat "$TMP/$name.log" >&2; exit 1; }
   "$PROFDATA" merge -o "$TMP/$name.profdata" "$TMP/raw/$name"/*.profraw

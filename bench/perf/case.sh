@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034 # pid and args are set for the scripts that source this file
-# Sourced by copies.sh, allocs.sh, syscalls.sh and bench/ab.sh: start one benchmark server and name one case's request.
+# Sourced by copies.sh, allocs.sh, syscalls.sh, bench/ab.sh and bench/pgo.sh: start one benchmark server and name one case's request.
 #
 # server_bin CASE       sets $bin to the binary under $BIN_DIR that serves CASE (bare-axum for
 #                       floor, bench-server otherwise), or exits if it is not built
-# start_server BIN      starts BIN on 127.0.0.1:$PORT pinned to core 0 (sets $pid) and waits
-#                       for its port
+# start_server BIN [ARGS...]
+#                       starts BIN ARGS on 127.0.0.1:$PORT pinned to core 0 (sets $pid), its
+#                       stderr to $SERVER_LOG (default /dev/null), and waits for its port
 # case_args CASE        sets $args to drive.py's METHOD NAME BODY EXPECT for CASE (tools_list,
 #                       call_first, call_retry, echo; floor: echo for bare-axum); call_retry
 #                       captures a fresh requestState into $TMP/retry.json first
@@ -18,7 +19,7 @@ server_bin() {
 }
 
 start_server() {
-  taskset -c 0 "$1" "127.0.0.1:$PORT" 2>/dev/null &
+  taskset -c 0 "$@" "127.0.0.1:$PORT" 2>"${SERVER_LOG:-/dev/null}" &
   pid=$!
   for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && return 0; sleep 0.1; done
   echo "server did not come up on $PORT" >&2; return 1
