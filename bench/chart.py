@@ -2,6 +2,8 @@
 """Draws bench/http.sh's results as an SVG bar chart (Python standard library only).
 
 usage: bench/chart.py RESULTS.tsv [OUT.svg]     (default OUT: RESULTS with .svg)
+env:   CHART_NOTE="..."  a line under the legend saying how the run was made (bench/http.sh sets
+       it for PGO=1)
 
 RESULTS.tsv is what bench/http.sh writes: a header line, then one row per server, case and
 concurrency:  server  case  conc  rps  p99_ms  cpu_us  non2xx  sockerr  sys_us  p50_ms  rss_mb
@@ -16,6 +18,7 @@ slowest. Last, each server's peak RSS.
 
 import csv
 import math
+import os
 import sys
 from html import escape
 
@@ -124,6 +127,10 @@ def main():
            f'<rect width="{width}" height="{height}" fill="white"/>',
            f'<text x="{LEFT}" y="22" class="t">bench/http.sh, one run: req/s (higher is better); '
            f'CPU per request, p50, p99 and peak RSS (lower is better)</text>']
+    note = os.environ.get("CHART_NOTE")
+    if note:
+        # Between the legend (y 34-46) and the first panel's title (y 82).
+        out.append(f'<text x="{LEFT}" y="64" class="a">{escape(note)}</text>')
     lx = LEFT
     for s in servers:
         label = LABELS.get(s, s)

@@ -40,6 +40,12 @@
 #        OUR_ALLOC=system     bench-server's allocator: system (the fair default: rmcp-notes uses the
 #                             system allocator) or mimalloc (the `mimalloc` feature of mcp-bench)
 #        NO_BUILD=1           skip the Rust builds (use existing binaries; the allocator is checked)
+#        PGO=1                the three Rust servers (ours, the floor, rmcp-notes) as
+#                             profile-guided builds, each trained on its own load by
+#                             bench/pgo.sh (needs `rustup component add llvm-tools`; about 12
+#                             minutes more), from $CARGO_TARGET_DIR/pgo/release; needs the
+#                             fair defaults OUR_ALLOC=system and RMCP_PROFILE=same. The
+#                             TypeScript and Python peers run as always
 #        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) on the echo
 #                             request in every round, next to ours, and print its line (from
 #                             the echo rounds) under the table: the HTTP stack's own cost and
@@ -130,7 +136,18 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need" ]; then
   ulimit -n "$need" 2>/dev/null || { echo "open-file limit $(ulimit -n) < $need and cannot be raised (ulimit -Hn: $(ulimit -Hn))" >&2; exit 2; }
 fi
 
-if [ -z "${NO_BUILD:-}" ]; then
+PGO=${PGO:-}
+if [ -n "$PGO" ]; then
+  [ "$OUR_ALLOC" = system ] && [ "$RMCP_PROFILE" = same ] || {
+    echo "bench/http.sh: PGO=1 builds with OUR_ALLOC=system and RMCP_PROFILE=same only" >&2; exit 2; }
+  if [ -z "${NO_BUILD:-}" ]; then
+    echo "profile-guided builds of ours, the floor and rmcp-notes (bench/pgo.sh) ..." >&2
+    KIT=$KIT CARGO_TARGET_DIR=$TARGET nice -n 10 bash "$ROOT/bench/pgo.sh" >/dev/null
+  fi
+  OUR_BIN=$TARGET/pgo/release/bench-server
+  FLOOR_BIN=$TARGET/pgo/release/bare-axum
+  RMCP_BIN=$TARGET/pgo/release/rmcp-notes
+elif [ -z "${NO_BUILD:-}" ]; then
   echo "building bench-server (release, allocator: $OUR_ALLOC) ..." >&2
   (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server "${OUR_FEATURES[@]}")
   if [ -n "$FLOOR" ]; then
@@ -140,9 +157,11 @@ if [ -z "${NO_BUILD:-}" ]; then
   env "${RMCP_ENV[@]}" CARGO_TARGET_DIR="$RMCP_TARGET" nice -n 10 cargo build --release -q \
     --manifest-path "$KIT/rmcp-notes/Cargo.toml" --features cached-router
 fi
-OUR_BIN=$TARGET/release/bench-server
-FLOOR_BIN=$TARGET/release/bare-axum
-RMCP_BIN=$RMCP_TARGET/release/rmcp-notes
+if [ -z "$PGO" ]; then
+  OUR_BIN=$TARGET/release/bench-server
+  FLOOR_BIN=$TARGET/release/bare-axum
+  RMCP_BIN=$RMCP_TARGET/release/rmcp-notes
+fi
 [ -x "$OUR_BIN" ] && [ -x "$RMCP_BIN" ] || { echo "missing $OUR_BIN or $RMCP_BIN" >&2; exit 2; }
 
 # The official-SDK peers. Each setup function installs the peer's pinned packages when they
@@ -447,9 +466,10 @@ fi
 {
   echo
   echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
+  [ -n "$PGO" ] && echo "PGO=1: ours, the floor and rmcp are profile-guided builds (bench/pgo.sh), each trained on its own load"
   [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks, on the echo request;" \
     "bytes = the same bare-axum on each case's own request, answering with ours' reply captured before the run"
-  echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE)"
+  echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE${PGO:+, profile-guided})"
   [ -n "${BANNER[ts]:-}" ] && echo "ts = bench/peers/typescript: ${BANNER[ts]#*(}" | sed 's/)$//'
   [ -n "${BANNER[py]:-}" ] && echo "py = bench/peers/python: ${BANNER[py]#*(}" | sed 's/)$//'
   for x in "${SKIPPED[@]}"; do echo "skipped peer $x"; done
@@ -457,7 +477,8 @@ fi
        "rss = peak VmHWM over the whole run; CPU/req = server CPU (user + system, every thread) per request;" \
        "ratios are medians of per-round ratios; errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
 } | tee -a "$MD"
-python3 "$ROOT/bench/chart.py" "$TSV" "$RESULTS/http.svg"
+CHART_NOTE=${PGO:+"PGO=1: ours, the floor and rmcp built profile-guided (bench/pgo.sh)"} \
+  python3 "$ROOT/bench/chart.py" "$TSV" "$RESULTS/http.svg"
 echo "results: $TSV, $MD, $RESULTS/http.svg" >&2
 if [ -n "${DURABLE:-}" ]; then
   # The durable path in the same report: accepted confirmations per second and p99 per store,
