@@ -42,7 +42,7 @@
 #        NO_BUILD=1           skip the Rust builds (use existing binaries; the allocator is checked)
 #        PGO=1                the three Rust servers (ours, the floor, rmcp-notes) as
 #                             profile-guided builds, each trained on its own load by
-#                             bench/pgo.sh (needs `rustup component add llvm-tools`; about 12
+#                             bench/pgo.sh (needs `rustup component add llvm-tools`; about 15
 #                             minutes more), from $CARGO_TARGET_DIR/pgo/release; needs the
 #                             fair defaults OUR_ALLOC=system and RMCP_PROFILE=same. The
 #                             TypeScript and Python peers run as always
