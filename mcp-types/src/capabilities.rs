@@ -183,7 +183,23 @@ impl ClientCapabilities {
 
     /// Whether nothing at all is declared.
     pub fn is_empty(&self) -> bool {
-        self == &Self::default()
+        // Field by field rather than `== Self::default()`: this runs on every request, and
+        // building a default to compare against costs more code than the checks. The
+        // destructuring makes a new field a compile error here until it is counted.
+        let ClientCapabilities {
+            experimental,
+            roots,
+            sampling,
+            elicitation,
+            extensions,
+            extra,
+        } = self;
+        experimental.is_none()
+            && roots.is_none()
+            && sampling.is_none()
+            && elicitation.is_none()
+            && extensions.is_none()
+            && extra.is_empty()
     }
 
     /// Treating `self` as what a tool *requires*, returns the subset `declared`
@@ -198,6 +214,16 @@ impl ClientCapabilities {
     /// `elicitation: {}`, both `form` and `url` are reported: adding just `url`
     /// to `{}` would turn the declaration into URL-only.
     pub fn missing_from(&self, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
+        // Most handlers require nothing: answer without building the empty result. Unknown
+        // members (`extra`) are never required, so they do not count here either.
+        if self.elicitation.is_none()
+            && self.sampling.is_none()
+            && self.roots.is_none()
+            && self.extensions.is_none()
+            && self.experimental.is_none()
+        {
+            return None;
+        }
         let mut missing = ClientCapabilities::default();
         if let Some(req) = &self.elicitation {
             let mut m = ElicitationCapability::default();

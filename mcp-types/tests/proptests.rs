@@ -268,6 +268,23 @@ proptest! {
     }
 
     #[test]
+    fn is_empty_means_equal_to_the_default(c in client_capabilities(), extra in any::<bool>()) {
+        let mut c = c;
+        if extra {
+            c.extra.insert("x-unknown".to_owned(), json!(true));
+        }
+        prop_assert_eq!(c.is_empty(), c == ClientCapabilities::default());
+    }
+
+    #[test]
+    fn nothing_is_missing_when_nothing_is_required(declared in client_capabilities()) {
+        let mut unknown_only = ClientCapabilities::default();
+        unknown_only.extra.insert("x-unknown".to_owned(), json!({}));
+        prop_assert_eq!(ClientCapabilities::default().missing_from(&declared), None);
+        prop_assert_eq!(unknown_only.missing_from(&declared), None);
+    }
+
+    #[test]
     fn missing_from_is_sound(req in client_capabilities(), declared in client_capabilities()) {
         // Nothing is missing against yourself, and adding what is missing satisfies the need.
         prop_assert_eq!(req.missing_from(&req), None);
