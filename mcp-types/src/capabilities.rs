@@ -183,23 +183,26 @@ impl ClientCapabilities {
 
     /// Whether nothing at all is declared.
     pub fn is_empty(&self) -> bool {
-        // Field by field rather than `== Self::default()`: this runs on every request, and
-        // building a default to compare against costs more code than the checks. The
-        // destructuring makes a new field a compile error here until it is counted.
+        self.no_known_capability() && self.extra.is_empty()
+    }
+
+    /// Whether none of the capabilities this revision defines is declared (unknown members
+    /// aside). Field by field rather than against a built default: this runs on every
+    /// request. The destructuring makes a new field a compile error here until it is counted.
+    fn no_known_capability(&self) -> bool {
         let ClientCapabilities {
             experimental,
             roots,
             sampling,
             elicitation,
             extensions,
-            extra,
+            extra: _,
         } = self;
         experimental.is_none()
             && roots.is_none()
             && sampling.is_none()
             && elicitation.is_none()
             && extensions.is_none()
-            && extra.is_empty()
     }
 
     /// Treating `self` as what a tool *requires*, returns the subset `declared`
@@ -216,12 +219,7 @@ impl ClientCapabilities {
     pub fn missing_from(&self, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
         // Most handlers require nothing: answer without building the empty result. Unknown
         // members (`extra`) are never required, so they do not count here either.
-        if self.elicitation.is_none()
-            && self.sampling.is_none()
-            && self.roots.is_none()
-            && self.extensions.is_none()
-            && self.experimental.is_none()
-        {
+        if self.no_known_capability() {
             return None;
         }
         let mut missing = ClientCapabilities::default();
