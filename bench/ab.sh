@@ -5,6 +5,8 @@
 #
 # usage: bench/ab.sh NAME=BINARY ...    e.g. old=/tmp/old/release/bench-server new=target/release/bench-server floor=target/release/bare-axum
 #        A binary whose name starts with `floor` (bare-axum: floor, floor_pgo) is run on echo only.
+#        A binary may be given with environment settings in front, e.g.
+#        lean="env MCP_BENCH_TOOL=lean target/release/bench-server" (bench/src/lean.rs).
 # env:   ROUNDS=5 CASES="call_first call_retry echo" CONNS="1 32" DURATION=4s PORT=8795
 #        WRK_CPUS=1 KIT=/work/shared/bench (servers run on core 0, as in bench/perf/)
 # Prints one line per round, binary, case and concurrency (round name case_cN req/s p50_ms
@@ -12,7 +14,7 @@
 # other's, from per-round ratios (a case over a floor is read against the floor's echo).
 # Needs: wrk, curl, python3, the kit's perf-load.sh.
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-5}; CASES=${CASES:-"call_first call_retry echo"}; CONNS=${CONNS:-"1 32"}
 DURATION=${DURATION:-4s}; PORT=${PORT:-8795}; WRK_CPUS=${WRK_CPUS:-1}
 KIT=${KIT:-/work/shared/bench}
@@ -25,11 +27,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 for r in $(seq "$ROUNDS"); do
   for spec in "$@"; do
-    name=${spec%%=*}; bin=${spec#*=}
+    name=${spec%%=*}
+    # The command may start with `env VAR=VALUE ...` (which execs, so the pid is the server's).
+    read -r -a cmd <<< "${spec#*=}"
+    bin=${cmd[${#cmd[@]}-1]}
     [ -x "$bin" ] || { echo "not an executable: $bin" >&2; exit 2; }
     cases=$CASES
     [[ "$name" == floor* ]] && cases="echo"
-    start_server "$bin"
+    start_server "${cmd[@]}"
     SERVER_PID=$pid CASES="$cases" CONNS="$CONNS" DURATION=$DURATION WRK_CPUS=$WRK_CPUS \
       bash "$KIT/perf-load.sh" "http://127.0.0.1:$PORT/mcp" >"$TMP/out" 2>"$TMP/err"
     kill "$pid"; wait "$pid" 2>/dev/null || true; pid=

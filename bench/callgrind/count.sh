@@ -15,7 +15,8 @@
 #        user space is simulated, one request after another: the kernel's own use of the
 #        caches between requests is not, so these are lower bounds
 # Prints: case  instructions/request (user space only: the kernel's share is not counted), then
-#   the SHA-256 compression share and the count without it, then the code footprint: the
+#   the SHA-256 compression share and the count without it, the allocator's share (glibc's
+#   malloc, free, realloc and their internals), then the code footprint: the
 #   distinct 64-byte lines and 4 KiB pages of machine code the requests executed (every
 #   request of a case takes the same path, so this is one request's footprint;
 #   bench/callgrind/footprint.py counts them), and among those lines the ones run on every
@@ -110,11 +111,15 @@ for c in $CASES; do
   fi
   # Exclusive cost of sha2's block function (inlined core intrinsics included: callgrind names
   # them by the function they were inlined into).
-  sha=$(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$part" 2>/dev/null |
-    awk '/:sha2::sha256::compress256/ { gsub(",", "", $1); s += $1 } END { printf "%d", s }')
+  # And the allocator's: glibc's malloc.c (malloc, free, realloc and their internals, such as
+  # malloc_consolidate), exclusive, so what the caller does with the memory is not in it.
+  read -r sha alloc < <(callgrind_annotate --auto=no --inclusive=no --threshold=100 "$part" 2>/dev/null |
+    awk '/:sha2::sha256::compress256/ { gsub(",", "", $1); s += $1 }
+         /malloc\/malloc\.c:/ { gsub(",", "", $1); a += $1 }
+         END { printf "%d %d\n", s, a }')
   # With --dump-instr and absolute positions every cost line starts with the instruction's
   # address: footprint.py counts the distinct lines and pages among them, per object.
   read -r lines pages every _ < <(python3 "$HERE/footprint.py" "$part" "$N")
-  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  code lines %5d (every request %5d)  pages %4d  (%s)\n' \
-    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) "$lines" "$every" "$pages" "$part"
+  printf '%-12s %8d instructions/request  sha256 %6d  without sha256 %8d  malloc/free %6d  code lines %5d (every request %5d)  pages %4d  (%s)\n' \
+    "$c" $((ir / N)) $((sha / N)) $(((ir - sha) / N)) $((alloc / N)) "$lines" "$every" "$pages" "$part"
 done

@@ -127,29 +127,45 @@ pub async fn notes_delete(
             .map(|n| (n.id.clone(), format!("{} ({}): {}", n.title, n.id, n.body))),
     );
     // Built only on the pass that sends the question (see `AskMessage`).
-    let message = || {
-        format!(
-            "{} notes match {:?} in {}. Which one should be deleted?",
-            hits.len(),
-            args.title,
-            args.workspace_uri
-        )
-    };
+    let message = || question(hits.len(), &args);
     match ctx
         .elicit::<DeleteChoice>(INPUT_KEY, message, choices)
         .await?
     {
         Elicitation::Accepted(c) if c.confirm => {
-            let note = hits
-                .iter()
-                .find(|n| n.id == c.note_id)
-                .ok_or_else(|| HandlerError::tool("note no longer exists"))?;
+            let note = chosen(&hits, &c.note_id)?;
             // Benchmark mode: report the deletion without removing the note.
             Ok(format!(
                 "Deleted {} ({:?}) from {}.",
                 note.id, note.title, note.workspace_uri
             ))
         }
+        other => not_deleted(other),
+    }
+}
+
+/// The question `notes_delete` asks when `matches` notes match.
+pub(crate) fn question(matches: usize, args: &DeleteArgs) -> String {
+    format!(
+        "{matches} notes match {:?} in {}. Which one should be deleted?",
+        args.title, args.workspace_uri
+    )
+}
+
+/// The note among `hits` the user chose.
+pub(crate) fn chosen<'a>(hits: &[&'a Note], id: &str) -> Result<&'a Note, HandlerError> {
+    hits.iter()
+        .copied()
+        .find(|n| n.id == id)
+        .ok_or_else(|| HandlerError::tool("note no longer exists"))
+}
+
+/// `notes_delete`'s reply to any answer but a confirmed choice.
+pub(crate) fn not_deleted(answer: Elicitation<DeleteChoice>) -> Result<String, HandlerError> {
+    match answer {
+        Elicitation::Accepted(c) if c.confirm => Err(HandlerError::tool(
+            "bench tool bug: a confirmed choice reached the reply for the other answers",
+        )),
         Elicitation::Accepted(c) => Ok(format!("Kept {}: deletion not confirmed.", c.note_id)),
         Elicitation::Declined => Ok("Deletion declined; nothing was deleted.".to_owned()),
         Elicitation::Cancelled => Err(HandlerError::tool(

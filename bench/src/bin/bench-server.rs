@@ -5,10 +5,15 @@
 //!
 //! Benchmark mode: the one-time replay claim is skipped ([`mcp_bench::notes::NoReplay`]) so
 //! the accepted retry can repeat; every other per-request check runs.
+//!
+//! `MCP_BENCH_TOOL=lean` serves [`mcp_bench::lean::notes_delete_lean`] as `notes_delete`
+//! instead: the same replies and checks with the tool's own string work made cheap (an
+//! instrument for bench/README's analysis, never used by `bench/http.sh`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use mcp_bench::lean::notes_delete_lean;
 use mcp_bench::notes::{NoReplay, Notes, echo, notes_delete};
 use mcp_runtime::Principal;
 use mcp_runtime::prelude::*;
@@ -44,8 +49,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     let keyring = StateKeyring::new(StateKey::new("bench", BENCH_KEY)?, Vec::new())?;
+    let lean = match std::env::var_os("MCP_BENCH_TOOL") {
+        None => false,
+        Some(v) if v == "default" => false,
+        Some(v) if v == "lean" => true,
+        Some(v) => {
+            return Err(format!("MCP_BENCH_TOOL must be `lean` or `default`, not {v:?}").into());
+        }
+    };
+    let tools = if lean {
+        tools![notes_delete_lean, echo]
+    } else {
+        tools![notes_delete, echo]
+    };
     let server = Server::builder(Implementation::new("notes-bench", "0.1.0"))
-        .tools(tools![notes_delete, echo])
+        .tools(tools)
         .state(Notes::demo())
         .state_keys(keyring)
         .replay_store(Arc::new(NoReplay))
@@ -68,9 +86,10 @@ async fn serve(addr: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
         "system"
     };
     eprintln!(
-        "bench-server listening on http://{}/mcp (pid {}, allocator: {allocator}); benchmark mode: replay claim skipped",
+        "bench-server listening on http://{}/mcp (pid {}, allocator: {allocator}{}); benchmark mode: replay claim skipped",
         bound.local_addr()?,
-        std::process::id()
+        std::process::id(),
+        if lean { ", tool: lean instrument" } else { "" }
     );
     bound.serve().await?;
     Ok(())
