@@ -46,6 +46,10 @@
 #                             minutes more), from $CARGO_TARGET_DIR/pgo/release; needs the
 #                             fair defaults OUR_ALLOC=system and RMCP_PROFILE=same. The
 #                             TypeScript and Python peers run as always
+#        BOLT=1               with PGO=1: the three profile-guided servers also laid out
+#                             again after linking by LLVM BOLT, each on its own load
+#                             (bench/pgo.sh BOLT=1; needs llvm-bolt), from
+#                             $CARGO_TARGET_DIR/pgo/bolt
 #        FLOOR=1              also run bare-axum (axum + serde_json alone, no MCP) on the echo
 #                             request in every round, next to ours, and print its line (from
 #                             the echo rounds) under the table: the HTTP stack's own cost and
@@ -137,16 +141,20 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$need" ]; then
 fi
 
 PGO=${PGO:-}
+BOLT=${BOLT:-}
+[ -z "$BOLT" ] || [ -n "$PGO" ] || { echo "bench/http.sh: BOLT=1 lays out the profile-guided builds: set PGO=1 too" >&2; exit 2; }
 if [ -n "$PGO" ]; then
   [ "$OUR_ALLOC" = system ] && [ "$RMCP_PROFILE" = same ] || {
     echo "bench/http.sh: PGO=1 builds with OUR_ALLOC=system and RMCP_PROFILE=same only" >&2; exit 2; }
   if [ -z "${NO_BUILD:-}" ]; then
     echo "profile-guided builds of ours, the floor and rmcp-notes (bench/pgo.sh) ..." >&2
-    KIT=$KIT CARGO_TARGET_DIR=$TARGET nice -n 10 bash "$ROOT/bench/pgo.sh" >/dev/null
+    BOLT=$BOLT KIT=$KIT CARGO_TARGET_DIR=$TARGET nice -n 10 bash "$ROOT/bench/pgo.sh" >/dev/null
   fi
-  OUR_BIN=$TARGET/pgo/release/bench-server
-  FLOOR_BIN=$TARGET/pgo/release/bare-axum
-  RMCP_BIN=$TARGET/pgo/release/rmcp-notes
+  PGO_DIR=$TARGET/pgo/release
+  [ -z "$BOLT" ] || PGO_DIR=$TARGET/pgo/bolt
+  OUR_BIN=$PGO_DIR/bench-server
+  FLOOR_BIN=$PGO_DIR/bare-axum
+  RMCP_BIN=$PGO_DIR/rmcp-notes
 elif [ -z "${NO_BUILD:-}" ]; then
   echo "building bench-server (release, allocator: $OUR_ALLOC) ..." >&2
   (cd "$ROOT" && CARGO_TARGET_DIR=$TARGET nice -n 10 cargo build --release -q -p mcp-bench --bin bench-server "${OUR_FEATURES[@]}")
@@ -466,10 +474,10 @@ fi
 {
   echo
   echo "ours = bench-server (allocator: $OUR_ALLOC; benchmark mode: one-time replay claim skipped; all other checks run)"
-  [ -n "$PGO" ] && echo "PGO=1: ours, the floor and rmcp are profile-guided builds (bench/pgo.sh), each trained on its own load"
+  [ -n "$PGO" ] && echo "PGO=1: ours, the floor and rmcp are profile-guided builds (bench/pgo.sh), each trained on its own load${BOLT:+, then laid out by LLVM BOLT on it (BOLT=1)}"
   [ -n "$FLOOR" ] && echo "floor = bare-axum: axum + serde_json alone, no MCP checks, on the echo request;" \
     "bytes = the same bare-axum on each case's own request, answering with ours' reply captured before the run"
-  echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE${PGO:+, profile-guided})"
+  echo "rmcp = rmcp-notes (rmcp 3.11.0, cached-router, build profile: $RMCP_PROFILE${PGO:+, profile-guided}${BOLT:+, BOLT})"
   [ -n "${BANNER[ts]:-}" ] && echo "ts = bench/peers/typescript: ${BANNER[ts]#*(}" | sed 's/)$//'
   [ -n "${BANNER[py]:-}" ] && echo "py = bench/peers/python: ${BANNER[py]#*(}" | sed 's/)$//'
   for x in "${SKIPPED[@]}"; do echo "skipped peer $x"; done
@@ -477,7 +485,7 @@ fi
        "rss = peak VmHWM over the whole run; CPU/req = server CPU (user + system, every thread) per request;" \
        "ratios are medians of per-round ratios; errors = non-2xx responses/socket errors (connect, read, write, timeout), summed over rounds"
 } | tee -a "$MD"
-CHART_NOTE=${PGO:+"PGO=1: ours, the floor and rmcp built profile-guided (bench/pgo.sh)"} \
+CHART_NOTE=${PGO:+"PGO=1${BOLT:+ BOLT=1}: ours, the floor and rmcp built profile-guided${BOLT:+ and laid out by BOLT} (bench/pgo.sh)"} \
   python3 "$ROOT/bench/chart.py" "$TSV" "$RESULTS/http.svg"
 echo "results: $TSV, $MD, $RESULTS/http.svg" >&2
 if [ -n "${DURABLE:-}" ]; then
